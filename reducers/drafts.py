@@ -1,0 +1,78 @@
+"""Drafts: events as a format parser produces them, before the log assigns
+id, seq and hash. Parsers are pure: records in, drafts (and bad records) out.
+
+A draft's `key` is its dedupe identity. It is derived only from the source's
+own content and ids (never the wall clock), so parsing the same transcript
+twice yields the same keys and re-ingest adds nothing twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+KINDS = (
+    "user", "assistant", "tool_call", "tool_result", "system", "persona",
+    "task_state", "note", "marker", "artifact_ref",
+)
+
+
+@dataclass(slots=True)
+class Draft:
+    kind: str
+    text: str
+    session_id: str
+    key: str                            # dedupe identity, stable across re-parses
+    turn_id: str | None = None
+    ts: str | None = None               # ISO 8601 UTC ("...Z"), None when the source has none
+    tool: dict | None = None            # {name, call_id, input} | {name, call_id, is_error}
+    line: int | None = None             # 1-based source line (or array index + 1)
+    uuid: str | None = None             # the source's own record id, when it has one
+    meta: dict | None = None            # format extras: sidechain, role, model, subtype...
+    merge_group: str | None = None      # adjacent drafts sharing it merge into one event
+    # Set only by the trace format (events that already lived in a log):
+    event_id: str | None = None
+    tokens: int | None = None
+    artifact: dict | None = None
+    artifact_text: str | None = None    # full payload carried by an export line
+    ingested_at: str | None = None
+    merged_keys: list[str] = field(default_factory=list)
+    source: dict | None = None          # the original `source` of a re-ingested exported event
+
+    def all_keys(self) -> list[str]:
+        return [self.key, *self.merged_keys]
+
+
+@dataclass(slots=True)
+class BadRecord:
+    """A source record that could not be turned into events: reported as
+    `file:line: reason`, never silently dropped."""
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class ParseContext:
+    path: str                           # display path ("-" for stdin)
+    source_id: str                      # absolute path, or "-": input to derived session ids
+    session: str | None = None          # --session override
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
+    """Merge runs of adjacent drafts that share a merge_group (the blocks of
+    one streamed assistant message) into one event; order is kept.
+
+    Runs after dedupe, so a message whose first lines were ingested earlier
+    yields a continuation event holding only the new blocks."""
+    out: list[Draft] = []
+    for d in drafts:
+        prev = out[-1] if out else None
+        if (prev is not None and d.merge_group and prev.merge_group == d.merge_group
+                and prev.kind == d.kind and prev.tool is None and d.tool is None):
+            prev.text = f"{prev.text}\n\n{d.text}" if prev.text and d.text else (prev.text or d.text)
+            prev.merged_keys.extend(d.all_keys())
+            if d.meta:
+                prev.meta = {**(prev.meta or {}), **{k: v for k, v in d.meta.items() if k not in (prev.meta or {})}}
+            continue
+        out.append(replace(d, merged_keys=list(d.merged_keys)))  # never mutate the caller's drafts
+    return out

@@ -1,0 +1,293 @@
+"""The `anthropic` format: Messages API request bodies and message lists.
+
+Accepted shapes, per record (a JSONL line, or the whole .json document):
+- a request body {"system"?, "messages": [...], "tools"?, "response"?, ...}:
+  one conversation per body; `response` is its final assistant message;
+- an array of messages: one conversation;
+- a single message {"role", "content"}: all such lines form ONE conversation.
+
+Content is a string or a list of blocks. Text blocks of one message become
+one draft (joined by a blank line) until a block of another kind breaks the
+run: thinking, tool_use, tool_result. A user message holding only
+tool_result blocks answers the previous turn; it does not start a new one."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats.common import derived_session_id, flatten_content, to_utc_iso, tool_call_text
+
+NAME = "anthropic"
+PREFIX = "an"
+ROLES = ("user", "assistant", "system")
+_CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_ID_KEYS = ("id", "session_id", "conversation_id")
+_TS_KEYS = ("timestamp", "created_at", "created")
+
+
+def _is_result_block(btype: Any) -> bool:
+    # tool_result, web_search_tool_result, code_execution_tool_result, mcp_tool_result...
+    return isinstance(btype, str) and btype.endswith("tool_result")
+
+
+# ---------------------------------------------------------------- sniff
+
+def foreign_record(rec: Any) -> bool:
+    """Records of the line-oriented agent formats: Claude Code lines (their
+    `message` holds Anthropic blocks too), Codex rollout items, trace events.
+    Neither chat format may claim them."""
+    if not isinstance(rec, dict):
+        return False
+    return ("sessionId" in rec or ("seq" in rec and "hash" in rec)
+            or ("type" in rec and any(k in rec for k in ("payload", "message", "summary", "snapshot"))))
+
+
+def _blocks(msg: dict) -> list:
+    content = msg.get("content")
+    return content if isinstance(content, list) else []
+
+
+def _has_markers(msgs: list) -> bool:
+    """Content blocks only the Messages API uses."""
+    return any(isinstance(b, dict) and (b.get("type") in _CALL_BLOCKS + _THINKING_BLOCKS or _is_result_block(b.get("type")))
+               for m in msgs if isinstance(m, dict) for b in _blocks(m))
+
+
+def _has_openai_signals(msgs: list) -> bool:
+    return any(isinstance(m, dict) and (m.get("role") in ("tool", "function", "developer")
+                                        or "tool_calls" in m or "tool_call_id" in m or "function_call" in m)
+               for m in msgs)
+
+
+def _is_role_message(m: Any) -> bool:
+    return isinstance(m, dict) and m.get("role") in ROLES and "content" in m
+
+
+def _classify(rec: Any) -> str:
+    """'anthropic' (specific markers), 'neutral' (plain role/content data
+    either chat format could read), 'openai', 'foreign' or 'other'."""
+    if foreign_record(rec):
+        return "foreign"
+    if isinstance(rec, dict) and isinstance(rec.get("messages"), list):
+        msgs = rec["messages"][:50]
+        response = rec.get("response")
+        if _has_openai_signals(msgs) or (isinstance(response, dict) and _has_openai_signals([response])):
+            return "openai"
+        if _has_markers(msgs + ([response] if isinstance(response, dict) else [])):
+            return "anthropic"
+        if not any(_is_role_message(m) for m in msgs):
+            return "other"
+        # A top-level system prompt beside the messages is the Messages API layout
+        # (Chat Completions carries it as a role "system" message instead).
+        has_system = bool(flatten_content(rec.get("system")))
+        if has_system and not any(isinstance(m, dict) and m.get("role") == "system" for m in msgs):
+            return "anthropic"
+        return "neutral"
+    if isinstance(rec, list):
+        msgs = rec[:50]
+        if _has_openai_signals(msgs):
+            return "openai"
+        if _has_markers(msgs):
+            return "anthropic"
+        return "neutral" if any(_is_role_message(m) for m in msgs) else "other"
+    if isinstance(rec, dict) and "role" in rec:
+        if _has_openai_signals([rec]):
+            return "openai"
+        if _has_markers([rec]):
+            return "anthropic"
+        return "neutral" if _is_role_message(rec) else "other"
+    return "other"
+
+
+def sniff(samples: list) -> bool:
+    kinds = [_classify(s) for s in samples]
+    if not kinds or "foreign" in kinds or "openai" in kinds or "anthropic" not in kinds:
+        return False
+    ours = sum(1 for k in kinds if k in ("anthropic", "neutral"))
+    return 2 * ours >= len(kinds)
+
+
+# ---------------------------------------------------------------- parse
+
+@dataclass(slots=True)
+class _Conversation:
+    session_id: str
+    index: int
+    messages: int = 0           # messages seen so far: the m<index> of the next one
+    users: int = 0              # user messages that started a turn: the t<n> of the current turn
+
+    def turn(self) -> str:
+        return f"{self.session_id}/c{self.index}/t{self.users}"
+
+    def key(self, message: int | str, part: int) -> str:
+        record = f"m{message}" if isinstance(message, int) else message    # "system", "response"
+        return f"{PREFIX}/{self.session_id}/c{self.index}/{record}/{part}"
+
+
+class _Parser:
+    def __init__(self, ctx: ParseContext):
+        self.ctx = ctx
+        self.conversations = 0
+        self.loose: _Conversation | None = None     # the stream of one-message-per-line records
+        self.call_names: dict[str, str] = {}        # tool_use id -> tool name, for results
+
+    def open(self, source_id: Any, opening: Any) -> _Conversation:
+        index = self.conversations
+        self.conversations += 1
+        if self.ctx.session:
+            sid = self.ctx.session
+        elif isinstance(source_id, (str, int)) and not isinstance(source_id, bool) and str(source_id):
+            sid = str(source_id)
+        else:
+            sid = derived_session_id(self.ctx.source_id, index, opening)
+        return _Conversation(sid, index)
+
+    def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
+        if isinstance(rec, list):
+            if not rec:
+                yield BadRecord(line, "empty message list")
+                return
+            conv = self.open(None, rec[0])
+            for msg in rec:
+                yield from self.message(line, msg, conv)
+        elif isinstance(rec, dict) and "role" in rec:
+            if self.loose is None:
+                self.loose = self.open(None, rec)
+            yield from self.message(line, rec, self.loose)
+        elif isinstance(rec, dict) and isinstance(rec.get("messages"), list):
+            yield from self.body(line, rec)
+        else:
+            yield BadRecord(line, "not an Anthropic Messages record (no role or messages)")
+
+    def body(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
+        msgs = rec["messages"]
+        conv = self.open(next((rec[k] for k in _ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
+        system = rec.get("system")
+        text = ("\n\n".join(t for t in (flatten_content(b) for b in system) if t) if isinstance(system, list)
+                else flatten_content(system))
+        if text:
+            yield Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("system", 0),
+                        turn_id=conv.turn(), line=line)
+        for msg in msgs:
+            yield from self.message(line, msg, conv)
+        response = rec.get("response")
+        if response is None:
+            return
+        if not (isinstance(response, dict) and response.get("role", "assistant") == "assistant"
+                and isinstance(response.get("content"), (str, list))):
+            yield BadRecord(line, "response is not an assistant message")
+            return
+        model = response.get("model") or rec.get("model")
+        extra = {"model": model} if isinstance(model, str) else None
+        yield from self.message(line, {"role": "assistant", **response}, conv, "response", extra)
+
+    def message(self, line: int, msg: Any, conv: _Conversation, index: int | str | None = None,
+                extra: dict | None = None) -> Iterator[Draft | BadRecord]:
+        if index is None:
+            index = conv.messages
+            conv.messages += 1
+        if not isinstance(msg, dict):
+            yield BadRecord(line, f"message {index} is not an object")
+            return
+        role = msg.get("role")
+        if role not in ROLES:
+            yield BadRecord(line, f"message {index}: unknown role {role!r}")
+            return
+        kind = {"user": "user", "assistant": "assistant", "system": "system"}[role]
+        base = dict(session_id=conv.session_id, ts=_ts(msg), line=line,
+                    uuid=msg["id"] if isinstance(msg.get("id"), str) else None)
+        content = msg.get("content")
+        if not isinstance(content, list):
+            if role == "user":
+                conv.users += 1
+            text = content if isinstance(content, str) else flatten_content(content)   # verbatim
+            if text != "":
+                yield Draft(kind=kind, text=text, key=conv.key(index, 0), turn_id=conv.turn(), meta=extra, **base)
+            return
+
+        run: list[str] = []          # text of adjacent plain blocks, flushed as one draft
+        run_start = 0
+        started_turn = False
+
+        def flush() -> Iterator[Draft]:
+            if run and any(run):
+                yield Draft(kind=kind, text="\n\n".join(t for t in run if t != ""), key=conv.key(index, run_start),
+                            turn_id=conv.turn(), meta=extra, **base)
+            run.clear()
+
+        for bi, block in enumerate(content):
+            btype = block.get("type") if isinstance(block, dict) else None
+            if _is_result_block(btype):
+                yield from flush()
+                yield self.result(block, conv.key(index, bi), conv.turn(), base)
+                continue
+            if role == "user" and not started_turn:          # real user content: a new turn begins
+                conv.users += 1
+                started_turn = True
+            if btype in _THINKING_BLOCKS:
+                yield from flush()
+                redacted = btype == "redacted_thinking"
+                thought = "[redacted]" if redacted else str(block.get("thinking") or "")
+                yield Draft(kind="assistant", text=f"<thinking>\n{thought}\n</thinking>", key=conv.key(index, bi),
+                            turn_id=conv.turn(), meta={**(extra or {}), "thinking": True, **({"redacted": True} if redacted else {})},
+                            **base)
+            elif btype in _CALL_BLOCKS:
+                yield from flush()
+                yield self.call(block, btype, conv.key(index, bi), conv.turn(), base, extra)
+            else:
+                if not run:
+                    run_start = bi
+                run.append(_block_text(block))
+        yield from flush()
+
+    def call(self, block: dict, btype: str, key: str, turn: str, base: dict, extra: dict | None) -> Draft:
+        name = block.get("name") if isinstance(block.get("name"), str) else None
+        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        if call_id and name:
+            self.call_names[call_id] = name
+        meta = {**(extra or {}), **({"block": btype} if btype != "tool_use" else {})} or None
+        return Draft(kind="tool_call", text=tool_call_text(name, block.get("input")),
+                     tool={"name": name, "call_id": call_id, "input": block.get("input")},
+                     key=key, turn_id=turn, meta=meta, **base)
+
+    def result(self, block: dict, key: str, turn: str, base: dict) -> Draft:
+        call_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
+        content = block.get("content")
+        is_error = bool(block.get("is_error"))
+        if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
+            is_error = True                       # server tools report failure in the content
+            text = f"error: {content.get('error_code', content.get('type'))}"
+        elif isinstance(content, list):
+            text = "\n".join(_block_text(b) for b in content)
+        else:
+            text = flatten_content(content)
+        meta = {"block": block["type"]} if block.get("type") != "tool_result" else None
+        return Draft(kind="tool_result", text=text,
+                     tool={"name": self.call_names.get(call_id or ""), "call_id": call_id, "is_error": is_error},
+                     key=key, turn_id=turn, meta=meta, **base)
+
+
+def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
+    parser = _Parser(ctx)
+    for line, rec in records:
+        yield from parser.record(line, rec)
+
+
+# ---------------------------------------------------------------- pieces
+
+def _block_text(block: Any) -> str:
+    """One content block as the model saw it; search results as title + url
+    (their encrypted page content is not readable text)."""
+    if isinstance(block, dict):
+        btype = block.get("type")
+        if btype == "web_search_result":
+            return f"{block.get('title', '')} <{block.get('url', '')}>".strip()
+        if btype == "tool_addition" and isinstance(block.get("tool"), dict):
+            return f"[tool_addition: {block['tool'].get('name', '')}]"
+    return flatten_content([block])
+
+
+def _ts(msg: dict) -> str | None:
+    return next((to_utc_iso(msg[k]) for k in _TS_KEYS if msg.get(k) is not None), None)

@@ -1,0 +1,109 @@
+"""Small pieces every format parser needs: timestamps, derived session ids,
+tool-call text and flattening of content-block lists."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+_ISO_FRACTION = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
+
+
+def to_utc_iso(value: Any) -> str | None:
+    """Normalise a source timestamp (ISO 8601 string, epoch seconds or
+    milliseconds) to 'YYYY-MM-DDTHH:MM:SS.mmmZ'; None when absent or unreadable."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            seconds = value / 1000.0 if value > 1e11 else float(value)
+            dt = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        elif isinstance(value, str):
+            text = value.strip().replace(" ", "T", 1)
+            m = _ISO_FRACTION.match(text)
+            if not m:
+                return None
+            base, frac, tz = m.groups()
+            frac = (frac or ".0")[:7]           # datetime takes at most microseconds
+            tz = "+00:00" if tz in (None, "Z") else (tz if ":" in tz else f"{tz[:3]}:{tz[3:]}")
+            dt = datetime.fromisoformat(f"{base}{frac}{tz}")
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    dt = dt.astimezone(timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def derived_session_id(source_id: str, conversation_index: int, opening: Any) -> str:
+    """A stable session id for sources that carry none: derived from the file
+    (absolute path, or '-' for stdin), the conversation's position in it and
+    its first message, so two different conversations never share an id."""
+    h = hashlib.sha256()
+    h.update(source_id.encode("utf-8", "surrogatepass"))
+    h.update(b"\0%d\0" % conversation_index)
+    h.update(orjson.dumps(opening, option=orjson.OPT_SORT_KEYS, default=str))
+    name = re.sub(r"(\.(jsonl?|json|ndjson|traj))+$", "", source_id.rsplit("/", 1)[-1])
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "stdin"
+    return f"{stem}-{h.hexdigest()[:12]}"
+
+
+def compact_json(value: Any) -> str:
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
+        return json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_call_text(name: str | None, arguments: Any) -> str:
+    """What the model emitted for a call: the tool name, then its input."""
+    if isinstance(arguments, str):
+        args = arguments
+    elif arguments is None:
+        args = "{}"
+    else:
+        args = compact_json(arguments)
+    return f"{name or 'tool'} {args}"
+
+
+def flatten_content(content: Any) -> str:
+    """Text of a message or tool-result content: a string, or a list of
+    content blocks (text, image, document, tool_reference...). Non-text
+    blocks become a short bracketed placeholder so nothing vanishes silently."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return compact_json(content)
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+            continue
+        if not isinstance(block, dict):
+            parts.append(compact_json(block))
+            continue
+        btype = block.get("type")
+        if isinstance(block.get("text"), str) and btype in (None, "text", "input_text", "output_text"):
+            parts.append(block["text"])
+        elif btype in ("image", "image_url", "input_image"):
+            parts.append("[image]")
+        elif btype in ("document", "file", "input_file"):
+            title = block.get("title") or block.get("filename") or ""
+            parts.append(f"[document{': ' + title if title else ''}]")
+        elif btype == "tool_reference":
+            parts.append(f"[tool_reference: {block.get('tool_name', '')}]")
+        elif "content" in block:
+            parts.append(flatten_content(block["content"]))
+        elif isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        else:
+            parts.append(compact_json(block))
+    return "\n".join(p for p in parts if p != "")

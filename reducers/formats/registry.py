@@ -1,0 +1,34 @@
+"""The known formats, in the order auto-detection tries them: the most
+specific shapes first, so a generic role/content message list is only
+called OpenAI once nothing narrower claims it."""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+DETECTION_ORDER = ("trace", "claude-code", "codex", "anthropic", "openai")
+_MODULES = {
+    "trace": "reducers.formats.trace_events",
+    "claude-code": "reducers.formats.claude_code",
+    "codex": "reducers.formats.codex",
+    "anthropic": "reducers.formats.anthropic",
+    "openai": "reducers.formats.openai",
+}
+
+
+def format_module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(_MODULES[name])
+    except KeyError:
+        raise ValueError(f"unknown format {name!r}; choose one of: auto, {', '.join(DETECTION_ORDER)}") from None
+
+
+def detect_format(samples: list) -> str | None:
+    """The first format whose sniff claims these records, or None."""
+    for name in DETECTION_ORDER:
+        try:
+            if format_module(name).sniff(samples):
+                return name
+        except Exception:       # a sniff must never take ingest down; treat as "not mine"
+            continue
+    return None

@@ -1,0 +1,283 @@
+"""The append chokepoint (paper 9.3): every event that enters the log, from
+every format and every command, passes through `Appender`.
+
+Per turn, in order:
+  1. dedupe: drop drafts whose source key is already in the log;
+  2. merge the blocks of one streamed message (after dedupe, so a message
+     that grew since the last ingest yields a continuation, not a repeat);
+  3. redact secrets (before anything is written, artifacts included);
+  4. the hot-path reconciler decides the turn: ADD or NONE per event;
+  5. large tool output goes to the artifact store; the event keeps a
+     head/tail preview;
+  6. token counts; then `EventLog.append`, one fsync per batch;
+  7. the derived state (keys, counters) and any index hooks catch up.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import orjson
+
+from reducers.drafts import Draft, merge_adjacent
+from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
+from reducers.redact import StreamRedactor, redact
+from reducers.tokens import count_tokens
+from reducers.truncate import count_lines, middle_stub
+from stores.artifacts import ArtifactStore
+from stores.big_lines import SpillRegistry
+from stores.event_log import EventLog
+from stores.ingest_state import IngestState
+
+ARTIFACT_THRESHOLD_TOKENS = 2000      # tool output above this lives in artifacts/
+INLINE_MAX_CHARS = 1 << 20            # any other text above this too (a 100 MB paste)
+PREVIEW_TOKENS = 500                  # the head/tail preview kept in the event
+BATCH_EVENTS = 2000
+_EDGE_CHARS = 256 * 1024              # head/tail kept from a streamed artifact for its preview
+_RECENT_OUTPUTS = 100_000
+
+
+@dataclass(slots=True)
+class AppendCounts:
+    added: int = 0
+    skipped: int = 0           # already in the log
+    dropped: int = 0           # the reconciler said NONE
+    redacted: int = 0
+    artifacts: int = 0
+    sessions: dict[str, int] = field(default_factory=dict)
+
+
+class Appender:
+    def __init__(self, log: EventLog, state: IngestState, artifacts: ArtifactStore, *,
+                 redact_secrets: bool = True, reconciler=None,
+                 artifact_threshold: int = ARTIFACT_THRESHOLD_TOKENS,
+                 spills: SpillRegistry | None = None,
+                 hooks: Iterable[Callable[[list[dict]], None]] = (),
+                 warn: Callable[[str], None] = lambda msg: None):
+        self.log = log
+        self.state = state
+        self.artifacts = artifacts
+        self.redact_secrets = redact_secrets
+        self.reconciler = reconciler or AddAll()
+        self.artifact_threshold = artifact_threshold
+        self.spills = spills
+        self.hooks = list(hooks)
+        self.warn = warn
+        self._working: dict[str, WorkingSet] = {}
+
+    # -- the stream interface used by ingest -------------------------------
+
+    def append_stream(self, drafts: Iterable[Draft], *, source_format: str, source_path: str) -> AppendCounts:
+        """Append a source's drafts in order, a batch of whole turns at a time."""
+        counts = AppendCounts()
+        batch: list[Draft] = []
+        for turn in _turns(drafts):
+            batch.extend(turn)
+            if len(batch) >= BATCH_EVENTS:
+                self._append_batch(batch, source_format, source_path, counts)
+                batch = []
+        self._append_batch(batch, source_format, source_path, counts)
+        return counts
+
+    def append_drafts(self, drafts: list[Draft], *, source_format: str, source_path: str) -> AppendCounts:
+        counts = AppendCounts()
+        self._append_batch(drafts, source_format, source_path, counts)
+        return counts
+
+    # -- one batch ---------------------------------------------------------
+
+    def _append_batch(self, drafts: list[Draft], fmt: str, path: str, counts: AppendCounts) -> None:
+        if not drafts:
+            return
+        seen = self.state.seen_among(k for d in drafts for k in d.all_keys())
+        fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))]
+        counts.skipped += len(drafts) - len(fresh)
+        events: list[dict] = []
+        for turn in _turns(merge_adjacent(fresh)):
+            if self.redact_secrets:
+                turn = [self._redacted(d, counts) for d in turn]
+            working = self._working_set(turn[0].session_id)
+            decisions = self.reconciler.decide_turn(turn, working)
+            for draft, decision in zip(turn, decisions):
+                if decision != ADD:
+                    counts.dropped += 1
+                    continue
+                event = self._event(draft, fmt, path, counts)
+                working.tokens += event["tokens"] + (event.get("artifact") or {}).get("tokens", 0)
+                if event["kind"] == "tool_result" and len(working.recent_outputs) < _RECENT_OUTPUTS:
+                    working.recent_outputs.add(output_digest(draft.text))
+                events.append(event)
+        if not events:
+            return
+        sealed = self.log.append(events)
+        self.state.record(sealed)
+        for hook in self.hooks:
+            hook(sealed)
+        counts.added += len(sealed)
+        for e in sealed:
+            counts.sessions[e["session_id"]] = counts.sessions.get(e["session_id"], 0) + 1
+
+    def _working_set(self, session_id: str) -> WorkingSet:
+        ws = self._working.get(session_id)
+        if ws is None:
+            ws = self._working[session_id] = WorkingSet(tokens=self.state.session_tokens(session_id))
+        return ws
+
+    def _redacted(self, d: Draft, counts: AppendCounts) -> Draft:
+        if self.spills is not None and self.spills.holds_marker(d.text):
+            return d                              # redacted while streaming to the artifact store
+        text, n = redact(d.text)
+        art_text = d.artifact_text
+        if art_text is not None:
+            art_text, m = redact(art_text)
+            n += m
+        if not n:
+            return d
+        counts.redacted += n
+        tool = d.tool
+        if tool and tool.get("input") is not None and d.kind == "tool_call":
+            tool = {**tool, "input": _redact_json(tool["input"])}
+        meta = {**(d.meta or {}), "redacted": (d.meta or {}).get("redacted", 0) + n}
+        out = _copy(d, text=text, tool=tool, meta=meta, artifact_text=art_text)
+        if art_text is not None and d.artifact and art_text != d.artifact_text:
+            out.artifact = None                   # content changed: re-derive the artifact
+        return out
+
+    # -- building the event ------------------------------------------------
+
+    def _event(self, d: Draft, fmt: str, path: str, counts: AppendCounts) -> dict:
+        text = d.text
+        artifact = d.artifact
+        tool = d.tool
+        if self.spills is not None and self.spills.holds_marker(text):
+            artifact, text = self._externalize_stream(d, counts)
+            if tool and d.kind == "tool_call":
+                tool = {**tool, "input": "[input too large: in the artifact]"}
+        elif d.artifact_text is not None:
+            artifact, text = self._externalize_text(d.artifact_text, d, counts, preview=text if artifact else None)
+        elif artifact is not None and not self.artifacts.exists(artifact["id"]):
+            self.warn(f"{path}:{d.line or '?'}: event {d.event_id} refers to artifact {artifact['id'][:12]}… "
+                      f"which this store does not hold (export with its artifacts to carry it)")
+        elif artifact is None and self._too_big(d):
+            artifact, text = self._externalize_text(text, d, counts)
+        if d.source is not None:
+            source = d.source                      # an exported event keeps its provenance
+        else:
+            source = {"format": fmt, "path": path, "line": d.line, "uuid": d.uuid, "key": d.key}
+            if d.merged_keys:
+                source["merged"] = d.merged_keys
+        tokens = d.tokens if d.tokens is not None and text == d.text else count_tokens(text)
+        event = {"session_id": d.session_id, "turn_id": d.turn_id, "ts": d.ts, "kind": d.kind,
+                 "text": text, "tokens": tokens, "source": source}
+        if d.event_id:
+            event["id"] = d.event_id
+        if tool is not None:
+            event["tool"] = tool
+        if artifact is not None:
+            event["artifact"] = artifact
+        if d.meta:
+            event["meta"] = d.meta
+        return event
+
+    def _too_big(self, d: Draft) -> bool:
+        if d.kind == "tool_result":
+            # tokens <= characters, so short text cannot cross the threshold
+            return len(d.text) > self.artifact_threshold and count_tokens(d.text) > self.artifact_threshold
+        return len(d.text) > INLINE_MAX_CHARS
+
+    def _externalize_text(self, full: str, d: Draft, counts: AppendCounts,
+                          preview: str | None = None) -> tuple[dict, str]:
+        data = full.encode("utf-8", "surrogatepass")
+        artifact_id, size = self.artifacts.put(data)
+        counts.artifacts += 1
+        total = count_tokens(full)
+        if preview is None:
+            preview = middle_stub(full, full, total_tokens=total, total_lines=count_lines(full),
+                                  max_tokens=PREVIEW_TOKENS, hint=_hint(artifact_id))
+        return {"id": artifact_id, "bytes": size, "tokens": total, "sha256": artifact_id}, preview
+
+    def _externalize_stream(self, d: Draft, counts: AppendCounts) -> tuple[dict, str]:
+        """A text holding spilled strings: stream it (redacted) into the
+        artifact store, counting tokens and lines and keeping only its edges."""
+        stats = _StreamStats()
+        redactor = StreamRedactor() if self.redact_secrets else None
+
+        def chunks() -> Iterator[bytes]:
+            for piece in self.spills.split(d.text):
+                texts = [piece] if isinstance(piece, str) else self.spills.iter_text(piece)
+                for t in texts:
+                    out = redactor.feed(t) if redactor else t
+                    if out:
+                        stats.add(out)
+                        yield out.encode("utf-8", "surrogatepass")
+            if redactor:
+                rest = redactor.close()
+                if rest:
+                    stats.add(rest)
+                    yield rest.encode("utf-8", "surrogatepass")
+
+        artifact_id, size = self.artifacts.put_chunks(chunks())
+        counts.artifacts += 1
+        if redactor:
+            counts.redacted += redactor.count
+        preview = middle_stub(stats.head, stats.tail, total_tokens=stats.tokens, total_lines=stats.total_lines,
+                              max_tokens=PREVIEW_TOKENS, hint=_hint(artifact_id))
+        return {"id": artifact_id, "bytes": size, "tokens": stats.tokens, "sha256": artifact_id}, preview
+
+
+def _hint(artifact_id: str) -> str:
+    return f"trace show <this event> --full (artifact {artifact_id[:12]})"
+
+
+class _StreamStats:
+    """Token and line counts of a stream, plus its first and last few
+    hundred KB (all a preview needs). Tokens are counted per chunk, so a
+    token straddling two chunks may be counted twice: off by at most one
+    per MB, on outputs of many MB."""
+
+    def __init__(self):
+        self.head = ""
+        self.tail = ""
+        self.tokens = 0
+        self.lines = 0
+        self._ends_with_newline = True
+
+    def add(self, text: str) -> None:
+        if len(self.head) < _EDGE_CHARS:
+            self.head += text[: _EDGE_CHARS - len(self.head)]
+        self.tail = (self.tail + text)[-_EDGE_CHARS:]
+        self.tokens += count_tokens(text)
+        self.lines += text.count("\n")
+        self._ends_with_newline = text.endswith("\n")
+
+    @property
+    def total_lines(self) -> int:
+        return self.lines + (0 if self._ends_with_newline else 1)
+
+
+def _turns(drafts: Iterable[Draft]) -> Iterator[list[Draft]]:
+    """Consecutive drafts of one (session, turn)."""
+    turn: list[Draft] = []
+    for d in drafts:
+        if turn and (d.session_id != turn[-1].session_id or d.turn_id != turn[-1].turn_id):
+            yield turn
+            turn = []
+        turn.append(d)
+    if turn:
+        yield turn
+
+
+def _copy(d: Draft, **changes) -> Draft:
+    from dataclasses import replace
+    return replace(d, merged_keys=list(d.merged_keys), **changes)
+
+
+def _redact_json(value):
+    """Redact a tool input as the JSON text the model emitted (so secret-named
+    keys are seen), keeping its structure: replacements hold no quotes."""
+    if isinstance(value, str):
+        return redact(value)[0]
+    try:
+        return orjson.loads(redact(orjson.dumps(value).decode())[0])
+    except (orjson.JSONDecodeError, TypeError):
+        return value

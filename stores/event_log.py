@@ -1,0 +1,196 @@
+"""The append-only, segment-rotated audit log.
+
+There is exactly one way in: `EventLog.append(batch)`. It assigns each
+event its store-wide `seq`, a time-sortable `id`, `ingested_at` and the hash
+chain (`prev`, `hash`), writes the batch with one write, fsyncs once per
+batch, and rotates to a new segment (fsyncing the directory) when the
+active one passes its size target. There is no update and no delete:
+sealed segments are never opened for writing again.
+
+The caller must hold the store's WriterLock (see stores/store.py)."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import orjson
+
+from reducers.canonical import GENESIS, seal_line
+from stores.ids import IdGenerator
+from stores.paths import ensure_dir, fsync_dir
+from stores.segments import list_segments, read_last_line, segment_name
+
+DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
+
+
+def segment_bytes_from_env() -> int:
+    raw = os.environ.get("TRACE_SEGMENT_BYTES")
+    if not raw:
+        return DEFAULT_SEGMENT_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"TRACE_SEGMENT_BYTES must be a whole number of bytes, got {raw!r}") from None
+    return max(value, 1)
+
+
+def utc_now_iso(clock: Callable[[], float] = time.time) -> str:
+    t = clock()
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(t * 1000) % 1000:03d}Z"
+
+
+@dataclass(slots=True)
+class Tail:
+    seq: int = 0
+    hash: str = GENESIS
+    id: str | None = None
+
+
+class EventLog:
+    def __init__(self, store: Path, *, segment_bytes: int | None = None,
+                 warn: Callable[[str], None] = lambda msg: None, clock=time.time):
+        self.store = store
+        self.dir = ensure_dir(store / "segments")
+        self.segment_bytes = segment_bytes or segment_bytes_from_env()
+        self.warn = warn
+        self.clock = clock
+        self._fd: int | None = None
+        self._active: Path | None = None
+        self._active_size = 0
+        self.tail = self._recover_and_read_tail()
+        self.ids = IdGenerator(self.tail.id, clock=clock)
+
+    # -- opening -----------------------------------------------------------
+
+    def _recover_and_read_tail(self) -> Tail:
+        segments = list_segments(self.dir)
+        if not segments:
+            return Tail()
+        self._quarantine_torn_tail(segments[-1].path)
+        for seg in reversed(segments):
+            line, _, _ = read_last_line(seg.path)
+            if line is not None:
+                event = orjson.loads(line)
+                return Tail(seq=event["seq"], hash=event["hash"], id=event.get("id"))
+        return Tail()
+
+    def _quarantine_torn_tail(self, path: Path) -> None:
+        """Bytes after the last newline, or a last line that does not parse as
+        a sealed event, are a torn write: move them to quarantine/ (never
+        served, never silently dropped) and cut the active segment back."""
+        while True:
+            size = path.stat().st_size
+            line, start, end = read_last_line(path)
+            if end < size:                              # bytes with no newline after them
+                self._move_to_quarantine(path, end, size, "no trailing newline")
+                continue
+            if line is None:
+                return
+            try:
+                event = orjson.loads(line)
+                if isinstance(event, dict) and "seq" in event and "hash" in event:
+                    return
+            except orjson.JSONDecodeError:
+                pass
+            self._move_to_quarantine(path, start, end, "last line does not parse")
+
+    def _move_to_quarantine(self, path: Path, start: int, end: int, why: str) -> None:
+        qdir = ensure_dir(self.store / "quarantine")
+        target = qdir / f"{path.name}.{start}.torn"
+        with open(path, "rb") as f:
+            f.seek(start)
+            data = f.read(end - start)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(qdir)
+        with open(path, "r+b") as f:              # only ever the active segment's torn end
+            f.truncate(start)
+            f.flush()
+            os.fsync(f.fileno())
+        self.warn(f"torn write in {path.name} at byte {start} ({len(data)} bytes, {why}) "
+                  f"moved to {target}; it was never served")
+
+    # -- appending ---------------------------------------------------------
+
+    def append(self, events: list[dict]) -> list[dict]:
+        """Seal and persist a batch; returns the events as written (with
+        seq, id, ingested_at, prev, hash). Durable when this returns."""
+        if not events:
+            return []
+        now = utc_now_iso(self.clock)
+        sealed: list[dict] = []
+        pending: list[bytes] = []
+        pending_size = 0
+        tail = self.tail
+        seq, prev = tail.seq, tail.hash
+        self._ensure_active(seq + 1)
+        for event in events:
+            seq += 1
+            row = dict(event)
+            if row.get("id"):
+                self.ids.observe(row["id"])
+            else:
+                row["id"] = self.ids.new()
+            row["seq"] = seq
+            row["ingested_at"] = now
+            row["prev"] = prev
+            row, line, digest = seal_line(row)
+            row["hash"] = digest
+            if self._active_size + pending_size + len(line) > self.segment_bytes and self._active_size + pending_size > 0:
+                self._write(pending)
+                pending, pending_size = [], 0
+                self._rotate(seq)
+            pending.append(line)
+            pending_size += len(line)
+            prev = digest
+            sealed.append(row)
+        self._write(pending)
+        os.fsync(self._fd)
+        self.tail = Tail(seq=seq, hash=prev, id=sealed[-1]["id"])
+        return sealed
+
+    def _ensure_active(self, next_seq: int) -> None:
+        if self._fd is not None:
+            return
+        segments = list_segments(self.dir)
+        if segments:
+            path = segments[-1].path
+            self._open_active(path)
+        else:
+            self._rotate(next_seq)
+
+    def _open_active(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._active = path
+        self._active_size = os.fstat(self._fd).st_size
+
+    def _rotate(self, first_seq: int) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)                     # the sealed segment is complete on disk
+            os.close(self._fd)
+            self._fd = None
+        self._open_active(self.dir / segment_name(first_seq))
+        fsync_dir(self.dir)                        # the new file's entry survives a crash
+
+    def _write(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        data = memoryview(b"".join(lines))
+        while data:
+            n = os.write(self._fd, data)
+            data = data[n:]
+        self._active_size += sum(len(x) for x in lines)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None

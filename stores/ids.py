@@ -1,0 +1,63 @@
+"""Time-sortable unique ids (ULID layout: 48-bit milliseconds + 80 bits,
+Crockford base32, 26 chars).
+
+Monotonic within a millisecond (the low bits count up) and across
+processes: only the writer holding the store lock mints ids, and it seeds
+the generator with the newest id already in the log, so a new id is always
+greater than every id before it even if the wall clock steps back."""
+from __future__ import annotations
+
+import os
+import random
+import time
+
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_DECODE = {c: i for i, c in enumerate(_ALPHABET)}
+_MAX = (1 << 128) - 1
+
+
+def encode_ulid(value: int) -> str:
+    out = []
+    for _ in range(26):
+        out.append(_ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(out))
+
+
+def decode_ulid(text: str) -> int:
+    value = 0
+    for c in text.upper():
+        value = (value << 5) | _DECODE[c]
+    return value
+
+
+def is_ulid(text: str) -> bool:
+    return len(text) == 26 and all(c in _DECODE for c in text.upper())
+
+
+def ulid_ms(text: str) -> int:
+    return decode_ulid(text) >> 80
+
+
+class IdGenerator:
+    def __init__(self, last_id: str | None = None, clock=time.time):
+        self._clock = clock
+        self._last = decode_ulid(last_id) if last_id else 0
+        self._random = random.Random(os.urandom(16))
+
+    def observe(self, existing_id: str) -> None:
+        """Raise the floor to an id that entered the log from elsewhere
+        (an imported trace event keeps its original id)."""
+        if is_ulid(existing_id):
+            self._last = max(self._last, decode_ulid(existing_id))
+
+    def new(self) -> str:
+        ms = int(self._clock() * 1000)
+        if ms > self._last >> 80:
+            value = (ms << 80) | self._random.getrandbits(79)   # headroom to count up within the ms
+        else:
+            value = self._last + 1                               # same ms, or the clock stepped back
+        if value > _MAX:
+            raise OverflowError("ULID space exhausted")
+        self._last = value
+        return encode_ulid(value)

@@ -1,0 +1,196 @@
+"""`trace ingest` as a function: sources in, one result per source out.
+
+Every source is read, detected, parsed by its format's pure parser and fed
+through the Appender chokepoint, under one writer lock. Bad lines are
+reported as `file:line: reason` and the rest still ingests; with `strict`
+a source with any bad line writes nothing. A file that has not changed
+since it last ingested cleanly is skipped without parsing (cron re-ingests
+every few minutes)."""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator
+
+from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module
+from reducers.reconcile import AddAll, SizeAware
+from stores.appender import Appender, AppendCounts
+from stores.big_lines import SpillRegistry
+from stores.errors import TraceError, UsageError
+from stores.sources import MissingSource, Source, SourceError, expand_inputs, read_records, sniff_samples
+
+DEFAULT_RECONCILE_BUDGET = 500_000
+
+
+@dataclass
+class IngestResult:
+    source: str
+    format: str | None = None
+    session_id: str | None = None
+    sessions: int = 0
+    added: int = 0
+    skipped: int = 0
+    dropped: int = 0
+    errors: int = 0
+    redacted: int = 0
+    artifacts: int = 0
+    unchanged: bool = False
+    error: str | None = None
+    error_lines: list[str] = field(default_factory=list, repr=False)
+
+    def as_json(self) -> dict:
+        out = asdict(self)
+        out.pop("error_lines")
+        if out["error"] is None:
+            out.pop("error")
+        return out
+
+
+def reconciler_from_env():
+    mode = os.environ.get("TRACE_RECONCILE", "").strip().lower()
+    if mode in ("", "add", "none", "off"):
+        return AddAll()
+    if mode == "size":
+        raw = os.environ.get("TRACE_RECONCILE_BUDGET", str(DEFAULT_RECONCILE_BUDGET))
+        try:
+            return SizeAware(int(raw))
+        except ValueError:
+            raise UsageError(f"TRACE_RECONCILE_BUDGET must be a token count, got {raw!r}") from None
+    raise UsageError(f"TRACE_RECONCILE={mode!r} is not a reconciler; use 'size' or leave it unset")
+
+
+def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
+           strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None,
+           on_error: Callable[[str], None] | None = None,
+           on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
+    if format != "auto" and format not in DETECTION_ORDER:
+        raise UsageError(f"unknown --format {format!r}; choose one of: auto, {', '.join(DETECTION_ORDER)}")
+    if not paths:
+        raise UsageError("nothing to ingest: give PATH… (files or directories) or - for stdin")
+    report = on_error or (lambda msg: None)
+    reconciler = reconciler or reconciler_from_env()
+    spills = SpillRegistry()
+    try:
+        with store.writer(wait=wait) as w:
+            appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
+                                reconciler=reconciler, spills=spills, warn=report,
+                                hooks=store.append_hooks(w))
+            for src in expand_inputs(paths):
+                if isinstance(src, MissingSource):
+                    result = IngestResult(source=str(src).split(":", 1)[0], errors=1, error=str(src))
+                    report(str(src))
+                    yield result
+                    continue
+                try:
+                    yield _ingest_source(src, w, appender, spills, format=format, session=session,
+                                         strict=strict, redact=redact, report=report, on_progress=on_progress)
+                finally:
+                    if src.is_stdin:
+                        src.path.unlink(missing_ok=True)
+    finally:
+        spills.cleanup()
+
+
+def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
+                   session: str | None, strict: bool, redact: bool, report, on_progress) -> IngestResult:
+    result = IngestResult(source=src.display)
+    ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
+    fingerprint = None if src.is_stdin else src.fingerprint()
+    if fingerprint and fingerprint[0] == 0:
+        result.format = None if format == "auto" else format
+        return result                                  # an empty file: nothing to do, nothing wrong
+    if fingerprint:
+        known = w.state.unchanged_file(ident, fingerprint)
+        if known is not None:
+            result.skipped, result.format = known
+            result.unchanged = True
+            return result
+
+    fmt = format
+    if fmt == "auto":
+        samples = sniff_samples(src, spills)
+        if not samples:
+            result.errors, result.error = 1, f"{src.display}: no JSON records found (is it a transcript?)"
+            report(result.error)
+            return result
+        fmt = detect_format(samples)
+        if fmt is None:
+            result.errors = 1
+            result.error = (f"{src.display}: not a known transcript format (tried {', '.join(DETECTION_ORDER)}); "
+                            f"name one with --format")
+            report(result.error)
+            return result
+    result.format = fmt
+    module = format_module(fmt)
+    ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
+    sessions: dict[str, None] = {}
+
+    def drafts(emit_errors: bool) -> Iterator[Draft]:
+        for item in module.parse(_records(src, spills, result, report if emit_errors else None), ctx):
+            if isinstance(item, BadRecord):
+                _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
+                continue
+            if len(sessions) < 10_000:
+                sessions.setdefault(item.session_id)
+            yield item
+
+    try:
+        if strict:
+            n = sum(1 for _ in drafts(emit_errors=True))
+            if result.errors:
+                report(f"{src.display}: --strict: {result.errors} bad record(s), nothing written from this file")
+                return _finish(result, sessions, AppendCounts())
+            result.errors = 0
+            sessions.clear()
+        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
+                                        source_format=fmt, source_path=src.display)
+    except TraceError:
+        raise
+    except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback
+        if os.environ.get("TRACE_DEBUG"):
+            raise
+        result.errors += 1
+        result.error = f"{src.display}: could not finish ({type(exc).__name__}: {exc}); events before this point were kept"
+        report(result.error)
+        return result
+    _finish(result, sessions, counts)
+    if fingerprint and result.errors == 0:
+        w.state.remember_file(ident, fingerprint, result.added + result.skipped + result.dropped, fmt)
+    return result
+
+
+def _records(src: Source, spills: SpillRegistry, result: IngestResult, report):
+    for rec in read_records(src, spills):
+        if isinstance(rec, SourceError):
+            _bad(result, src.display, rec.line, rec.reason, report)
+            continue
+        yield rec
+
+
+def _bad(result: IngestResult, display: str, line: int, reason: str, report) -> None:
+    result.errors += 1
+    msg = f"{display}:{line}: {reason}"
+    if len(result.error_lines) < 1000:
+        result.error_lines.append(msg)
+    if report:
+        report(msg)
+
+
+def _counting(drafts: Iterator[Draft], result: IngestResult, on_progress, display: str) -> Iterator[Draft]:
+    n = 0
+    for d in drafts:
+        n += 1
+        if on_progress and n % 1000 == 0:
+            on_progress(display, n)
+        yield d
+    if on_progress:
+        on_progress(display, n)
+
+
+def _finish(result: IngestResult, sessions: dict, counts: AppendCounts) -> IngestResult:
+    result.added, result.skipped, result.dropped = counts.added, counts.skipped, counts.dropped
+    result.redacted, result.artifacts = counts.redacted, counts.artifacts
+    result.sessions = len(sessions)
+    result.session_id = next(iter(sessions), None)
+    return result

@@ -1,0 +1,163 @@
+"""Derived bookkeeping beside the log (SQLite, `state.db`): which source
+keys are already in the log (idempotent re-ingest), fingerprints of files
+already ingested whole (cron can skip them without parsing), and event /
+token counters per session and kind (fast `trace stats`).
+
+All of it is a projection of the log, rebuilt from it when missing: the
+`keys_seq` watermark says how far it has caught up, and `catch_up` replays
+the log past it. The log is written (and fsynced) first, the state second,
+so after a crash the state can only lag the log, never lead it."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Iterable
+
+from stores.segments import iter_events
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    ident TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, head_sha TEXT, drafts INTEGER, format TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counts (
+    session_id TEXT, kind TEXT, events INTEGER, tokens INTEGER, first_ts TEXT, last_ts TEXT,
+    PRIMARY KEY (session_id, kind)
+) WITHOUT ROWID;
+"""
+_LOOKUP_CHUNK = 500
+
+
+def event_keys(event: dict) -> list[str]:
+    """Every dedupe key an event in the log stands for."""
+    source = event.get("source") or {}
+    keys = []
+    if source.get("key"):
+        keys.append(source["key"])
+    keys.extend(source.get("merged") or ())
+    if not keys:
+        keys.append(f"id/{event['id']}")
+    return keys
+
+
+class IngestState:
+    def __init__(self, store: Path):
+        self.path = store / "state.db"
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        # The log is the durable copy: this file may lag it (catch_up fixes
+        # that), so it does not need its own fsyncs.
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.executescript(_SCHEMA)
+
+    # -- watermark ---------------------------------------------------------
+
+    @property
+    def keys_seq(self) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE name='keys_seq'").fetchone()
+        return int(row[0]) if row else 0
+
+    def catch_up(self, segments_dir: Path, log_seq: int) -> int:
+        """Replay log events past the watermark; returns how many."""
+        start = self.keys_seq
+        if start >= log_seq:
+            return 0
+        replayed, batch = 0, []
+        for event in iter_events(segments_dir, start_seq=start + 1):
+            batch.append(event)
+            if len(batch) >= 5000:
+                self.record(batch)
+                replayed += len(batch)
+                batch = []
+        self.record(batch)
+        return replayed + len(batch)
+
+    # -- keys --------------------------------------------------------------
+
+    def seen_among(self, keys: Iterable[str]) -> set[str]:
+        keys = list(dict.fromkeys(keys))
+        found: set[str] = set()
+        for i in range(0, len(keys), _LOOKUP_CHUNK):
+            chunk = keys[i:i + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self.db.execute(f"SELECT key FROM seen WHERE key IN ({marks})", chunk))
+        return found
+
+    def record(self, events: list[dict]) -> None:
+        """Register appended events (keys, counters) and move the watermark,
+        in one transaction."""
+        if not events:
+            return
+        counts: dict[tuple[str, str], list] = {}
+        for e in events:
+            c = counts.setdefault((e["session_id"], e["kind"]), [0, 0, None, None])
+            c[0] += 1
+            c[1] += e.get("tokens") or 0
+            ts = e.get("ts") or e.get("ingested_at")
+            if ts:
+                c[2] = ts if c[2] is None or ts < c[2] else c[2]
+                c[3] = ts if c[3] is None or ts > c[3] else c[3]
+        with self._txn():
+            self.db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)",
+                                ((k,) for e in events for k in event_keys(e)))
+            self.db.executemany(
+                """INSERT INTO counts(session_id, kind, events, tokens, first_ts, last_ts)
+                   VALUES (?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(session_id, kind) DO UPDATE SET
+                     events = events + excluded.events, tokens = tokens + excluded.tokens,
+                     first_ts = MIN(COALESCE(first_ts, excluded.first_ts), COALESCE(excluded.first_ts, first_ts)),
+                     last_ts = MAX(COALESCE(last_ts, excluded.last_ts), COALESCE(excluded.last_ts, last_ts))""",
+                ((s, k, c[0], c[1], c[2], c[3]) for (s, k), c in counts.items()))
+            self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('keys_seq', ?)",
+                            (str(events[-1]["seq"]),))
+
+    # -- whole-file fingerprints ------------------------------------------
+
+    def unchanged_file(self, ident: str, fingerprint: tuple[int, int, str]) -> tuple[int, str] | None:
+        """(drafts, format) of a file's last clean ingest if it has not changed
+        since (same size, mtime and first 64 KiB); else None."""
+        row = self.db.execute("SELECT size, mtime_ns, head_sha, drafts, format FROM files WHERE ident=?",
+                              (ident,)).fetchone()
+        if row is None or tuple(row[:3]) != tuple(fingerprint):
+            return None
+        return int(row[3]), row[4]
+
+    def remember_file(self, ident: str, fingerprint: tuple[int, int, str], drafts: int, fmt: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO files(ident, size, mtime_ns, head_sha, drafts, format) "
+                        "VALUES (?,?,?,?,?,?)", (ident, *fingerprint, drafts, fmt))
+
+    # -- counters ----------------------------------------------------------
+
+    def counts(self) -> list[tuple]:
+        return self.db.execute(
+            "SELECT session_id, kind, events, tokens, first_ts, last_ts FROM counts ORDER BY session_id, kind"
+        ).fetchall()
+
+    def sessions(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT session_id FROM counts ORDER BY session_id")]
+
+    def session_tokens(self, session_id: str) -> int:
+        row = self.db.execute("SELECT COALESCE(SUM(tokens), 0) FROM counts WHERE session_id=?",
+                              (session_id,)).fetchone()
+        return int(row[0])
+
+    def reset(self) -> None:
+        """Forget everything (the log is ahead of nothing; catch_up rebuilds)."""
+        with self._txn():
+            for table in ("meta", "seen", "files", "counts"):
+                self.db.execute(f"DELETE FROM {table}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _txn(self):
+        db = self.db
+
+        class _Txn:
+            def __enter__(self_):
+                db.execute("BEGIN")
+
+            def __exit__(self_, exc_type, *rest):
+                db.execute("ROLLBACK" if exc_type else "COMMIT")
+        return _Txn()

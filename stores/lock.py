@@ -1,0 +1,60 @@
+"""The single-writer lock. Appends are serialised by an exclusive flock on
+`<store>/LOCK`; readers never take it (they ignore a line still being
+written). The kernel drops a flock when its process dies, so a SIGKILLed
+writer never leaves the store locked."""
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from stores.errors import StoreLocked
+
+_POLL_SECONDS = 0.05
+
+
+class WriterLock:
+    def __init__(self, store: Path):
+        self.path = store / "LOCK"
+        self._fd: int | None = None
+
+    def acquire(self, wait: float = 0.0) -> "WriterLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + max(wait, 0.0)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _read_holder(fd)
+                    os.close(fd)
+                    raise StoreLocked(
+                        f"store {self.path.parent} is locked by another writer{holder}; "
+                        f"retry with --wait SECONDS") from None
+                time.sleep(_POLL_SECONDS)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        pid = os.pread(fd, 32, 0).decode().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""

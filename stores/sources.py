@@ -1,0 +1,212 @@
+"""Reading transcripts off disk (or stdin) into decoded records.
+
+A source is JSONL (one record per line) or one whole JSON document. Lines
+are decoded one at a time, so memory stays flat in file size; a line over
+BIG_LINE_BYTES is decoded by stores.big_lines, which spills its long
+strings to temp files. Lines that are not JSON or not UTF-8 come out as
+`SourceError(line, reason)` for the caller to report as `file:line: reason`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from stores.big_lines import BigLineError, SpillRegistry, decode_big_line
+
+BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bounded memory
+WHOLE_DOC_MAX_BYTES = 512 << 20     # a whole-document .json larger than this is refused
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
+SNIFF_RECORDS = 20
+_READ_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class SourceError:
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class Source:
+    display: str            # what the user typed / the file path, for messages
+    path: Path              # the file to read (a spooled temp file for stdin)
+    source_id: str          # absolute path, or "-" for stdin (feeds derived session ids)
+    is_stdin: bool = False
+
+    def fingerprint(self) -> tuple[int, int, str]:
+        st = self.path.stat()
+        with open(self.path, "rb") as f:
+            head = hashlib.sha256(f.read(65536)).hexdigest()
+        return st.st_size, st.st_mtime_ns, head
+
+
+class MissingSource(Exception):
+    pass
+
+
+def expand_inputs(args: list[str]) -> Iterator[Source | MissingSource]:
+    """Files as given, directories recursed (transcript-looking files only,
+    sorted), `-` spooled from stdin. A missing path is yielded as
+    MissingSource so the rest still ingest."""
+    for arg in args:
+        if arg == "-":
+            yield _spool_stdin()
+            continue
+        path = Path(arg).expanduser()
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith("."):
+                        p = Path(root) / name
+                        yield Source(str(p), p, str(p.resolve()))
+        elif path.is_file():
+            yield Source(arg, path, str(path.resolve()))
+        elif path.exists():
+            yield MissingSource(f"{arg}: not a regular file or directory")
+        else:
+            yield MissingSource(f"{arg}: no such file or directory")
+
+
+def _spool_stdin() -> Source:
+    """Stdin is read once into a private temp file: detection and --strict
+    both need a second look at the data."""
+    fd, name = tempfile.mkstemp(prefix="trace-stdin-", suffix=".jsonl")
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out, _READ_CHUNK)
+    return Source("-", Path(name), "-", is_stdin=True)
+
+
+def is_whole_document(path: Path) -> bool:
+    """A pretty-printed or single JSON document rather than JSONL: the first
+    line alone is not valid JSON, but the file starts like a document."""
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    stripped = head.lstrip()
+    if not stripped or stripped[:1] not in (b"{", b"["):
+        return False
+    first_line = stripped.split(b"\n", 1)[0]
+    if len(first_line) == len(stripped) and len(head) == 65536:
+        return False            # one very long first line: JSONL with a big record
+    try:
+        orjson.loads(first_line)
+        return False
+    except orjson.JSONDecodeError:
+        return True
+
+
+def read_records(source: Source, spills: SpillRegistry) -> Iterator[tuple[int, object] | SourceError]:
+    """(line number, decoded value) per record, or SourceError; blank lines
+    are skipped. Re-callable: every call reads the file afresh."""
+    if is_whole_document(source.path):
+        yield from _read_document(source.path)
+    else:
+        yield from _read_jsonl(source.path, spills)
+
+
+def _read_document(path: Path):
+    size = path.stat().st_size
+    if size > WHOLE_DOC_MAX_BYTES:
+        yield SourceError(1, f"whole-document JSON of {size} bytes is too large; convert it to JSONL")
+        return
+    data = path.read_bytes()
+    try:
+        yield 1, orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"not valid JSON ({exc})"
+        yield SourceError(1, reason)
+
+
+def _read_jsonl(path: Path, spills: SpillRegistry):
+    with open(path, "rb") as f:
+        line_no = 0
+        offset = 0
+        pending = b""
+        while True:
+            chunk = f.read(_READ_CHUNK)
+            if not chunk and not pending:
+                return
+            buf = pending + chunk if pending else chunk
+            start = 0
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    break
+                line_no += 1
+                yield from _decode_line(buf[start:nl], line_no)
+                start = nl + 1
+            pending = buf[start:]
+            offset += len(chunk)
+            if not chunk:                       # last line without a newline
+                line_no += 1
+                yield from _decode_line(pending, line_no)
+                return
+            if len(pending) > BIG_LINE_BYTES:
+                # A huge line: stream the rest of it from disk instead of buffering.
+                line_no += 1
+                line_start = offset - len(pending)
+                line_len = _line_length(f, line_start)
+                f.seek(line_start)
+                yield from _decode_big(f, line_len, line_no, spills)
+                f.seek(line_start + line_len + 1)
+                offset = line_start + line_len + 1
+                pending = b""
+
+
+def _line_length(f, start: int) -> int:
+    f.seek(start)
+    length = 0
+    while True:
+        chunk = f.read(_READ_CHUNK)
+        if not chunk:
+            return length
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return length + nl
+        length += len(chunk)
+
+
+def _decode_big(f, length: int, line_no: int, spills: SpillRegistry):
+    try:
+        yield line_no, decode_big_line(f, length, spills)
+    except BigLineError as exc:
+        yield SourceError(line_no, str(exc))
+
+
+def _decode_line(raw: bytes, line_no: int):
+    if not raw.strip():
+        return
+    try:
+        yield line_no, orjson.loads(raw)
+        return
+    except orjson.JSONDecodeError as exc:
+        msg = str(exc)
+    if "utf-8" in msg.lower():
+        yield SourceError(line_no, "invalid UTF-8")
+        return
+    try:
+        # What orjson refuses but Python's json reads: NaN/Infinity, lone
+        # surrogate escapes. Keep the line rather than lose it.
+        yield line_no, json.loads(raw)
+    except (ValueError, RecursionError):
+        yield SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
+
+
+def sniff_samples(source: Source, spills: SpillRegistry) -> list:
+    samples = []
+    for rec in read_records(source, spills):
+        if isinstance(rec, SourceError):
+            continue
+        samples.append(rec[1])
+        if len(samples) >= SNIFF_RECORDS:
+            break
+    return samples

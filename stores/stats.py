@@ -1,0 +1,68 @@
+"""`trace stats`: what the store holds, from the derived counters (fast on
+a million events) topped up with any log lines they have not seen yet."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from stores.ingest_state import IngestState
+from stores.segments import iter_events
+
+
+@dataclass
+class Stats:
+    store: str
+    events: int = 0
+    tokens: int = 0
+    sessions: int = 0
+    segments: int = 0
+    bytes: int = 0
+    artifacts: int = 0
+    artifact_bytes: int = 0
+    last_seq: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    by_session: list[dict] = field(default_factory=list)
+
+
+def stats(store) -> Stats:
+    out = Stats(store=str(store.dir))
+    if not store.exists():
+        return out
+    segments = store.segments()
+    out.segments = len(segments)
+    out.bytes = sum(s.path.stat().st_size for s in segments)
+    rows: dict[tuple[str, str], list] = {}
+    state = IngestState(store.dir)
+    try:
+        watermark = state.keys_seq
+        for session_id, kind, events, tokens, first_ts, last_ts in state.counts():
+            rows[(session_id, kind)] = [events, tokens, first_ts, last_ts]
+    finally:
+        state.close()
+    out.last_seq = watermark
+    for e in iter_events(store.segments_dir, start_seq=watermark + 1):   # lines the state lags behind
+        r = rows.setdefault((e["session_id"], e["kind"]), [0, 0, None, None])
+        r[0] += 1
+        r[1] += e.get("tokens") or 0
+        ts = e.get("ts") or e.get("ingested_at")
+        r[2] = min(filter(None, (r[2], ts)), default=None)
+        r[3] = max(filter(None, (r[3], ts)), default=None)
+        out.last_seq = e["seq"]
+    sessions: dict[str, dict] = {}
+    for (session_id, kind), (events, tokens, first_ts, last_ts) in rows.items():
+        out.events += events
+        out.tokens += tokens
+        out.by_kind[kind] = out.by_kind.get(kind, 0) + events
+        s = sessions.setdefault(session_id, {"session_id": session_id, "events": 0, "tokens": 0,
+                                             "first_ts": first_ts, "last_ts": last_ts})
+        s["events"] += events
+        s["tokens"] += tokens
+        s["first_ts"] = min(filter(None, (s["first_ts"], first_ts)), default=None)
+        s["last_ts"] = max(filter(None, (s["last_ts"], last_ts)), default=None)
+    out.sessions = len(sessions)
+    out.by_session = sorted(sessions.values(), key=lambda s: s["last_ts"] or "", reverse=True)
+    out.by_kind = dict(sorted(out.by_kind.items(), key=lambda kv: -kv[1]))
+    for artifact_id in store.artifacts.all_ids():
+        out.artifacts += 1
+        out.artifact_bytes += os.path.getsize(store.artifacts.path_for(artifact_id))
+    return out

@@ -1,0 +1,106 @@
+"""`Store`: the Python API over one store directory.
+
+    from trace_cli import Store
+    store = Store()                      # TRACE_HOME / XDG default, or Store("/path")
+    for result in store.ingest(["~/.claude/projects"]): ...
+    store.stats(); store.verify(); list(store.events())
+
+Reading needs no lock. Writing happens inside `store.writer(wait=…)`,
+which holds the exclusive lock, recovers a torn tail, and brings the
+derived state up to the log before anything is appended."""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Callable, Iterator
+
+from stores.artifacts import ArtifactStore
+from stores.errors import TraceError
+from stores.event_log import EventLog
+from stores.ingest_state import IngestState
+from stores.lock import WriterLock
+from stores.paths import ensure_dir, private_umask, store_dir
+from stores.segments import iter_events, list_segments
+
+
+class Writer:
+    """What a writer holds while the lock is theirs."""
+
+    def __init__(self, store: "Store", log: EventLog, state: IngestState):
+        self.store = store
+        self.log = log
+        self.state = state
+        self.artifacts = ArtifactStore(store.dir)
+
+
+class Store:
+    def __init__(self, path: str | os.PathLike | None = None, *,
+                 warn: Callable[[str], None] | None = None):
+        self.dir = store_dir(path)
+        self.warn = warn or (lambda msg: None)
+
+    # -- locations ---------------------------------------------------------
+
+    @property
+    def segments_dir(self) -> Path:
+        return self.dir / "segments"
+
+    @property
+    def artifacts(self) -> ArtifactStore:
+        return ArtifactStore(self.dir)
+
+    def exists(self) -> bool:
+        return self.segments_dir.is_dir()
+
+    def require(self) -> None:
+        if not self.exists():
+            raise TraceError(f"no TRACE store at {self.dir}; create one with `trace ingest PATH` "
+                             f"(or point --store / TRACE_HOME at an existing store)")
+
+    # -- writing -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writer(self, wait: float = 0.0) -> Iterator[Writer]:
+        with private_umask():
+            ensure_dir(self.dir)
+            lock = WriterLock(self.dir).acquire(wait)
+            try:
+                log = EventLog(self.dir, warn=self.warn)
+                state = IngestState(self.dir)
+                try:
+                    if state.keys_seq > log.tail.seq:
+                        # The state knows lines the log no longer has (a damaged
+                        # last line was quarantined): rebuild it from the log.
+                        state.reset()
+                    state.catch_up(self.segments_dir, log.tail.seq)
+                    yield Writer(self, log, state)
+                finally:
+                    log.close()
+                    state.close()
+            finally:
+                lock.release()
+
+    def append_hooks(self, writer: Writer) -> list[Callable[[list[dict]], None]]:
+        """Derived indexes that follow every append (none yet)."""
+        return []
+
+    # -- reading -----------------------------------------------------------
+
+    def events(self, start_seq: int | None = None, end_seq: int | None = None) -> Iterator[dict]:
+        return iter_events(self.segments_dir, start_seq, end_seq)
+
+    def segments(self):
+        return list_segments(self.segments_dir)
+
+    def ingest(self, paths: list[str], **options):
+        from stores.ingest import ingest
+        return ingest(self, paths, **options)
+
+    def stats(self):
+        from stores.stats import stats
+        return stats(self)
+
+    def verify(self, check_artifacts: bool = True):
+        from stores.verify import verify
+        return verify(self, check_artifacts=check_artifacts)

@@ -1,0 +1,67 @@
+"""Small builders shared by tests: transcripts written on the fly, and a
+way to run the real CLI in-process."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+from contextlib import redirect_stderr
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from trace_cli.app import main
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def lines(self) -> list[dict]:
+        return [json.loads(l) for l in self.out.splitlines() if l.strip()]
+
+
+def cli(*args: str, stdin: bytes | None = None) -> Run:
+    """Run `trace ARGS` in this process, stdout captured as bytes (JSON Lines:
+    stdout is not a terminal)."""
+    out, err = io.BytesIO(), io.StringIO()
+    old_out, old_in = sys.stdout, sys.stdin
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8")
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    try:
+        with redirect_stderr(err):
+            code = main(list(args))
+        sys.stdout.flush()
+    finally:
+        sys.stdout, sys.stdin = old_out, old_in
+    return Run(code, out.getvalue().decode("utf-8", "surrogatepass"), err.getvalue())
+
+
+def openai_conversations(path: Path, conversations: int, turns: int = 3, tool_every: int = 0,
+                         prefix: str = "conv") -> Path:
+    """JSONL in the fine-tuning layout: one conversation per line."""
+    with open(path, "w") as f:
+        for c in range(conversations):
+            msgs = [{"role": "system", "content": f"You are the {prefix} assistant."}]
+            for t in range(turns):
+                msgs.append({"role": "user", "content": f"{prefix} {c} question {t}: where is config_{c}_{t}.yaml?"})
+                if tool_every and t % tool_every == 0:
+                    call = f"call_{prefix}_{c}_{t}"
+                    msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                        {"id": call, "type": "function",
+                         "function": {"name": "find_file", "arguments": json.dumps({"name": f"config_{c}_{t}.yaml"})}}]})
+                    msgs.append({"role": "tool", "tool_call_id": call, "content": f"/srv/{prefix}/{c}/{t}/config.yaml"})
+                msgs.append({"role": "assistant", "content": f"It is under /srv/{prefix}/{c}/{t}."})
+            f.write(json.dumps({"messages": msgs}) + "\n")
+    return path
+
+
+def trace_events(path: Path, events: list[dict]) -> Path:
+    with open(path, "wb") as f:
+        for e in events:
+            f.write(orjson.dumps(e) + b"\n")
+    return path

@@ -1,0 +1,199 @@
+"""The event log: append-only, segment-rotated, hash-chained, torn-tail safe."""
+from __future__ import annotations
+
+import os
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reducers.canonical import GENESIS
+from stores.event_log import EventLog
+from stores.ids import IdGenerator, decode_ulid, is_ulid
+from stores.segments import iter_events, list_segments
+from stores.store import Store
+
+
+def _event(i: int, text: str = "hello") -> dict:
+    return {"session_id": "s1", "turn_id": f"s1/t{i}", "ts": None, "kind": "user",
+            "text": f"{text} {i}", "tokens": 2, "source": {"format": "test", "key": f"k{i}"}}
+
+
+def test_append_assigns_seq_id_and_hash_chain(tmp_path):
+    log = EventLog(tmp_path)
+    sealed = log.append([_event(i) for i in range(5)])
+    assert [e["seq"] for e in sealed] == [1, 2, 3, 4, 5]
+    assert sealed[0]["prev"] == GENESIS
+    assert all(b["prev"] == a["hash"] for a, b in zip(sealed, sealed[1:]))
+    assert all(is_ulid(e["id"]) for e in sealed)
+    assert len({e["id"] for e in sealed}) == 5
+    log.close()
+    assert [e["text"] for e in iter_events(tmp_path / "segments")] == [f"hello {i}" for i in range(5)]
+
+
+def test_seq_and_chain_continue_across_reopen(tmp_path):
+    log = EventLog(tmp_path)
+    first = log.append([_event(0)])
+    log.close()
+    log = EventLog(tmp_path)
+    second = log.append([_event(1)])
+    log.close()
+    assert second[0]["seq"] == 2
+    assert second[0]["prev"] == first[0]["hash"]
+    assert decode_ulid(second[0]["id"]) > decode_ulid(first[0]["id"])
+
+
+def test_tiny_segment_size_rotates_and_names_segments_by_first_seq(tmp_path):
+    log = EventLog(tmp_path, segment_bytes=600)
+    for i in range(10):
+        log.append([_event(i), _event(i + 100)])
+    log.close()
+    segments = list_segments(tmp_path / "segments")
+    assert len(segments) > 3
+    for seg in segments:
+        first_line = seg.path.read_bytes().split(b"\n", 1)[0]
+        assert orjson.loads(first_line)["seq"] == seg.first_seq
+        assert seg.path.name == f"{seg.first_seq:020d}.jsonl"
+    assert [e["seq"] for e in iter_events(tmp_path / "segments")] == list(range(1, 21))
+    assert Store(tmp_path).verify().ok
+
+
+def test_reading_a_seq_range_starts_in_the_right_segment(tmp_path):
+    log = EventLog(tmp_path, segment_bytes=500)
+    log.append([_event(i) for i in range(30)])
+    log.close()
+    got = [e["seq"] for e in iter_events(tmp_path / "segments", 12, 17)]
+    assert got == [12, 13, 14, 15, 16, 17]
+
+
+def test_torn_tail_is_quarantined_never_served_and_the_chain_continues(tmp_path, capsys):
+    log = EventLog(tmp_path)
+    log.append([_event(i) for i in range(3)])
+    log.close()
+    seg = list_segments(tmp_path / "segments")[-1].path
+    with open(seg, "ab") as f:
+        f.write(b'{"seq":4,"kind":"user","text":"half a li')     # a crash mid-write
+    # Readers never see the partial line.
+    assert [e["seq"] for e in iter_events(tmp_path / "segments")] == [1, 2, 3]
+    notes = []
+    log = EventLog(tmp_path, warn=notes.append)
+    sealed = log.append([_event(9)])
+    log.close()
+    assert sealed[0]["seq"] == 4
+    assert notes and "torn write" in notes[0] and "quarantine" in notes[0]
+    held = list((tmp_path / "quarantine").iterdir())
+    assert len(held) == 1 and held[0].read_bytes() == b'{"seq":4,"kind":"user","text":"half a li'
+    assert Store(tmp_path).verify().ok
+
+
+def test_a_last_line_that_does_not_parse_is_quarantined_too(tmp_path):
+    log = EventLog(tmp_path)
+    log.append([_event(i) for i in range(2)])
+    log.close()
+    seg = list_segments(tmp_path / "segments")[-1].path
+    with open(seg, "ab") as f:
+        f.write(b'{"seq":3, garbage}\n')
+    notes = []
+    log = EventLog(tmp_path, warn=notes.append)
+    assert log.tail.seq == 2
+    log.close()
+    assert "does not parse" in notes[0]
+
+
+def test_verify_names_segment_and_line_of_an_altered_event(tmp_path):
+    log = EventLog(tmp_path)
+    log.append([_event(i, "secret plan") for i in range(4)])
+    log.close()
+    seg = list_segments(tmp_path / "segments")[-1].path
+    data = seg.read_bytes().replace(b"secret plan 2", b"public plan 2")
+    seg.write_bytes(data)
+    report = Store(tmp_path).verify()
+    assert not report.ok
+    assert report.problems[0].segment == seg.name and report.problems[0].line == 3
+    assert "hash" in report.problems[0].problem
+
+
+def test_verify_catches_a_deleted_line(tmp_path):
+    log = EventLog(tmp_path)
+    log.append([_event(i) for i in range(4)])
+    log.close()
+    seg = list_segments(tmp_path / "segments")[-1].path
+    lines = seg.read_bytes().splitlines(keepends=True)
+    seg.write_bytes(b"".join(lines[:1] + lines[2:]))
+    report = Store(tmp_path).verify()
+    assert not report.ok
+    assert any("chain" in p.problem for p in report.problems)
+
+
+def test_ids_are_monotonic_within_a_millisecond_and_when_the_clock_steps_back():
+    times = iter([1000.0] * 50 + [999.0] * 50)
+    gen = IdGenerator(clock=lambda: next(times))
+    ids = [decode_ulid(gen.new()) for _ in range(100)]
+    assert ids == sorted(ids) and len(set(ids)) == 100
+
+
+def test_an_imported_id_raises_the_floor():
+    gen = IdGenerator(clock=lambda: 1.0)
+    future = IdGenerator(clock=lambda: 2_000_000_000.0).new()
+    gen.observe(future)
+    assert decode_ulid(gen.new()) > decode_ulid(future)
+
+
+def test_files_are_private(tmp_path):
+    store = Store(tmp_path / "store")
+    with store.writer() as w:
+        w.log.append([_event(0)])
+    assert (os.stat(store.dir).st_mode & 0o777) == 0o700
+    seg = list_segments(store.segments_dir)[0].path
+    assert (os.stat(seg).st_mode & 0o777) == 0o600
+    assert (os.stat(store.dir / "state.db").st_mode & 0o777) == 0o600
+
+
+def test_values_json_cannot_hold_are_coerced_not_fatal(tmp_path):
+    log = EventLog(tmp_path)
+    (sealed,) = log.append([{**_event(0), "text": "lone \ud800 surrogate", "meta": {"big": 1 << 70}}])
+    log.close()
+    (back,) = iter_events(tmp_path / "segments")
+    assert back["text"] == "lone \ufffd surrogate" and back["meta"]["big"] == str(1 << 70)
+    assert back == sealed and Store(tmp_path).verify().ok
+
+
+json_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(texts=st.lists(json_text, min_size=1, max_size=20),
+       meta=st.dictionaries(st.text(max_size=8), st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), json_text, st.none()),
+                            max_size=3))
+def test_any_text_round_trips_exactly_and_verifies(tmp_path_factory, texts, meta):
+    root = tmp_path_factory.mktemp("rt")
+    log = EventLog(root, segment_bytes=700)
+    events = [{**_event(i), "text": t, "meta": meta} for i, t in enumerate(texts)]
+    log.append(events)
+    log.close()
+    back = list(iter_events(root / "segments"))
+    assert [e["text"] for e in back] == texts
+    assert all(e["meta"] == meta for e in back)
+    assert Store(root).verify().ok
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(cut=st.integers(min_value=1, max_value=400))
+def test_a_tail_torn_anywhere_never_serves_a_partial_event(tmp_path_factory, cut):
+    root = tmp_path_factory.mktemp("torn")
+    log = EventLog(root)
+    log.append([_event(i, "x" * 40) for i in range(6)])
+    log.close()
+    seg = list_segments(root / "segments")[-1].path
+    data = seg.read_bytes()
+    cut = min(cut, len(data) - 1)
+    seg.write_bytes(data[: len(data) - cut])
+    served = list(iter_events(root / "segments"))
+    assert all(e["text"].startswith("x" * 40) for e in served)
+    complete = data[: len(data) - cut].count(b"\n")
+    assert len(served) == complete
+    log = EventLog(root)                       # the next writer repairs and continues the chain
+    log.append([_event(99)])
+    log.close()
+    assert Store(root).verify().ok

@@ -1,0 +1,198 @@
+"""Ingest through the Python API: idempotent, lossless, loud about bad input."""
+from __future__ import annotations
+
+import json
+import os
+
+import orjson
+import pytest
+
+from stores.artifacts import ArtifactStore, BadArtifactId, check_artifact_id
+from stores.lookup import export_events, full_text
+from stores.store import Store
+from tests.helpers import openai_conversations
+
+_VOLATILE = ("seq", "prev", "hash", "ingested_at")
+
+
+def _stable(events):
+    return [{k: v for k, v in e.items() if k not in _VOLATILE} for e in events]
+
+
+def _ingest(store, *paths, **kw):
+    errors = []
+    results = list(store.ingest([str(p) for p in paths], on_error=errors.append, **kw))
+    return results, errors
+
+
+def test_reingesting_the_same_file_adds_nothing(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 3, tool_every=2)
+    store = Store(tmp_path / "s")
+    (first,), _ = _ingest(store, src)
+    (second,), _ = _ingest(store, src)
+    assert first.added > 0 and first.errors == 0 and first.format == "openai"
+    assert second.added == 0 and second.skipped == first.added
+    assert store.stats().events == first.added
+
+
+def test_a_grown_file_adds_only_what_is_new(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 2)
+    store = Store(tmp_path / "s")
+    (first,), _ = _ingest(store, src)
+    with open(src, "a") as f:                      # a third conversation arrives
+        f.write(json.dumps({"messages": [{"role": "user", "content": "brand new question"}]}) + "\n")
+    (second,), _ = _ingest(store, src)
+    assert second.added == 1 and second.skipped == first.added
+    assert [e["text"] for e in store.events()][-1] == "brand new question"
+
+
+def test_same_content_arriving_again_after_the_state_is_lost_is_still_not_doubled(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 2)
+    store = Store(tmp_path / "s")
+    (first,), _ = _ingest(store, src)
+    for name in ("state.db", "state.db-wal", "state.db-shm"):
+        (store.dir / name).unlink(missing_ok=True)   # derived: rebuilt from the log
+    (again,), _ = _ingest(store, src)
+    assert again.added == 0 and again.skipped == first.added
+
+
+def test_export_then_ingest_into_an_empty_store_reproduces_the_events(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 2, tool_every=1)
+    a = Store(tmp_path / "a")
+    _ingest(a, src)
+    big = "\n".join(f"row {i}: " + "payload " * 10 for i in range(2000))
+    (tmp_path / "big.json").write_text(json.dumps([
+        {"role": "user", "content": "dump it"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": big}]))
+    _ingest(a, tmp_path / "big.json")
+    exported = tmp_path / "export.jsonl"
+    with open(exported, "wb") as f:
+        for e in export_events(a):
+            f.write(orjson.dumps(e) + b"\n")
+    b = Store(tmp_path / "b")
+    (res,), errors = _ingest(b, exported)
+    assert res.format == "trace" and not errors
+    assert _stable(b.events()) == _stable(a.events())
+    with_artifact = [e for e in b.events() if e.get("artifact")]
+    assert with_artifact and full_text(b, with_artifact[0]) == big
+    # ...and ingesting the export into the store it came from adds nothing.
+    (back,), _ = _ingest(a, exported)
+    assert back.added == 0
+
+
+def test_a_malformed_line_is_reported_and_the_rest_still_ingests(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 3)
+    lines = src.read_text().splitlines()
+    lines.insert(1, '{"messages": [ this is not json')
+    src.write_text("\n".join(lines) + "\n")
+    store = Store(tmp_path / "s")
+    (res,), errors = _ingest(store, src)
+    assert res.errors == 1 and res.added > 0
+    assert errors == [f"{src}:2: not valid JSON (unexpected character)"] or errors[0].startswith(f"{src}:2: not valid JSON")
+
+
+def test_strict_writes_nothing_from_a_file_with_a_bad_line(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 3)
+    with open(src, "a") as f:
+        f.write("not json at all\n")
+    store = Store(tmp_path / "s")
+    (res,), errors = _ingest(store, src, strict=True)
+    assert res.added == 0 and res.errors == 1
+    assert any("--strict" in e for e in errors)
+    assert store.stats().events == 0
+
+
+def test_invalid_utf8_is_a_reported_line_not_a_crash(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 2)
+    with open(src, "ab") as f:
+        f.write(b'{"messages": [{"role": "user", "content": "caf\xe9"}]}\n')
+    (res,), errors = _ingest(Store(tmp_path / "s"), src)
+    assert res.errors == 1 and res.added > 0
+    assert errors == [f"{src}:3: invalid UTF-8"]
+
+
+def test_unknown_format_names_the_formats_tried_and_writes_nothing(tmp_path):
+    src = tmp_path / "weird.jsonl"
+    src.write_text('{"hello": "world"}\n{"hello": "again"}\n')
+    store = Store(tmp_path / "s")
+    (res,), errors = _ingest(store, src)
+    assert res.errors == 1 and res.added == 0
+    assert "tried trace, claude-code, codex, anthropic, openai" in errors[0]
+    assert store.stats().events == 0
+
+
+def test_an_empty_file_is_fine_and_adds_nothing(tmp_path):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (res,), errors = _ingest(Store(tmp_path / "s"), tmp_path / "empty.jsonl")
+    assert res.added == 0 and res.errors == 0 and not errors
+
+
+def test_a_missing_path_is_an_error_result_and_others_still_ingest(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 1)
+    results, errors = _ingest(Store(tmp_path / "s"), tmp_path / "nope.jsonl", src)
+    assert results[0].errors == 1 and "no such file" in results[0].error
+    assert results[1].added > 0
+
+
+def test_directories_recurse_and_skip_non_transcripts(tmp_path):
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    openai_conversations(tmp_path / "d" / "a.jsonl", 1, prefix="a")
+    openai_conversations(tmp_path / "d" / "sub" / "b.jsonl", 1, prefix="b")
+    (tmp_path / "d" / "README.txt").write_text("not a transcript")
+    results, _ = _ingest(Store(tmp_path / "s"), tmp_path / "d")
+    assert [os.path.basename(r.source) for r in results] == ["a.jsonl", "b.jsonl"]
+
+
+def test_a_large_tool_output_becomes_an_artifact_with_an_honest_preview(tmp_path):
+    out = "".join(f"line {i}: building target_{i} with flags -O2 -Wall\n" for i in range(3000))
+    (tmp_path / "t.json").write_text(json.dumps([
+        {"role": "user", "content": "build"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sh", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": out}]))
+    store = Store(tmp_path / "s")
+    _ingest(store, tmp_path / "t.json")
+    result = [e for e in store.events() if e["kind"] == "tool_result"][0]
+    art = result["artifact"]
+    assert art["bytes"] == len(out.encode()) and art["tokens"] > 2000 and art["sha256"] == art["id"]
+    assert result["text"].startswith("Total output lines: 3000")
+    assert "tokens truncated…" in result["text"] and "line 0:" in result["text"] and "line 2999:" in result["text"]
+    assert result["tokens"] < 600
+    assert full_text(store, result) == out
+    assert store.verify().ok
+
+
+def test_artifact_ids_cannot_escape_the_store(tmp_path):
+    for bad in ("../../etc/passwd", "a" * 63, "A" * 64, "/" + "a" * 63, "a" * 64 + "/.."):
+        with pytest.raises(BadArtifactId):
+            check_artifact_id(bad)
+    arts = ArtifactStore(tmp_path)
+    artifact_id, size = arts.put(b"hello")
+    assert arts.read(artifact_id) == b"hello" and size == 5
+    with pytest.raises(BadArtifactId):
+        arts.read("../" + artifact_id[3:])
+
+
+def test_an_export_line_pointing_outside_the_store_is_rejected(tmp_path):
+    line = {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "seq": 1, "hash": "x", "kind": "tool_result", "text": "t",
+            "session_id": "s", "artifact": {"id": "../../../etc/passwd"}}
+    (tmp_path / "evil.jsonl").write_bytes(orjson.dumps(line) + b"\n")
+    store = Store(tmp_path / "s")
+    (res,), errors = _ingest(store, tmp_path / "evil.jsonl")
+    assert res.errors == 1 and res.added == 0 and "artifact" in errors[0]
+
+
+def test_stdin_is_read_once_and_ingested(tmp_path, monkeypatch):
+    import io
+    import sys
+    data = openai_conversations(tmp_path / "c.jsonl", 1).read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    (res,), _ = _ingest(Store(tmp_path / "s"), "-", session="piped")
+    assert res.added > 0 and res.session_id == "piped"
+
+
+def test_session_override_puts_everything_in_one_session(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 3)
+    store = Store(tmp_path / "s")
+    (res,), _ = _ingest(store, src, session="mine")
+    assert {e["session_id"] for e in store.events()} == {"mine"} and res.sessions == 1

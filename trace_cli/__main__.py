@@ -1,0 +1,3 @@
+from trace_cli.app import run
+
+run()

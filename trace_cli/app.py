@@ -1,0 +1,114 @@
+"""The `trace` command: argv in, the Python API called, results out.
+
+Exit codes (DESIGN.md): 0 ok · 1 runtime error · 2 usage error · 3 no
+result at or above --min-score · 4 store locked · 5 integrity failure.
+Users never see a traceback; TRACE_DEBUG=1 shows one."""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Annotated
+
+import click
+import typer
+
+from stores.errors import TraceError
+from stores.store import Store
+from trace_cli.output import Output, ReaderGone
+
+app = typer.Typer(
+    name="trace",
+    help=("TRACE: a lossless memory substrate for LLM agents. Every event an agent saw goes into an "
+          "append-only, hash-chained log; large tool output into a content-addressed artifact store. "
+          "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace)."),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@dataclass
+class AppState:
+    store_path: str | None
+    quiet: bool
+
+    def output(self, json_mode: bool = False) -> Output:
+        return Output(json_mode=json_mode, quiet=self.quiet)
+
+    def store(self, out: Output) -> Store:
+        return Store(self.store_path, warn=out.warn)
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    store: Annotated[str | None, typer.Option(
+        "--store", metavar="DIR", envvar=None,
+        help="Store directory (default: $TRACE_HOME, else $XDG_DATA_HOME/trace).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No notes on stderr (errors still print).")] = False,
+):
+    ctx.obj = AppState(store_path=store, quiet=quiet)
+
+
+def state(ctx: typer.Context) -> AppState:
+    return ctx.obj if isinstance(ctx.obj, AppState) else AppState(None, False)
+
+
+def _register() -> None:
+    from trace_cli.commands import bench, export, ingest, inspect, show, verify
+    for module in (ingest, show, export, inspect, verify, bench):
+        module.register(app)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
+    debug = bool(os.environ.get("TRACE_DEBUG"))
+    try:
+        rv = app(args=argv, standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        sys.stderr.write("trace: aborted\n")
+        code = 130
+    except click.exceptions.ClickException as exc:       # usage errors: exit 2
+        exc.show()
+        code = exc.exit_code
+    except TraceError as exc:
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write(f"trace: error: {exc}\n")
+        code = exc.exit_code
+    except (ReaderGone, BrokenPipeError):
+        # The reader went away (`trace export | head`): not an error of ours.
+        _silence_stdout()
+        code = 0
+    except KeyboardInterrupt:
+        sys.stderr.write("trace: interrupted\n")
+        code = 130
+    except Exception as exc:                                # a bug: one line, traceback on request
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write(f"trace: error: {type(exc).__name__}: {exc} "
+                         f"(set TRACE_DEBUG=1 for a traceback, and please report it)\n")
+        code = 1
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    return code
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""`trace bench ingest`: log-only append and full real-transcript ingest,
+with SQLite (one transaction per 1,000 rows) as the peer on the same events.
+
+Each phase runs in its own process (peak RSS is that phase's alone), and
+the small and full sizes are both measured so "memory flat in input size"
+is a comparison, not a claim."""
+from __future__ import annotations
+
+import math
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import orjson
+
+from trace_cli.bench.corpus import replicate, shared_transcripts
+
+
+def _worker(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "trace_cli.bench.worker", *args],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench worker {args[0]} failed: {proc.stderr.strip()[-2000:]}")
+    return orjson.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_ingest_bench(events: int, corpus: str | None, workdir: str | None, repeat: int,
+                     note: Callable[[str], None]) -> list[dict]:
+    root = shared_transcripts(corpus)
+    base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        note(f"workdir {base}; corpus {root}")
+        one = replicate(root, base / "corpus", 1)
+        probe = _worker("ingest", str(base / "probe-store"), *map(str, one))
+        per_copy = probe["events"]
+        template = base / "template.jsonl"
+        from stores.lookup import export_events
+        from stores.store import Store
+        with open(template, "wb") as f:
+            for e in export_events(Store(base / "probe-store"), with_artifacts=False):
+                f.write(orjson.dumps(e) + b"\n")
+        copies = max(1, math.ceil(events / per_copy))
+        note(f"{per_copy} events per copy of the corpus; replicating {copies} copies for >= {events} events")
+        dirs = replicate(root, base / "corpus", copies)
+        small_copies = max(1, copies // 10)
+        rows = []
+        for size_label, n, d in (("10%", max(events // 10, 1), dirs[:small_copies]), ("100%", events, dirs)):
+            for rep in range(repeat):
+                note(f"[{size_label}] run {rep + 1}/{repeat}: log-only append of {n} events")
+                rows.append({"size": size_label, **_fresh(base, lambda s: _worker("append", s, str(template), str(n)))})
+                note(f"[{size_label}] run {rep + 1}/{repeat}: SQLite peer, {n} rows")
+                rows.append({"size": size_label, **_fresh(base, lambda s: _worker("sqlite", s + ".db", str(template), str(n)))})
+                note(f"[{size_label}] run {rep + 1}/{repeat}: full ingest of {len(d)} corpus copies")
+                rows.append({"size": size_label, **_fresh(base, lambda s: _worker("ingest", s, *map(str, d)))})
+        return _summarise(rows)
+    finally:
+        if not workdir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _fresh(base: Path, run):
+    target = base / "run-store"
+    shutil.rmtree(target, ignore_errors=True)
+    Path(str(target) + ".db").unlink(missing_ok=True)
+    Path(str(target) + ".db-wal").unlink(missing_ok=True)
+    try:
+        return run(str(target))
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+        Path(str(target) + ".db").unlink(missing_ok=True)
+
+
+def _summarise(rows: list[dict]) -> list[dict]:
+    out = []
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["size"], r["phase"]), []).append(r)
+    for (size, phase), rs in groups.items():
+        rates = [r["events"] / r["seconds"] for r in rs if r["seconds"] > 0]
+        out.append({"bench": "ingest", "size": size, "phase": phase, "events": rs[0]["events"],
+                    "runs": len(rs), "events_per_s_median": round(statistics.median(rates)),
+                    "seconds_median": round(statistics.median(r["seconds"] for r in rs), 3),
+                    "peak_rss_mb_max": round(max(r["rss_mb"] for r in rs), 1)})
+    by = {(r["size"], r["phase"]): r for r in out}
+    for size in ("10%", "100%"):
+        a, s = by.get((size, "append")), by.get((size, "sqlite"))
+        if a and s:
+            a["vs_sqlite"] = round(a["events_per_s_median"] / s["events_per_s_median"], 2)
+    small, full = by.get(("10%", "ingest")), by.get(("100%", "ingest"))
+    if small and full:
+        full["rss_growth_vs_10pct"] = round(full["peak_rss_mb_max"] / small["peak_rss_mb_max"], 2)
+    return out

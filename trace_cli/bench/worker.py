@@ -1,0 +1,112 @@
+"""One measured phase per process, so peak RSS is the phase's own:
+    python -m trace_cli.bench.worker ingest STORE DIR...
+    python -m trace_cli.bench.worker append STORE TEMPLATE N
+    python -m trace_cli.bench.worker sqlite DB TEMPLATE N
+Prints one JSON object: {phase, events, seconds, rss_mb}."""
+from __future__ import annotations
+
+import itertools
+import resource
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+BATCH = 2000
+_SEALED_FIELDS = ("seq", "id", "hash", "prev", "ingested_at")
+
+
+def _template(path: str) -> list[dict]:
+    events = []
+    with open(path, "rb") as f:
+        for line in f:
+            e = orjson.loads(line)
+            for k in _SEALED_FIELDS:
+                e.pop(k, None)
+            e.pop("artifact_content", None)
+            events.append(e)
+    return events
+
+
+def _stream(template: list[dict], n: int):
+    """n events cycling the template, each cycle in its own sessions."""
+    for i, e in enumerate(itertools.islice(itertools.cycle(template), n)):
+        copy = i // len(template)
+        yield {**e, "session_id": f"{e['session_id']}-b{copy}"}
+
+
+def phase_append(store: str, template: str, n: int) -> dict:
+    from stores.event_log import EventLog
+    log = EventLog(Path(store))
+    spent, batch = 0.0, []
+    for e in _stream(_template(template), n):
+        batch.append(e)
+        if len(batch) == BATCH:
+            t = time.perf_counter()
+            log.append(batch)
+            spent += time.perf_counter() - t
+            batch = []
+    t = time.perf_counter()
+    log.append(batch)
+    log.close()
+    spent += time.perf_counter() - t
+    return {"events": n, "seconds": spent}
+
+
+def phase_sqlite(db: str, template: str, n: int) -> dict:
+    con = sqlite3.connect(db, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, session_id TEXT, kind TEXT, ts TEXT, "
+                "text TEXT, body TEXT)")
+    spent, rows, seq = 0.0, [], 0
+    for e in _stream(_template(template), n):
+        seq += 1
+        rows.append(e)
+        if len(rows) == 1000:
+            spent += _insert(con, rows, seq)
+            rows = []
+    spent += _insert(con, rows, seq)
+    con.close()
+    return {"events": n, "seconds": spent}
+
+
+def _insert(con, rows, last_seq) -> float:
+    t = time.perf_counter()
+    first = last_seq - len(rows) + 1
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)",
+                    ((first + i, e["session_id"], e["kind"], e.get("ts"), e["text"], orjson.dumps(e))
+                     for i, e in enumerate(rows)))
+    con.execute("COMMIT")
+    return time.perf_counter() - t
+
+
+def phase_ingest(store: str, dirs: list[str]) -> dict:
+    from stores.store import Store
+    t = time.perf_counter()
+    added = errors = 0
+    for r in Store(store).ingest(dirs):
+        added += r.added
+        errors += r.errors
+    return {"events": added, "errors": errors, "seconds": time.perf_counter() - t}
+
+
+def main(argv: list[str]) -> None:
+    phase, *args = argv
+    if phase == "ingest":
+        out = phase_ingest(args[0], args[1:])
+    elif phase == "append":
+        out = phase_append(args[0], args[1], int(args[2]))
+    elif phase == "sqlite":
+        out = phase_sqlite(args[0], args[1], int(args[2]))
+    else:
+        raise SystemExit(f"unknown phase {phase}")
+    out["phase"] = phase
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sys.stdout.write(orjson.dumps(out).decode() + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,31 @@
+"""`trace export`: the log as trace-format JSONL, artifacts inlined."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=(
+        "Write the log (or one session) as JSON Lines in the `trace` format, with each artifact's "
+        "content inlined as artifact_content. `trace ingest --format trace` reads it back and adds "
+        "nothing twice.\n\n"
+        "Example:  trace export --session 4f1c… > session.trace.jsonl"))
+    def export(
+        ctx: typer.Context,
+        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session.")] = None,
+        no_artifacts: Annotated[bool, typer.Option("--no-artifacts", help="Do not inline artifact content.")] = False,
+    ) -> int:
+        from stores.lookup import export_events
+        from trace_cli.app import state
+
+        st = state(ctx)
+        out = st.output(True)
+        store = st.store(out)
+        store.require()
+        n = out.emit_many(export_events(store, session, with_artifacts=not no_artifacts))
+        if n == 0 and session:
+            out.warn(f"session {session} has no events; `trace stats` lists sessions")
+            return 1
+        return 0

@@ -1,0 +1,61 @@
+"""`trace ingest`: transcripts in, one JSON line per input out."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trace_cli.options import JsonOpt, WaitOpt
+
+FORMATS = "auto|claude-code|codex|openai|anthropic|trace"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=(
+        "Add transcripts to the log. PATH is a file, a directory (recursed for *.jsonl/*.json) or - "
+        "for stdin; formats are detected unless --format names one. Re-ingesting a file, or one that "
+        "has grown, adds only what is new, so cron can run it every few minutes. Bad lines are "
+        "reported as file:line: reason and the rest still ingests (exit 1); secrets are redacted "
+        "before anything is written.\n\n"
+        "Examples:\n\n"
+        "  trace ingest ~/.claude/projects\n\n"
+        "  cat session.jsonl | trace ingest - --session my-run\n\n"
+        "  */5 * * * *  trace ingest --wait 60 ~/.claude/projects ~/.codex/sessions"))
+    def ingest(
+        ctx: typer.Context,
+        paths: Annotated[list[str] | None, typer.Argument(metavar="PATH…", help="Files, directories, or - for stdin.")] = None,
+        format: Annotated[str, typer.Option("--format", "-f", metavar=FORMATS, help="Input format.")] = "auto",
+        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
+                                                    help="Put every event in this session.")] = None,
+        strict: Annotated[bool, typer.Option("--strict", help="Write nothing from a file with any bad line.")] = False,
+        no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep secrets as they are (not recommended).")] = False,
+        wait: WaitOpt = 0.0,
+        json_out: JsonOpt = False,
+    ) -> int:
+        from trace_cli.app import state
+        from trace_cli.progress import IngestProgress
+
+        st = state(ctx)
+        out = st.output(json_out)
+        store = st.store(out)
+        results = []
+        with IngestProgress(out) as progress:
+            for result in store.ingest(paths or [], format=format, session=session, strict=strict,
+                                       redact=not no_redact, wait=wait, on_error=out.problem,
+                                       on_progress=progress.update):
+                progress.done(result)
+                results.append(result)
+                if out.json:
+                    out.emit(result.as_json())
+        if not out.json:
+            out.table(["source", "format", "session", "added", "skipped", "errors"],
+                      ([r.source, r.format or "-", _session_label(r), r.added,
+                        f"{r.skipped} (unchanged)" if r.unchanged else r.skipped, r.errors] for r in results),
+                      title=f"ingested into {store.dir}")
+        return 1 if any(r.errors for r in results) else 0
+
+
+def _session_label(r) -> str:
+    if r.sessions > 1:
+        return f"{r.session_id} (+{r.sessions - 1} more)"
+    return r.session_id or "-"

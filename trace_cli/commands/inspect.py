@@ -1,0 +1,35 @@
+"""`trace stats`: what the store holds."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import typer
+
+from trace_cli.options import JsonOpt
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help="Events by kind and session, segments, bytes, artifacts.")
+    def stats(ctx: typer.Context, json_out: JsonOpt = False) -> int:
+        from trace_cli.app import state
+
+        st = state(ctx)
+        out = st.output(json_out)
+        store = st.store(out)
+        s = store.stats()
+        if out.json:
+            out.emit(asdict(s))
+            return 0
+        out.table(["", ""], [
+            ("store", s.store), ("events", s.events), ("tokens", s.tokens), ("sessions", s.sessions),
+            ("last seq", s.last_seq), ("segments", s.segments), ("log bytes", s.bytes),
+            ("artifacts", f"{s.artifacts} ({s.artifact_bytes} bytes compressed)"),
+        ], title="TRACE store")
+        if s.by_kind:
+            out.table(["kind", "events"], s.by_kind.items(), title="by kind")
+        if s.by_session:
+            shown = s.by_session[:20]
+            out.table(["session", "events", "tokens", "first", "last"],
+                      ([r["session_id"], r["events"], r["tokens"], r["first_ts"], r["last_ts"]] for r in shown),
+                      title=f"sessions (latest {len(shown)} of {s.sessions}; --json for all)")
+        return 0

@@ -1,0 +1,90 @@
+"""One object decides how results leave the process: JSON Lines when stdout
+is not a terminal or --json is given, Rich tables on a terminal; notes,
+warnings and progress always on stderr so stdout stays clean data."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterable
+
+import orjson
+
+_JSON_OPTS = orjson.OPT_NON_STR_KEYS
+
+
+class ReaderGone(Exception):
+    """stdout's reader closed the pipe (`trace export | head`). Not an
+    OSError on purpose: click turns an EPIPE OSError into exit 1."""
+
+
+def _write(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+    except BrokenPipeError:
+        raise ReaderGone() from None
+
+
+class Output:
+    def __init__(self, json_mode: bool = False, quiet: bool = False):
+        self.json = json_mode or not sys.stdout.isatty()
+        self.quiet = quiet
+        self._err_console = None
+        self._out_console = None
+
+    # -- data (stdout) -----------------------------------------------------
+
+    def emit(self, obj: Any) -> None:
+        _write(orjson.dumps(obj, option=_JSON_OPTS, default=str) + b"\n")
+
+    def emit_many(self, objs: Iterable[Any]) -> int:
+        n = 0
+        for obj in objs:
+            _write(orjson.dumps(obj, option=_JSON_OPTS, default=str) + b"\n")
+            n += 1
+        return n
+
+    def raw(self, data: bytes | str) -> None:
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        _write(data)
+
+    def table(self, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None) -> None:
+        from rich.table import Table
+        table = Table(title=title, header_style="bold")
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for row in rows:
+            table.add_row(*("" if v is None else str(v) for v in row))
+        self.console.print(table)
+
+    @property
+    def console(self):
+        if self._out_console is None:
+            from rich.console import Console
+            self._out_console = Console(highlight=False)
+        return self._out_console
+
+    # -- diagnostics (stderr) ------------------------------------------------
+
+    @property
+    def err_console(self):
+        if self._err_console is None:
+            from rich.console import Console
+            self._err_console = Console(stderr=True, highlight=False)
+        return self._err_console
+
+    def note(self, message: str) -> None:
+        if not self.quiet:
+            sys.stderr.write(f"trace: {message}\n")
+            sys.stderr.flush()
+
+    def warn(self, message: str) -> None:
+        sys.stderr.write(f"trace: warning: {message}\n")
+        sys.stderr.flush()
+
+    def problem(self, message: str) -> None:
+        """A `file:line: reason` report: printed as is, one line."""
+        sys.stderr.write(f"{message}\n")
+        sys.stderr.flush()
+
+    def stderr_is_tty(self) -> bool:
+        return sys.stderr.isatty()
