@@ -29,15 +29,17 @@ def cli(*args: str, stdin: bytes | None = None) -> Run:
     stdout is not a terminal)."""
     out, err = io.BytesIO(), io.StringIO()
     old_out, old_in = sys.stdout, sys.stdin
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8")
+    wrapper = io.TextIOWrapper(out, encoding="utf-8")
+    sys.stdout = wrapper
     if stdin is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     try:
         with redirect_stderr(err):
             code = main(list(args))
-        sys.stdout.flush()
     finally:
         sys.stdout, sys.stdin = old_out, old_in
+        wrapper.flush()
+        wrapper.detach()                       # keep `out` open for reading
     return Run(code, out.getvalue().decode("utf-8", "surrogatepass"), err.getvalue())
 
 

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         raw: Annotated[bool, typer.Option("--raw", help="Print only the text of each event.")] = False,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.lookup import events_by_selector, full_text, session_events
+        from stores.lookup import events_by_selector, full_text, parse_selector, session_events
         from trace_cli.app import state
 
         st = state(ctx)
@@ -37,6 +37,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give exactly one of SELECTOR (seq, range, id) or --session ID")
         if tail and not session:
             raise UsageError("--tail goes with --session")
+        if selector:
+            parse_selector(selector)               # a malformed selector is a usage error, store or not
         store.require()
         events = list(session_events(store, session, tail) if session else events_by_selector(store, selector))
         if not events:

@@ -1,0 +1,133 @@
+"""The command line contract: JSON Lines when piped, exit codes, one-line
+errors, byte-exact artifacts, and no traceback for anything a user types."""
+from __future__ import annotations
+
+import json
+import os
+
+import orjson
+import pytest
+
+import stores.big_lines
+import stores.sources
+from stores.segments import list_segments
+from tests.helpers import cli, openai_conversations
+
+
+def _tool_output_conversation(path, output: str):
+    path.write_text(json.dumps({"messages": [
+        {"role": "user", "content": "run it"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                                              "function": {"name": "sh", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+        {"role": "assistant", "content": "done"}]}, ensure_ascii=False) + "\n")
+    return path
+
+
+def test_ingest_prints_one_json_line_per_input_and_exits_0(tmp_path):
+    a = openai_conversations(tmp_path / "a.jsonl", 2, prefix="a")
+    b = openai_conversations(tmp_path / "b.jsonl", 1, prefix="b")
+    run = cli("ingest", str(a), str(b))
+    assert run.code == 0, run.err
+    lines = run.lines()
+    assert [os.path.basename(l["source"]) for l in lines] == ["a.jsonl", "b.jsonl"]
+    assert all({"source", "format", "session_id", "added", "skipped", "errors"} <= set(l) for l in lines)
+
+
+def test_bad_lines_exit_1_with_file_line_reason_on_stderr(tmp_path):
+    src = openai_conversations(tmp_path / "a.jsonl", 2)
+    with open(src, "a") as f:
+        f.write("{oops\n")
+    run = cli("ingest", str(src))
+    assert run.code == 1
+    assert f"{src}:3: not valid JSON" in run.err
+    assert run.lines()[0]["added"] > 0 and run.lines()[0]["errors"] == 1
+    assert "Traceback" not in run.err
+
+
+def test_usage_errors_exit_2():
+    assert cli("ingest", "--format", "nonsense", "x").code == 2
+    assert cli("show").code == 2
+    assert cli("show", "12..3").code == 2
+    assert cli("no-such-command").code == 2
+
+
+def test_show_by_seq_range_and_id_returns_events_verbatim(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    events = cli("show", "1..3").lines()
+    assert [e["seq"] for e in events] == [1, 2, 3]
+    by_id = cli("show", events[1]["id"]).lines()
+    assert by_id == [events[1]]
+    assert cli("show", "999").code == 1
+
+
+def test_show_full_returns_the_original_bytes_exactly(tmp_path):
+    output = "".join(f"{i:06d} résultat \"quoted\" \\ tab\there\n" for i in range(4000)) + "no newline at end"
+    cli("ingest", str(_tool_output_conversation(tmp_path / "t.jsonl", output)))
+    preview = cli("show", "3").lines()[0]
+    assert preview["artifact"]["bytes"] == len(output.encode()) and "tokens truncated" in preview["text"]
+    raw = cli("show", "3", "--full")
+    assert raw.code == 0 and raw.out == output
+    as_json = cli("show", "3", "--full", "--json").lines()[0]
+    assert as_json["text"] == output and as_json["full"] is True
+
+
+def test_a_huge_single_line_output_streams_to_an_artifact(tmp_path, monkeypatch):
+    # Same code path as a 100 MB line (`make soak` runs that one), scaled down.
+    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
+    output = "".join(f"line {i}: \"x\" \\ é 🙂\n" for i in range(5000)) + "api_key=sk-" + "Q" * 40 + "\n"
+    run = cli("ingest", str(_tool_output_conversation(tmp_path / "t.jsonl", output)))
+    assert run.code == 0, run.err
+    assert run.lines()[0]["artifacts"] == 1 and run.lines()[0]["redacted"] == 1
+    full = cli("show", "3", "--full").out
+    assert full == output.replace("sk-" + "Q" * 40, "[REDACTED:openai_key]")
+    assert cli("verify").code == 0
+
+
+def test_stats_reports_kinds_sessions_segments(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACE_SEGMENT_BYTES", "2000")
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3, tool_every=1)))
+    (s,) = cli("stats").lines()
+    assert s["events"] == sum(s["by_kind"].values()) and s["sessions"] == 3
+    assert s["segments"] > 1 and s["by_kind"]["tool_call"] == s["by_kind"]["tool_result"] == 9
+
+
+def test_verify_exits_5_and_names_segment_and_line(tmp_path, trace_home):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    seg = list_segments(trace_home / "segments")[0].path
+    lines = seg.read_bytes().splitlines(keepends=True)
+    event = orjson.loads(lines[2])
+    event["text"] = "rewritten history"
+    lines[2] = orjson.dumps(event) + b"\n"
+    seg.write_bytes(b"".join(lines))
+    run = cli("verify")
+    assert run.code == 5
+    assert f"{seg.name}:3:" in run.err
+    assert run.lines()[0]["ok"] is False
+
+
+def test_an_unexpected_error_is_one_line_and_trace_debug_shows_the_traceback(tmp_path, monkeypatch):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+
+    def boom(*a, **k):
+        raise RuntimeError("disk on fire")
+    monkeypatch.setattr("stores.store.Store.stats", boom)
+    run = cli("stats")
+    assert run.code == 1 and run.err.count("\n") == 1 and "disk on fire" in run.err and "TRACE_DEBUG" in run.err
+    monkeypatch.setenv("TRACE_DEBUG", "1")
+    assert "Traceback" in cli("stats").err
+
+
+def test_help_explains_every_command():
+    run = cli("--help")
+    for command in ("ingest", "show", "export", "stats", "verify", "bench"):
+        assert command in run.out
+    assert "cron" in cli("ingest", "--help").out
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\x00", "🙂" * 50, "../../etc/passwd"])
+def test_odd_selectors_never_raise(query, tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    run = cli("show", query)
+    assert run.code in (1, 2) and "Traceback" not in run.err
