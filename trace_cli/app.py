@@ -11,8 +11,12 @@ import traceback
 from dataclasses import dataclass
 from typing import Annotated
 
-import click
 import typer
+
+try:                                   # newer typer vendors its own click
+    from typer._click.exceptions import ClickException
+except ImportError:                    # pragma: no cover - older typer
+    from click.exceptions import ClickException
 
 from stores.errors import TraceError
 from stores.store import Store
@@ -72,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         sys.stderr.write("trace: aborted\n")
         code = 130
-    except click.exceptions.ClickException as exc:       # usage errors: exit 2
+    except ClickException as exc:                        # usage errors: exit 2
         exc.show()
         code = exc.exit_code
     except TraceError as exc:
