@@ -52,7 +52,7 @@ class Appender:
                  redact_secrets: bool = True, reconciler=None,
                  artifact_threshold: int = ARTIFACT_THRESHOLD_TOKENS,
                  spills: SpillRegistry | None = None,
-                 hooks: Iterable[Callable[[list[dict]], None]] = (),
+                 hooks: Iterable[Callable[[list[dict], list[tuple[int, int]]], None]] = (),
                  warn: Callable[[str], None] = lambda msg: None):
         self.log = log
         self.state = state
@@ -112,7 +112,7 @@ class Appender:
         sealed = self.log.append(events)
         self.state.record(sealed)
         for hook in self.hooks:
-            hook(sealed)
+            hook(sealed, self.log.last_locations)
         counts.added += len(sealed)
         for e in sealed:
             counts.sessions[e["session_id"]] = counts.sessions.get(e["session_id"], 0) + 1

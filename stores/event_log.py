@@ -60,6 +60,8 @@ class EventLog:
         self.clock = clock
         self._fd: int | None = None
         self._active: Path | None = None
+        self._active_first = 0
+        self.last_locations: list[tuple[int, int]] = []
         self._active_size = 0
         self.tail = self._recover_and_read_tail()
         self.ids = IdGenerator(self.tail.id, clock=clock)
@@ -127,6 +129,7 @@ class EventLog:
             return []
         now = utc_now_iso(self.clock)
         sealed: list[dict] = []
+        self.last_locations = []                  # (segment first seq, byte offset) per sealed event
         pending: list[bytes] = []
         pending_size = 0
         tail = self.tail
@@ -148,6 +151,7 @@ class EventLog:
                 self._write(pending)
                 pending, pending_size = [], 0
                 self._rotate(seq)
+            self.last_locations.append((self._active_first, self._active_size + pending_size))
             pending.append(line)
             pending_size += len(line)
             prev = digest
@@ -170,6 +174,7 @@ class EventLog:
     def _open_active(self, path: Path) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._active = path
+        self._active_first = int(path.name.split(".", 1)[0])
         self._active_size = os.fstat(self._fd).st_size
 
     def _rotate(self, first_seq: int) -> None:

@@ -132,3 +132,17 @@ def _rfind_newline(f, before: int) -> int:
             return pos - step + i
         pos -= step
     return -1
+
+
+def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | None:
+    """The event whose line starts at `offset` in segment `first_seq` (one
+    seek and one line: how a search hit becomes the verbatim event)."""
+    try:
+        with open(segments_dir / segment_name(first_seq), "rb") as f:
+            f.seek(offset)
+            line = f.readline()
+    except FileNotFoundError:
+        return None
+    if not line.endswith(b"\n"):
+        return None
+    return orjson.loads(line)

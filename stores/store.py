@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 from stores.artifacts import ArtifactStore
 from stores.errors import TraceError
 from stores.event_log import EventLog
+from stores.indexes import DerivedIndexes
 from stores.ingest_state import IngestState
 from stores.lock import WriterLock
 from stores.paths import ensure_dir, private_umask, store_dir
@@ -27,10 +28,11 @@ from stores.segments import iter_events, list_segments
 class Writer:
     """What a writer holds while the lock is theirs."""
 
-    def __init__(self, store: "Store", log: EventLog, state: IngestState):
+    def __init__(self, store: "Store", log: EventLog, state: IngestState, indexes: DerivedIndexes):
         self.store = store
         self.log = log
         self.state = state
+        self.indexes = indexes
         self.artifacts = ArtifactStore(store.dir)
 
 
@@ -61,29 +63,33 @@ class Store:
     # -- writing -----------------------------------------------------------
 
     @contextlib.contextmanager
-    def writer(self, wait: float = 0.0) -> Iterator[Writer]:
+    def writer(self, wait: float = 0.0, embed: bool = True) -> Iterator[Writer]:
         with private_umask():
             ensure_dir(self.dir)
             lock = WriterLock(self.dir).acquire(wait)
             try:
                 log = EventLog(self.dir, warn=self.warn)
                 state = IngestState(self.dir)
+                indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed)
                 try:
                     if state.keys_seq > log.tail.seq:
                         # The state knows lines the log no longer has (a damaged
                         # last line was quarantined): rebuild it from the log.
                         state.reset()
                     state.catch_up(self.segments_dir, log.tail.seq)
-                    yield Writer(self, log, state)
+                    indexes.catch_up(log.tail.seq)
+                    yield Writer(self, log, state, indexes)
+                    indexes.commit(log.tail.seq)
                 finally:
                     log.close()
                     state.close()
+                    indexes.close()
             finally:
                 lock.release()
 
-    def append_hooks(self, writer: Writer) -> list[Callable[[list[dict]], None]]:
-        """Derived indexes that follow every append (none yet)."""
-        return []
+    def append_hooks(self, writer: Writer) -> list[Callable[[list[dict], list[tuple[int, int]]], None]]:
+        """Derived indexes that follow every append."""
+        return [writer.indexes.on_append]
 
     # -- reading -----------------------------------------------------------
 

@@ -29,6 +29,9 @@ def register(app: typer.Typer) -> None:
                                                     help="Put every event in this session.")] = None,
         strict: Annotated[bool, typer.Option("--strict", help="Write nothing from a file with any bad line.")] = False,
         no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep secrets as they are (not recommended).")] = False,
+        no_embed: Annotated[bool, typer.Option(
+            "--no-embed", help="Defer vector indexing to `trace index` (cron) or to recall; full text is "
+                               "always indexed before ingest returns.")] = False,
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
@@ -41,7 +44,8 @@ def register(app: typer.Typer) -> None:
         results = []
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
-                                       redact=not no_redact, wait=wait, on_error=out.problem,
+                                       redact=not no_redact, wait=wait, embed=not no_embed,
+                                       on_error=out.problem,
                                        on_progress=progress.update):
                 progress.done(result)
                 results.append(result)

@@ -1,0 +1,74 @@
+"""The `<recalled-context>` block: recall hits packed for injection.
+
+Knowledge (notes, task state, persona: compact facts) gets 30% of the cap,
+detail (raw events, code and formatting kept) 70% plus whatever knowledge
+leaves unused. Within each, the lowest-scoring entries go first until it
+fits; the block never exceeds the cap (counted with the one tokenizer), and
+when not even one entry fits nothing is injected."""
+from __future__ import annotations
+
+from reducers.tokens import count_tokens
+
+KNOWLEDGE_KINDS = frozenset({"note", "task_state", "persona"})
+KNOWLEDGE_SHARE = 0.3
+_OPEN = '<recalled-context source="trace">'
+_CLOSE = "</recalled-context>"
+
+
+def build_block(hits: list[dict], cap_tokens: int) -> str:
+    if cap_tokens <= 0 or not hits:
+        return ""
+    knowledge = [h for h in hits if h["kind"] in KNOWLEDGE_KINDS]
+    detail = [h for h in hits if h["kind"] not in KNOWLEDGE_KINDS]
+    room = cap_tokens - count_tokens(_assemble(["-"], ["-"]))
+    if room <= 0:
+        return ""
+    k_keep = _fit([_knowledge_line(h) for h in knowledge], [h["score"] for h in knowledge],
+                  int(room * KNOWLEDGE_SHARE))
+    used = sum(count_tokens(_knowledge_line(knowledge[i])) + 1 for i in k_keep)
+    d_keep = _fit([_detail_entry(h) for h in detail], [h["score"] for h in detail], room - used)
+    # Joining can tokenize a little differently from the sum of the parts:
+    # drop the lowest-scoring entry until the whole block fits.
+    while k_keep or d_keep:
+        block = _assemble([_knowledge_line(knowledge[i]) for i in k_keep],
+                          [_detail_entry(detail[i]) for i in d_keep])
+        if count_tokens(block) <= cap_tokens:
+            return block
+        if d_keep:
+            d_keep.remove(min(d_keep, key=lambda i: detail[i]["score"]))
+        else:
+            k_keep.remove(min(k_keep, key=lambda i: knowledge[i]["score"]))
+    return ""
+
+
+def _assemble(k_lines: list[str], d_entries: list[str]) -> str:
+    parts = [_OPEN, ""]
+    if k_lines:
+        parts += ["<knowledge>", *k_lines, "</knowledge>", ""]
+    if d_entries:
+        parts += ["<detail>", "\n\n".join(d_entries), "</detail>", ""]
+    parts.append(_CLOSE)
+    return "\n".join(parts)
+
+
+def _knowledge_line(h: dict) -> str:
+    return f"- [{h['kind']}] {' '.join(h['text'].split())}"
+
+
+def _detail_entry(h: dict) -> str:
+    ts = (h.get("ts") or "")[:16].replace("T", " ")
+    return f"[{ts} {h['kind']} #{h['seq']}] {h['text'].strip()}"
+
+
+def _fit(entries: list[str], scores: list[float], budget: int) -> list[int]:
+    """Indexes of the entries kept (rank order), dropping the lowest-scoring
+    until their token total fits the budget."""
+    keep = list(range(len(entries)))
+    cost = {i: count_tokens(entries[i]) + 2 for i in keep}
+    total = sum(cost.values())
+    for i in sorted(keep, key=lambda i: scores[i]):
+        if total <= budget:
+            break
+        keep.remove(i)
+        total -= cost[i]
+    return keep if total <= budget else []

@@ -1,0 +1,80 @@
+"""Terms for the full-text index and for queries.
+
+Two views of the same text:
+- words: what English stemming works on (the `body` field, analysed by
+  Tantivy's en_stem); queries drop stopwords so "when did the deploy fail"
+  ranks by "deploy" and "fail", not by "the".
+- exact terms: the strings people recall character for character — hashes,
+  paths, e-mail addresses, URLs, identifiers, error codes, key=value — kept
+  whole, plus their parts (a path's segments, an address's user and domain,
+  a hash's short prefixes), lowercased, for the `exact` field.
+
+Both are pure functions of the text; the index and the query use the same
+code, so whatever was indexed is what a query can name."""
+from __future__ import annotations
+
+import re
+
+MAX_TERM_CHARS = 256
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are aren as at be because been before being below
+between both but by can could couldn did didn do does doesn doing don down during each ever few for from
+further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is
+isn it its itself just let ll me might more most must my myself no nor not now of off on once only or other
+our ours ourselves out over own re s same shall she should so some such t than that the their theirs them
+themselves then there these they this those through to too under until up ve very was wasn we were weren
+what when where which while who whom why will with won would wouldn y you your yours yourself yourselves
+""".split())
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A candidate exact token: a run without spaces or quotes/brackets that holds
+# at least one "structural" character or mixes letters and digits.
+_CANDIDATE = re.compile(r"[^\s\"'`<>()\[\]{},;|]+")
+_STRUCTURAL = re.compile(r"[/\\.:=@#_\-]|[A-Za-z][0-9]|[0-9][A-Za-z]")
+_EDGE_PUNCT = ".,:;!?*"
+_PART_SPLIT = re.compile(r"[/\\=@:,?&#]+")
+_HEX = re.compile(r"^[0-9a-f]{7,}$")
+_SHORT_PREFIXES = (7, 8, 10, 12)
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def query_words(query: str) -> list[str]:
+    """The content words of a query, stopwords dropped (unless nothing else
+    is left), for the stemmed body field."""
+    all_words = words(query)
+    content = [w for w in all_words if w not in STOPWORDS]
+    return content or all_words
+
+
+def exact_terms(text: str) -> list[str]:
+    """Exact tokens and their parts, lowercased, unique, in order."""
+    out: dict[str, None] = {}
+    for m in _CANDIDATE.finditer(text):
+        token = m.group(0).strip(_EDGE_PUNCT)
+        if len(token) < 3 or not _STRUCTURAL.search(token):
+            continue
+        token = token.lower()[:MAX_TERM_CHARS]
+        out.setdefault(token)
+        for part in _PART_SPLIT.split(token):
+            part = part.strip(_EDGE_PUNCT + "-_")
+            if len(part) >= 2:
+                out.setdefault(part)
+                if _HEX.match(part) and len(part) >= 16:
+                    for n in _SHORT_PREFIXES:          # people quote short SHAs
+                        out.setdefault(part[:n])
+    return list(out)
+
+
+def exact_query_terms(query: str) -> list[str]:
+    """The exact terms a query names: only whole structured tokens (and the
+    hash prefixes they imply), not every part — a query for
+    `/srv/app/payments.yaml` should not match every file under /srv."""
+    out: dict[str, None] = {}
+    for m in _CANDIDATE.finditer(query):
+        token = m.group(0).strip(_EDGE_PUNCT)
+        if len(token) >= 3 and _STRUCTURAL.search(token):
+            out.setdefault(token.lower()[:MAX_TERM_CHARS])
+    return list(out)

@@ -1,0 +1,141 @@
+"""The derived indexes, kept in step with the log.
+
+`DerivedIndexes` is what a writer holds beside the log: it feeds every
+appended batch to the full-text index (synchronously: an event is findable
+the moment `ingest` returns) and to the vector index (unless embedding is
+deferred), commits them when the writer closes, and on open brings any
+index that lags the log — or is missing, corrupt, or of an older schema —
+back up to date from the log itself, with a note on stderr."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+import orjson
+
+from stores.artifacts import ArtifactStore
+from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex
+from stores.segments import iter_raw_lines, list_segments, segments_from
+from stores.vectors import VectorIndex
+
+CATCH_UP_BATCH = 5000
+
+
+def iter_located(segments_dir: Path, start_seq: int) -> Iterator[tuple[dict, tuple[int, int]]]:
+    """(event, (segment first seq, byte offset)) from start_seq on."""
+    for seg in segments_from(list_segments(segments_dir), start_seq):
+        for raw in iter_raw_lines(seg.path):
+            event = orjson.loads(raw.data)
+            if event["seq"] >= start_seq:
+                yield event, (seg.first_seq, raw.offset)
+
+
+def artifact_texts(artifacts: ArtifactStore, events: list[dict]) -> dict[int, str]:
+    """The searchable prefix of each artifact-backed event's full content."""
+    out = {}
+    for e in events:
+        art = e.get("artifact")
+        if not art:
+            continue
+        chunks, size = [], 0
+        try:
+            for chunk in artifacts.iter_bytes(art["id"]):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= INDEX_MAX_CHARS:
+                    break
+        except Exception:          # a missing artifact is verify's finding; index the preview
+            continue
+        out[e["seq"]] = b"".join(chunks)[:INDEX_MAX_CHARS].decode("utf-8", "ignore")
+    return out
+
+
+class DerivedIndexes:
+    """`embed=False` defers vectors (ingest --no-embed): they catch up later
+    in `trace index`, or in recall for a bounded tail."""
+
+    def __init__(self, store: Path, note: Callable[[str], None], embed: bool = True,
+                 embedder: str | None = None):
+        self.store = store
+        self.note = note
+        self.embed = embed
+        self.fulltext = FulltextIndex(store)
+        self.vectors = VectorIndex(store, embedder)
+        self.artifacts = ArtifactStore(store)
+        self._dirty = False
+
+    def catch_up(self, log_seq: int) -> int:
+        """Bring the full-text index up to the log (and the vectors too,
+        unless embedding is deferred); returns events indexed."""
+        done = self._catch_up_fulltext(log_seq)
+        if self.embed:
+            self.catch_up_vectors(log_seq)
+        return done
+
+    def catch_up_vectors(self, log_seq: int) -> int:
+        """Embed events past the vector watermark; returns how many events
+        were considered."""
+        vec = self.vectors
+        watermark = vec.watermark
+        if watermark < 0 or watermark > log_seq:
+            if vec.meta():
+                self.note("vector index missing, outdated or built with another embedder: rebuilding it")
+            vec.reset()
+            watermark = 0
+        if watermark >= log_seq:
+            return 0
+        done, batch = 0, []
+        for event, _ in iter_located(self.store / "segments", watermark + 1):
+            batch.append(event)
+            if len(batch) >= CATCH_UP_BATCH:
+                vec.add(batch)
+                done += len(batch)
+                batch = []
+        vec.add(batch)
+        done += len(batch)
+        vec.commit(log_seq)
+        return done
+
+    def _catch_up_fulltext(self, log_seq: int) -> int:
+        ft = self.fulltext
+        watermark = ft.watermark
+        if watermark < 0 or watermark > log_seq or (watermark > 0 and ft.open() is None):
+            if watermark != -1 or (self.store / "fulltext").exists():
+                self.note("full-text index missing, damaged or outdated: rebuilding it from the log")
+            ft.reset()
+            watermark = 0
+        if watermark >= log_seq:
+            return 0
+        ft.drop_after(watermark)
+        done, batch, locations = 0, [], []
+        for event, loc in iter_located(self.store / "segments", watermark + 1):
+            batch.append(event)
+            locations.append(loc)
+            if len(batch) >= CATCH_UP_BATCH:
+                ft.add(batch, locations, artifact_texts(self.artifacts, batch))
+                done += len(batch)
+                batch, locations = [], []
+        ft.add(batch, locations, artifact_texts(self.artifacts, batch))
+        done += len(batch)
+        ft.commit(log_seq)
+        return done
+
+    def on_append(self, events: list[dict], locations: list[tuple[int, int]]) -> None:
+        if not events:
+            return
+        self.fulltext.add(events, locations, artifact_texts(self.artifacts, events))
+        self._dirty = True
+        if self.embed and self.vectors.watermark >= 0:
+            self.vectors.add(events)
+
+    def commit(self, log_seq: int) -> None:
+        if self._dirty or self.fulltext.watermark < log_seq:
+            self.fulltext.commit(log_seq)
+            self._dirty = False
+        vec = self.vectors
+        if self.embed and vec.watermark >= 0:
+            vec.commit(log_seq)
+
+    def close(self) -> None:
+        self.fulltext.close()
+        self.vectors.close()

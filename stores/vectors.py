@@ -1,0 +1,187 @@
+"""The vector index (hnswlib, cosine, `vectors/`): derived from the log.
+
+Labels are event seqs. `meta.json` records the embedder, dimension and
+HNSW parameters the index was built with and the watermark (last seq
+considered); an index built with another embedder or dimension is rebuilt,
+never mixed. Not every event is embedded (see `embeddable`): tool calls,
+system prompts and tiny texts carry little meaning for a dense model and
+would only slow ingest, which vector indexing bounds.
+
+Saved with a temp file and a rename after each writer session, meta last,
+so a crash leaves the previous index and watermark intact."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+
+SCHEMA_VERSION = 1
+EMBED_KINDS = frozenset({"user", "assistant", "tool_result", "note", "task_state", "persona"})
+MIN_CHARS = 12
+# Chosen by measurement (trace bench recall, LoCoMo dev): see README "Recall".
+DEFAULT_DIM = 128
+DEFAULT_M = 12
+DEFAULT_EF_CONSTRUCTION = 64
+DEFAULT_EF_SEARCH = 96
+
+
+def embeddable(event: dict) -> bool:
+    return event["kind"] in EMBED_KINDS and len((event.get("text") or "").strip()) >= MIN_CHARS
+
+
+def embedding_text(event: dict) -> str:
+    tool = event.get("tool") or {}
+    text = event.get("text") or ""
+    return f"{tool['name']}: {text}" if tool.get("name") else text
+
+
+class VectorIndex:
+    def __init__(self, store: Path, embedder_name: str | None = None):
+        self.dir = store / "vectors"
+        self.path = self.dir / "hnsw.bin"
+        self.meta_path = self.dir / "meta.json"
+        self.embedder_name = embedder_name
+        self._index = None
+        self._embedder = None
+        self._dirty = False
+        self._meta: dict | None = None
+
+    # -- bookkeeping ---------------------------------------------------------
+
+    def meta(self) -> dict:
+        if self._meta is None:
+            try:
+                self._meta = orjson.loads(self.meta_path.read_bytes())
+            except (FileNotFoundError, orjson.JSONDecodeError):
+                self._meta = {}
+        return self._meta
+
+    @property
+    def watermark(self) -> int:
+        """Last seq considered, or -1 when missing/unusable/foreign."""
+        m = self.meta()
+        if m.get("schema") != SCHEMA_VERSION or not self.path.exists() and m.get("count", 0) > 0:
+            return -1
+        if self.embedder_name and m.get("embedder") != self.embedder_name:
+            return -1
+        return int(m.get("seq", -1))
+
+    @property
+    def count(self) -> int:
+        return int(self.meta().get("count", 0))
+
+    def embedder(self):
+        if self._embedder is None:
+            from stores.embedders import load_embedder
+            name = self.meta().get("embedder") or self.embedder_name or _default_embedder()
+            self._embedder = load_embedder(name, self.meta().get("dim"))
+        return self._embedder
+
+    def _load(self):
+        if self._index is None:
+            import hnswlib
+            m = self.meta()
+            index = hnswlib.Index(space="cosine", dim=m["dim"])
+            if self.path.exists() and m.get("count", 0) > 0:
+                index.load_index(str(self.path), max_elements=max(m.get("capacity", 0), m["count"]))
+            else:
+                index.init_index(max_elements=max(m.get("capacity", 1024), 1024), M=m["M"],
+                                 ef_construction=m["ef_construction"])
+            index.set_ef(m.get("ef_search", DEFAULT_EF_SEARCH))
+            self._index = index
+        return self._index
+
+    # -- writing (under the store's writer lock) ----------------------------------
+
+    def reset(self, embedder_name: str | None = None) -> None:
+        name = embedder_name or self.embedder_name or _default_embedder()
+        dim = int(os.environ.get("TRACE_VECTOR_DIM", DEFAULT_DIM)) if name == "wordllama" else 256
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.path.unlink(missing_ok=True)
+        self._meta = {"schema": SCHEMA_VERSION, "embedder": name, "dim": dim, "M": DEFAULT_M,
+                      "ef_construction": DEFAULT_EF_CONSTRUCTION, "ef_search": DEFAULT_EF_SEARCH,
+                      "seq": 0, "count": 0, "capacity": 1024}
+        self._index = None
+        self._embedder = None
+        self._write_meta()
+
+    def add(self, events: list[dict]) -> int:
+        """Embed and insert the embeddable events; returns how many."""
+        chosen = [e for e in events if embeddable(e)]
+        if not chosen:
+            return 0
+        import numpy as np
+        vectors = self.embedder().embed([embedding_text(e) for e in chosen])
+        keep = np.linalg.norm(vectors, axis=1) > 0
+        if not keep.any():
+            return 0
+        vectors = vectors[keep]
+        labels = np.array([e["seq"] for e, k in zip(chosen, keep) if k], dtype=np.uint64)
+        index = self._load()
+        needed = index.get_current_count() + len(labels)
+        if needed > index.get_max_elements():
+            index.resize_index(max(needed, int(index.get_max_elements() * 1.5)))
+        index.add_items(vectors, labels, num_threads=2)
+        self._dirty = True
+        return len(labels)
+
+    def commit(self, seq: int) -> None:
+        m = self.meta()
+        if self._dirty:
+            index = self._load()
+            tmp = self.path.with_suffix(".tmp")
+            index.save_index(str(tmp))
+            os.replace(tmp, self.path)
+            m["count"] = index.get_current_count()
+            m["capacity"] = index.get_max_elements()
+            self._dirty = False
+        m["seq"] = seq
+        self._write_meta()
+
+    def _write_meta(self) -> None:
+        tmp = self.meta_path.with_suffix(".tmp")
+        tmp.write_bytes(orjson.dumps(self.meta()))
+        os.replace(tmp, self.meta_path)
+
+    # -- reading ---------------------------------------------------------------
+
+    def search(self, vector, k: int) -> list[tuple[int, float]]:
+        if self.count == 0:
+            return []
+        index = self._load()
+        k = min(k, index.get_current_count())
+        index.set_ef(max(k, self.meta().get("ef_search", DEFAULT_EF_SEARCH)))
+        labels, distances = index.knn_query(vector, k=k)
+        return [(int(l), 1.0 - float(d)) for l, d in zip(labels[0], distances[0])]
+
+    def vectors_for(self, seqs: list[int]) -> dict[int, object]:
+        """Stored vectors of the given seqs (those that were embedded)."""
+        if self.count == 0 or not seqs:
+            return {}
+        import numpy as np
+        index = self._load()
+        try:
+            present = list(seqs)
+            vecs = index.get_items(present)
+        except RuntimeError:                 # some were never embedded: ask one by one
+            present = [s for s in seqs if _has_label(index, s)]
+            if not present:
+                return {}
+            vecs = index.get_items(present)
+        return dict(zip(present, np.asarray(vecs, dtype=np.float32)))
+
+    def close(self) -> None:
+        self._index = None
+
+
+def _has_label(index, seq: int) -> bool:
+    try:
+        index.get_items([seq])
+        return True
+    except RuntimeError:
+        return False
+
+
+def _default_embedder() -> str:
+    return os.environ.get("TRACE_EMBEDDER", "wordllama")

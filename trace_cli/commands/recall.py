@@ -1,0 +1,131 @@
+"""`trace recall`: scored hits an agent can gate on."""
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import orjson
+import typer
+
+from stores.errors import NoResult, UsageError
+from trace_cli.options import JsonOpt
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=(
+        "Find events by meaning and by exact string: BM25 over stemmed text and exact tokens "
+        "(hashes, paths, identifiers) fused with vector similarity, recency and the session's "
+        "active task. Every hit carries scores {fulltext, vector, recency, task} and a final score to "
+        "gate on; --min-score exits 3 when nothing clears it.\n\n"
+        "Examples:\n\n"
+        "  trace recall \"which file holds the payments key\" -k 5\n\n"
+        "  trace recall \"checksum of the payments key\" --hops 2\n\n"
+        "  trace recall --queries questions.jsonl > hits.jsonl    (JSONL {\"id\",\"query\",…filters})\n\n"
+        "  trace recall \"ssl error\" --block --budget 2000          (a <recalled-context> block)"))
+    def recall(
+        ctx: typer.Context,
+        query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for.")] = None,
+        k: Annotated[int, typer.Option("-k", "--top", min=1, help="Hits to return.")] = 10,
+        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session.")] = None,
+        kind: Annotated[list[str] | None, typer.Option("--kind", metavar="KIND", help="Only these kinds (repeatable).")] = None,
+        since: Annotated[str | None, typer.Option("--since", metavar="TIME", help="ISO time or age (3d, 12h).")] = None,
+        until: Annotated[str | None, typer.Option("--until", metavar="TIME", help="ISO time or age.")] = None,
+        mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector")] = "hybrid",
+        hops: Annotated[int, typer.Option("--hops", metavar="1|2", help="2: follow identifiers found by the first hop.")] = 1,
+        min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left.")] = None,
+        mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only, lower = more diverse.")] = 0.7,
+        queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL of {id, query, …filters}; one process for many queries.")] = None,
+        block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits.")] = False,
+        budget: Annotated[int, typer.Option("--budget", metavar="TOKENS", help="Hard cap for --block.")] = 4000,
+        window: Annotated[int, typer.Option("--window", metavar="TOKENS", help="Context window; --block stays within 10% of it.")] = 200_000,
+        json_out: JsonOpt = False,
+    ) -> int:
+        from stores.recall import Recaller, RecallQuery
+        from trace_cli.app import state
+
+        st = state(ctx)
+        out = st.output(json_out)
+        store = st.store(out)
+        if bool(query) == bool(queries):
+            raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
+        base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
+                    min_score=min_score, mmr=mmr)
+        recaller = Recaller(store, note=out.note)
+        if queries:
+            return _batch(recaller, queries, base, out)
+        q = RecallQuery(query=query, **base)
+        for w in q.validate():
+            out.warn(w)
+        recaller.prepare(q.mode)
+        hits = recaller.recall(q)
+        if block:
+            from reducers.recall_block import build_block
+            text = build_block([h.as_json() for h in hits], min(budget, window // 10))
+            out.raw(text + ("\n" if text else ""))
+        elif out.json:
+            out.emit_many(_with_lag(h.as_json(), recaller) for h in hits)
+        else:
+            _table(out, hits, query)
+        if not hits and min_score is not None:
+            raise NoResult(f"no hit scored {min_score} or more; try other words, --mode hybrid, or --hops 2")
+        return 0
+
+
+def _with_lag(hit: dict, recaller) -> dict:
+    if recaller.vector_lag:
+        hit["vector_lag"] = recaller.vector_lag
+    return hit
+
+
+def _batch(recaller, source: str, base: dict, out) -> int:
+    from stores.recall import RecallQuery
+    stream = sys.stdin.buffer if source == "-" else open(source, "rb")
+    prepared = set()
+    any_hit = False
+    with stream:
+        for n, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                spec = orjson.loads(line)
+                if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
+                    raise ValueError("need an object with a string \"query\"")
+                opts = {**base, **{key: spec[key] for key in ("k", "session", "since", "until", "mode", "hops",
+                                                             "min_score", "mmr") if key in spec}}
+                if "kind" in spec or "kinds" in spec:
+                    kinds = spec.get("kinds", spec.get("kind"))
+                    opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
+                q = RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts)
+                for w in q.validate():
+                    out.warn(f"{source}:{n}: {w}")
+            except (ValueError, UsageError) as exc:
+                out.problem(f"{source}:{n}: {exc}")
+                continue
+            if q.mode not in prepared:
+                recaller.prepare(q.mode)
+                prepared.add(q.mode)
+            hits = recaller.recall(q)
+            any_hit = any_hit or bool(hits)
+            out.emit_many(_with_lag(h.as_json(), recaller) for h in hits)
+    return 0
+
+
+def _table(out, hits, query: str) -> None:
+    if not hits:
+        out.console.print("no hits")
+        return
+    from rich.table import Table
+    from rich.text import Text
+    from reducers.terms import query_words
+    table = Table(header_style="bold", title=f"recall: {query[:80]}")
+    for col in ("#", "score", "ft", "vec", "seq", "kind", "ts", "snippet"):
+        table.add_column(col, overflow="fold")
+    terms = query_words(query)
+    for h in hits:
+        snip = Text(h.snippet)
+        snip.highlight_words(terms, style="bold yellow", case_sensitive=False)
+        s = h.scores
+        table.add_row(str(h.rank), f"{h.score:.3f}", f"{s.get('fulltext') or 0:.2f}",
+                      "-" if s.get("vector") is None else f"{s['vector']:.2f}", str(h.seq), h.kind,
+                      (h.ts or "")[:16], snip)
+    out.console.print(table)
