@@ -1,10 +1,11 @@
 """The canonical form of a log line and the hash chain over it.
 
-Canonical bytes are orjson with sorted keys of the event *without* its
-`hash`; the written line is those bytes with `"hash"` appended last, so a
-line is hashed once on write and `verify` re-derives the same bytes from the
-parsed line. `prev` (the previous line's hash) is inside the hashed bytes,
-which chains every line to all lines before it."""
+A line is the event serialised once (orjson, keys in the order the writer
+built them) with `"hash"` appended as its last member. The canonical form
+is exactly those bytes without the hash member, so `verify` re-derives every
+hash from the bytes on disk — no re-serialisation that could differ. `prev`
+(the previous line's hash) is inside the hashed bytes, which chains every
+line to all lines before it."""
 from __future__ import annotations
 
 import hashlib
@@ -13,31 +14,34 @@ import re
 import orjson
 
 GENESIS = "0" * 64                      # `prev` of the very first line of a store
-_OPTS = orjson.OPT_SORT_KEYS
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def canonical_bytes(event: dict) -> bytes:
-    if "hash" in event:
-        event = {k: v for k, v in event.items() if k != "hash"}
-    return orjson.dumps(event, option=_OPTS)
-
-
-def line_hash(canonical: bytes) -> str:
-    return hashlib.sha256(canonical).hexdigest()
+_HASH_SUFFIX_LEN = len(b',"hash":"') + 64 + len(b'"}')
+_HASH_PREFIX = b',"hash":"'
 
 
 def seal_line(event: dict) -> tuple[dict, bytes, str]:
     """Return (event as written, line bytes with trailing newline, hash) for
     an event that already carries `prev`. The event is written as given
     unless JSON cannot hold a value exactly (see `coerce`)."""
+    event, body, digest = seal(event)
+    return event, body[:-1] + line_suffix(digest), digest
+
+
+def seal(event: dict) -> tuple[dict, bytes, str]:
+    """(event as written, its canonical bytes, their sha256). The line is
+    `body[:-1] + line_suffix(digest)`; writers join the parts once per batch."""
     try:
-        body = orjson.dumps(event, option=_OPTS)
+        body = orjson.dumps(event)
     except TypeError:
         event = coerce(event)
-        body = orjson.dumps(event, option=_OPTS)
-    digest = hashlib.sha256(body).hexdigest()
-    return event, body[:-1] + b',"hash":"' + digest.encode() + b'"}\n', digest
+        body = orjson.dumps(event)
+    return event, body, hashlib.sha256(body).hexdigest()
+
+
+def line_suffix(digest: str) -> bytes:
+    return b',"hash":"' + digest.encode() + b'"}\n'
 
 
 def coerce(value):
@@ -65,7 +69,9 @@ def _has_surrogate(text: str) -> bool:
         return True
 
 
-def check_line(event: dict) -> tuple[bool, str]:
-    """(hash matches, recomputed hash) for a parsed line."""
-    digest = line_hash(canonical_bytes(event))
-    return digest == event.get("hash"), digest
+def check_line(line: bytes) -> tuple[bool, str]:
+    """(hash matches, recomputed hash) for a line's bytes (no newline)."""
+    if len(line) <= _HASH_SUFFIX_LEN or line[-_HASH_SUFFIX_LEN:-66] != _HASH_PREFIX:
+        return False, ""
+    digest = hashlib.sha256(line[:-_HASH_SUFFIX_LEN] + b"}").hexdigest()
+    return digest.encode() == line[-66:-2], digest

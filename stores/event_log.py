@@ -19,7 +19,7 @@ from typing import Callable
 
 import orjson
 
-from reducers.canonical import GENESIS, seal_line
+from reducers.canonical import GENESIS, line_suffix, seal
 from stores.ids import IdGenerator
 from stores.paths import ensure_dir, fsync_dir
 from stores.segments import list_segments, read_last_line, segment_name
@@ -124,39 +124,41 @@ class EventLog:
 
     def append(self, events: list[dict]) -> list[dict]:
         """Seal and persist a batch; returns the events as written (with
-        seq, id, ingested_at, prev, hash). Durable when this returns."""
+        seq, id, ingested_at, prev, hash), which are the given dicts,
+        completed in place. Durable when this returns."""
         if not events:
             return []
         now = utc_now_iso(self.clock)
-        sealed: list[dict] = []
         self.last_locations = []                  # (segment first seq, byte offset) per sealed event
         pending: list[bytes] = []
         pending_size = 0
-        tail = self.tail
-        seq, prev = tail.seq, tail.hash
+        seq, prev = self.tail.seq, self.tail.hash
         self._ensure_active(seq + 1)
-        for event in events:
+        fresh_ids = iter(self.ids.new_batch(sum(1 for e in events if not e.get("id"))))
+        sealed = []
+        for row in events:                        # completed in place: callers build them fresh
             seq += 1
-            row = dict(event)
             if row.get("id"):
                 self.ids.observe(row["id"])
             else:
-                row["id"] = self.ids.new()
+                row["id"] = next(fresh_ids)
             row["seq"] = seq
             row["ingested_at"] = now
             row["prev"] = prev
-            row, line, digest = seal_line(row)
-            row["hash"] = digest
-            if self._active_size + pending_size + len(line) > self.segment_bytes and self._active_size + pending_size > 0:
-                self._write(pending)
+            row, body, digest = seal(row)
+            suffix = line_suffix(digest)
+            size = len(body) - 1 + len(suffix)
+            if self._active_size + pending_size + size > self.segment_bytes and self._active_size + pending_size > 0:
+                self._write(pending, pending_size)
                 pending, pending_size = [], 0
                 self._rotate(seq)
             self.last_locations.append((self._active_first, self._active_size + pending_size))
-            pending.append(line)
-            pending_size += len(line)
-            prev = digest
+            pending.append(memoryview(body)[:-1])       # no copy: the batch is joined once
+            pending.append(suffix)
+            pending_size += size
+            row["hash"] = prev = digest
             sealed.append(row)
-        self._write(pending)
+        self._write(pending, pending_size)
         os.fsync(self._fd)
         self.tail = Tail(seq=seq, hash=prev, id=sealed[-1]["id"])
         return sealed
@@ -185,14 +187,14 @@ class EventLog:
         self._open_active(self.dir / segment_name(first_seq))
         fsync_dir(self.dir)                        # the new file's entry survives a crash
 
-    def _write(self, lines: list[bytes]) -> None:
-        if not lines:
+    def _write(self, parts: list, size: int) -> None:
+        if not parts:
             return
-        data = memoryview(b"".join(lines))
+        data = memoryview(b"".join(parts))
         while data:
             n = os.write(self._fd, data)
             data = data[n:]
-        self._active_size += sum(len(x) for x in lines)
+        self._active_size += size
 
     def close(self) -> None:
         if self._fd is not None:

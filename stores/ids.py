@@ -16,12 +16,14 @@ _DECODE = {c: i for i, c in enumerate(_ALPHABET)}
 _MAX = (1 << 128) - 1
 
 
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]     # 10 bits -> 2 characters
+_SHIFTS = tuple(range(120, -1, -10))                        # 13 chunks cover the 130 bits of 26 chars
+_HEAD_SHIFTS = tuple(range(60, -1, -10))                    # bits 60..129 of the value: 14 chars
+_TAIL_SHIFTS = tuple(range(50, -1, -10))                    # bits 0..59: 12 chars
+
+
 def encode_ulid(value: int) -> str:
-    out = []
-    for _ in range(26):
-        out.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(out))
+    return "".join([_PAIRS[(value >> s) & 1023] for s in _SHIFTS])
 
 
 def decode_ulid(text: str) -> int:
@@ -50,6 +52,26 @@ class IdGenerator:
         (an imported trace event keeps its original id)."""
         if is_ulid(existing_id):
             self._last = max(self._last, decode_ulid(existing_id))
+
+    def new_batch(self, n: int) -> list[str]:
+        """n consecutive ids (one clock read, one random draw): the counter
+        counts up inside the batch, so only the low 12 characters change and
+        the 14-character head is encoded once."""
+        if n <= 0:
+            return []
+        first = decode_ulid(self.new())
+        last = first + n - 1
+        if last > _MAX:
+            raise OverflowError("ULID space exhausted")
+        self._last = last
+        out = []
+        head_value, head = -1, ""
+        for v in range(first, last + 1):
+            hv = v >> 60
+            if hv != head_value:
+                head_value, head = hv, "".join([_PAIRS[(hv >> s) & 1023] for s in _HEAD_SHIFTS])
+            out.append(head + "".join([_PAIRS[(v >> s) & 1023] for s in _TAIL_SHIFTS]))
+        return out
 
     def new(self) -> str:
         ms = int(self._clock() * 1000)
