@@ -50,6 +50,7 @@ class Candidate:
     scores: dict = field(default_factory=dict)
     segment: int = 0            # where the event lives in the log
     offset: int = 0
+    floor: float = 0.0          # a second-hop hit scores at least this (its seed's score, decayed)
 
 
 def squash_bm25(bm25: float) -> float:
@@ -90,7 +91,7 @@ def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: 
             return n.base if n is not None else 0.0
         smoothed = c.base + a1 * (nb(-1) + nb(1)) + a2 * (nb(-2) + nb(2))
         rec = recency(c.ts_ms, newest)
-        c.score = smoothed * (1 + w_rec * rec) * c.task * (1 - c.sup)
+        c.score = max(smoothed * (1 + w_rec * rec), c.floor) * c.task * (1 - c.sup)
         c.scores.update({"recency": round(rec, 4), "task": round(c.task * (1 - c.sup), 4)})
     return sorted(cands, key=lambda c: (-c.score, c.seq))
 

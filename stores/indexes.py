@@ -14,11 +14,13 @@ from typing import Callable, Iterator
 import orjson
 
 from stores.artifacts import ArtifactStore
+from stores.errors import UsageError
 from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex
 from stores.segments import iter_raw_lines, list_segments, segments_from
 from stores.vectors import VectorIndex
 
 CATCH_UP_BATCH = 5000
+EMBEDDERS = ("wordllama", "hash")
 
 
 def iter_located(segments_dir: Path, start_seq: int) -> Iterator[tuple[dict, tuple[int, int]]]:
@@ -56,12 +58,15 @@ class DerivedIndexes:
 
     def __init__(self, store: Path, note: Callable[[str], None], embed: bool = True,
                  embedder: str | None = None):
+        if embedder is not None and embedder not in EMBEDDERS:
+            raise UsageError(f"unknown --embedder {embedder!r}; choose one of: {', '.join(EMBEDDERS)}")
         self.store = store
         self.note = note
         self.embed = embed
         self.fulltext = FulltextIndex(store)
         self.vectors = VectorIndex(store, embedder)
         self.artifacts = ArtifactStore(store)
+        self.force_rebuild = False
         self._dirty = False
 
     def catch_up(self, log_seq: int) -> int:
@@ -99,8 +104,8 @@ class DerivedIndexes:
     def _catch_up_fulltext(self, log_seq: int) -> int:
         ft = self.fulltext
         watermark = ft.watermark
-        if watermark < 0 or watermark > log_seq or (watermark > 0 and ft.open() is None):
-            if watermark != -1 or (self.store / "fulltext").exists():
+        if watermark < 0 or watermark > log_seq or (watermark > 0 and ft.open() is None) or self.force_rebuild:
+            if log_seq > 0:
                 self.note("full-text index missing, damaged or outdated: rebuilding it from the log")
             ft.reset()
             watermark = 0

@@ -62,6 +62,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
+           embedder: str | None = None,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -72,7 +73,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
     reconciler = reconciler or reconciler_from_env()
     spills = SpillRegistry()
     try:
-        with store.writer(wait=wait, embed=embed) as w:
+        with store.writer(wait=wait, embed=embed, embedder=embedder) as w:
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
                                 hooks=store.append_hooks(w))

@@ -36,9 +36,11 @@ MAX_QUERY_CHARS = 10_000
 CANDIDATES = 100
 NEIGHBOUR_ANCHORS = 30
 RERANK_POOL = 40
-HOP2_SEEDS = 5
-HOP2_TERMS = 8
+HOP2_SEEDS = 3
+HOP2_TERMS = 4
 HOP2_DECAY = 0.85
+HOP2_MAX_DF = 50              # a term in more events than this is not an identifier
+HOP2_LINES = 2
 VECTOR_CATCH_UP_LIMIT = 10_000
 MODES = ("hybrid", "fulltext", "vector")
 
@@ -142,22 +144,23 @@ class Recaller:
 
     # -- keeping the indexes current -----------------------------------------------
 
-    def prepare(self, mode: str) -> None:
+    def prepare(self, mode: str, rebuild: bool = False) -> None:
         """Catch indexes up with the log when the store is free: full text
         always, vectors when the lag is a bounded tail. Otherwise answer
         from what is indexed and say how far behind it is."""
-        from stores.lock import WriterLock
         from stores.errors import StoreLocked
         self.store.require()
         log_seq = _log_tail_seq(self.store)
-        ft_lag = log_seq - max(self.fulltext.watermark, 0) if self.fulltext.usable() else log_seq
+        readable = self.fulltext.usable() and self.fulltext.open() is not None
+        ft_lag = log_seq - max(self.fulltext.watermark, 0) if readable else log_seq
         vec_lag = 0
         if mode != "fulltext":
             vec_lag = log_seq - max(self.vectors.watermark, 0)
         need_vectors = mode != "fulltext" and 0 < vec_lag <= VECTOR_CATCH_UP_LIMIT
-        if ft_lag > 0 or need_vectors or (mode != "fulltext" and self.vectors.watermark < 0):
+        if rebuild or ft_lag > 0 or need_vectors or (mode != "fulltext" and self.vectors.watermark < 0):
             try:
-                with self.store.writer(wait=0, embed=need_vectors):
+                self.fulltext.close()
+                with self.store.writer(wait=0, embed=need_vectors, rebuild_fulltext=rebuild):
                     pass                      # opening a writer brings the indexes up to the log
             except StoreLocked:
                 self.note("another writer holds the store: answering from the indexes as they are")
@@ -180,6 +183,16 @@ class Recaller:
     # -- one query ---------------------------------------------------------------
 
     def recall(self, q: RecallQuery) -> list[Hit]:
+        try:
+            return self._recall(q)
+        except (ValueError, OSError, RuntimeError) as exc:
+            # A damaged index file surfaces as an engine error mid-search:
+            # rebuild from the log (it is derived) and ask once more.
+            self.note(f"index error ({type(exc).__name__}: {str(exc)[:120]}): rebuilding from the log")
+            self.prepare(q.mode, rebuild=True)
+            return self._recall(q)
+
+    def _recall(self, q: RecallQuery) -> list[Hit]:
         t0 = time.perf_counter()
         filters = q.filters()
         qwords, qexact = query_words(q.query), exact_query_terms(q.query)
@@ -243,25 +256,37 @@ class Recaller:
         return mmr(pool, max(q.k, 1) * 2, q.mmr, similarity)
 
     def _second_hop(self, first: list[Candidate], q: RecallQuery, qvec, filters) -> list[Candidate]:
-        """Follow what the first hop found: the identifiers in its top hits
-        (paths, hashes, names with digits...), rarest first."""
-        seen_terms = set(exact_query_terms(q.query)) | set(query_words(q.query))
-        terms: dict[str, int] = {}
-        for c in first[:HOP2_SEEDS]:
-            text = self._events.get(c.seq, {}).get("text", "")
-            for t in exact_terms(text):
-                if t not in seen_terms and len(t) >= 4 and not t.isdigit():
-                    terms.setdefault(t, self.fulltext.doc_freq(t))
-        chosen = [t for t, df in sorted(terms.items(), key=lambda kv: kv[1]) if df > 0][:HOP2_TERMS]
-        if not chosen:
+        """Follow what the first hop found. From each of the top hits, the
+        identifiers (paths, hashes, addresses, names with digits) on the lines
+        that match the question best and that also appear in other events —
+        a term found only in its own event leads nowhere — drive a second
+        search. A hit found that way scores at least its seed's score times
+        HOP2_DECAY times how well it matched, so a strong seed's link lands
+        right after the seed instead of behind the first hop's weak tail."""
+        qwords = set(query_words(q.query))
+        seen_terms = set(exact_query_terms(q.query)) | qwords
+        merged = {c.seq: c for c in first}
+        shown = {c.seq for c in first[:q.k]}          # what the first hop alone would have returned
+        used: set[str] = set()
+        for seed in first[:HOP2_SEEDS]:
+            terms = self._hop_terms(seed, qwords, seen_terms | used)
+            if not terms:
+                continue
+            used.update(terms)
+            found = self._gather([], terms, None, filters, "fulltext", hop=2)
+            found.pop(seed.seq, None)             # the seed holds its own terms: not a link
+            best = max((c.bm25 for c in found.values()), default=0.0) or 1.0
+            for seq, c in found.items():
+                floor = seed.score * HOP2_DECAY * (c.bm25 / best)
+                if seq in merged:
+                    merged[seq].floor = max(merged[seq].floor, floor)
+                    if seq not in shown:
+                        merged[seq].hop = 2               # lifted into view by the link
+                else:
+                    c.floor = floor
+                    merged[seq] = c
+        if not used:
             return first
-        known = {c.seq: c for c in first}
-        more = self._gather([], chosen, None, filters, "fulltext", hop=2)
-        merged = dict(known)
-        for seq, c in more.items():
-            if seq not in merged:
-                c.bm25 *= HOP2_DECAY
-                merged[seq] = c
         if qvec is not None:
             for seq, v in self.vectors.vectors_for([s for s in merged if merged[s].cosine is None]).items():
                 merged[seq].cosine = float(v @ qvec)
@@ -269,6 +294,20 @@ class Recaller:
         ranked = self._rank(merged, qvec, q)
         self._events = {**events_before, **self._events}
         return ranked
+
+    def _hop_terms(self, seed: Candidate, qwords: set[str], skip: set[str]) -> list[str]:
+        text = self._events.get(seed.seq, {}).get("text", "")
+        lines = [ln for ln in text.splitlines() if ln.strip()][:2000]
+        lines.sort(key=lambda ln: -len(qwords & set(words(ln))))
+        terms: dict[str, tuple] = {}
+        for line_rank, line in enumerate(lines[:HOP2_LINES]):
+            for t in exact_terms(line):
+                if t in skip or t in terms or len(t) < 4 or t.isdigit():
+                    continue
+                df = self.fulltext.doc_freq(t)
+                if 2 <= df <= HOP2_MAX_DF:
+                    terms[t] = (line_rank, -_identifier_strength(t), df)
+        return sorted(terms, key=lambda t: terms[t])[:HOP2_TERMS]
 
     def _hits(self, ranked: list[Candidate], q: RecallQuery, terms: list[str]) -> list[Hit]:
         hits = []
@@ -337,6 +376,12 @@ class Recaller:
                 os.close(fd)
         except OSError as exc:
             self.note(f"could not append to the retrieval log: {exc}")
+
+
+def _identifier_strength(term: str) -> int:
+    """How much a term looks like a thing you can follow: path separators,
+    addresses, assignments and length count; a bare word_12 barely does."""
+    return 3 * sum(term.count(c) for c in "/@=:") + 2 * term.count(".") + min(len(term), 40) // 8
 
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:

@@ -63,14 +63,16 @@ class Store:
     # -- writing -----------------------------------------------------------
 
     @contextlib.contextmanager
-    def writer(self, wait: float = 0.0, embed: bool = True) -> Iterator[Writer]:
+    def writer(self, wait: float = 0.0, embed: bool = True, embedder: str | None = None,
+               rebuild_fulltext: bool = False) -> Iterator[Writer]:
         with private_umask():
             ensure_dir(self.dir)
             lock = WriterLock(self.dir).acquire(wait)
             try:
                 log = EventLog(self.dir, warn=self.warn)
                 state = IngestState(self.dir)
-                indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed)
+                indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder)
+                indexes.force_rebuild = rebuild_fulltext
                 try:
                     if state.keys_seq > log.tail.seq:
                         # The state knows lines the log no longer has (a damaged
@@ -102,6 +104,38 @@ class Store:
     def ingest(self, paths: list[str], **options):
         from stores.ingest import ingest
         return ingest(self, paths, **options)
+
+    def index(self, wait: float = 0.0, embedder: str | None = None) -> dict:
+        """Bring every derived index up to the log (the cron job for
+        `ingest --no-embed`); returns watermarks before and after."""
+        before = self.index_status()
+        with self.writer(wait=wait, embed=True, embedder=embedder):
+            pass
+        return {"before": before, "after": self.index_status()}
+
+    def reindex(self, wait: float = 0.0, embedder: str | None = None) -> dict:
+        """Rebuild the full-text and vector indexes from the log."""
+        with private_umask():
+            ensure_dir(self.dir)
+            lock = WriterLock(self.dir).acquire(wait)
+            try:
+                import shutil
+                for name in ("fulltext", "vectors"):
+                    shutil.rmtree(self.dir / name, ignore_errors=True)
+            finally:
+                lock.release()
+        return self.index(wait=wait, embedder=embedder)
+
+    def index_status(self) -> dict:
+        from stores.fulltext import FulltextIndex
+        from stores.recall import _log_tail_seq
+        from stores.vectors import VectorIndex
+        ft, vec = FulltextIndex(self.dir), VectorIndex(self.dir)
+        status = {"log_seq": _log_tail_seq(self) if self.exists() else 0,
+                  "fulltext_seq": ft.watermark, "vector_seq": vec.watermark,
+                  "vectors": vec.count, "embedder": vec.meta().get("embedder"), "dim": vec.meta().get("dim")}
+        ft.close()
+        return status
 
     def stats(self):
         from stores.stats import stats

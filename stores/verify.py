@@ -98,9 +98,34 @@ def verify(store, check_artifacts: bool = True) -> VerifyReport:
                 why = str(exc)
             if why:
                 report.fail(name, line, f"artifact {artifact_id[:16]}…: {why}")
+    _check_indexes(store, report)
     quarantine = store.dir / "quarantine"
     if quarantine.is_dir():
         held = sorted(p.name for p in quarantine.iterdir())
         if held:
             report.notes.append(f"{len(held)} torn write(s) held in {quarantine} (never served): {', '.join(held[:5])}")
     return report
+
+
+def _check_indexes(store, report: VerifyReport) -> None:
+    """The derived indexes must cover the log: full text always (ingest
+    indexes it before returning), vectors unless embedding was deferred."""
+    from stores.fulltext import FulltextIndex
+    from stores.vectors import VectorIndex
+    ft = FulltextIndex(store.dir)
+    try:
+        if ft.watermark < 0:
+            if report.events:
+                report.fail("fulltext", 0, "full-text index missing or unreadable; `trace reindex` rebuilds it")
+        elif ft.watermark < report.last_seq:
+            report.fail("fulltext", 0, f"full-text index covers seq {ft.watermark} of {report.last_seq}; "
+                                       f"run `trace index`")
+        elif ft.num_docs() != report.events:
+            report.fail("fulltext", 0, f"full-text index holds {ft.num_docs()} documents for {report.events} "
+                                       f"events; run `trace reindex`")
+    finally:
+        ft.close()
+    vec = VectorIndex(store.dir)
+    if vec.meta() and vec.watermark < report.last_seq:
+        report.notes.append(f"vector index covers seq {max(vec.watermark, 0)} of {report.last_seq} "
+                            f"(embedding deferred?); run `trace index`")

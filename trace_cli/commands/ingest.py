@@ -32,6 +32,9 @@ def register(app: typer.Typer) -> None:
         no_embed: Annotated[bool, typer.Option(
             "--no-embed", help="Defer vector indexing to `trace index` (cron) or to recall; full text is "
                                "always indexed before ingest returns.")] = False,
+        embedder: Annotated[str | None, typer.Option(
+            "--embedder", metavar="wordllama|hash",
+            help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
@@ -44,7 +47,7 @@ def register(app: typer.Typer) -> None:
         results = []
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
-                                       redact=not no_redact, wait=wait, embed=not no_embed,
+                                       redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
                                        on_error=out.problem,
                                        on_progress=progress.update):
                 progress.done(result)

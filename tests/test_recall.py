@@ -1,0 +1,220 @@
+"""Recall: exact needles come back by their subject, two-hop chains by
+following identifiers, every hit carries scores to gate on, and no query
+string can break it."""
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stores.recall import Recaller, RecallQuery
+from stores.store import Store
+from trace_cli.bench.needles import build_session
+from tests.helpers import cli, openai_conversations
+
+
+@pytest.fixture(scope="module")
+def needle_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("needles")
+    session = build_session(turns=600, needles=36, chains=12, flood_words=80, seed=11)
+    session.write_openai(root / "session.jsonl")
+    store = Store(root / "store")
+    (result,) = store.ingest([str(root / "session.jsonl")])
+    assert result.added == 600 * 4
+    recaller = Recaller(store)
+    recaller.prepare("hybrid")
+    return store, recaller, session
+
+
+def test_every_exact_needle_comes_back_in_the_top_10_by_its_subject(needle_store):
+    _, recaller, session = needle_store
+    for needle in session.needles:
+        assert needle.value not in needle.query
+        hits = recaller.recall(RecallQuery(query=needle.query, k=10))
+        assert any(needle.value in h.text for h in hits), (needle.kind, needle.query)
+
+
+@pytest.mark.parametrize("mode", ["fulltext", "hybrid"])
+def test_needles_are_found_in_fulltext_mode_too(needle_store, mode):
+    _, recaller, session = needle_store
+    found = sum(any(n.value in h.text for h in recaller.recall(RecallQuery(query=n.query, k=10, mode=mode)))
+                for n in session.needles)
+    assert found == len(session.needles)
+
+
+def test_two_hop_chains_bring_back_both_events(needle_store):
+    _, recaller, session = needle_store
+    both = {1: 0, 2: 0}
+    for chain in session.chains:
+        seen_by_hop1 = False
+        for hops in (1, 2):
+            hits = recaller.recall(RecallQuery(query=chain.query, k=10, hops=hops))
+            first = any(chain.path in h.text and "private key" in h.text for h in hits)
+            second = [h for h in hits if chain.checksum in h.text]
+            both[hops] += bool(first and second)
+            if hops == 1:
+                seen_by_hop1 = bool(second)
+            elif second and not seen_by_hop1:
+                assert second[0].hop == 2            # found by following the path, and says so
+    assert both[2] / len(session.chains) >= 0.9
+    assert both[2] > both[1]                      # the second hop is what finds them
+
+
+def test_hits_carry_every_score_and_are_gated_by_min_score(needle_store):
+    _, recaller, session = needle_store
+    hits = recaller.recall(RecallQuery(query=session.needles[0].query, k=5))
+    for h in hits:
+        assert set(h.scores) == {"fulltext", "vector", "recency", "task"}
+        assert h.score > 0 and h.rank >= 1 and h.event_id and h.snippet
+    strong = hits[0].score
+    gated = recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=strong * 0.99))
+    assert gated and all(h.score >= strong * 0.99 for h in gated)
+    assert recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=strong * 10)) == []
+
+
+def test_filters_run_inside_the_index(needle_store):
+    store, recaller, session = needle_store
+    q = session.needles[3].query
+    only_results = recaller.recall(RecallQuery(query=q, k=10, kinds=["tool_result"]))
+    assert only_results and all(h.kind == "tool_result" for h in only_results)
+    elsewhere = recaller.recall(RecallQuery(query=q, k=10, session="no-such-session"))
+    assert elsewhere == []
+    future = recaller.recall(RecallQuery(query=q, k=10, since="2999-01-01"))
+    assert future == []
+
+
+def test_every_recall_is_appended_to_the_retrieval_log(needle_store):
+    store, recaller, session = needle_store
+    before = (store.dir / "retrievals.jsonl").read_bytes().count(b"\n")
+    recaller.recall(RecallQuery(query="which port", k=3, query_id="q-log"))
+    rows = (store.dir / "retrievals.jsonl").read_bytes().splitlines()
+    assert len(rows) == before + 1
+    row = orjson.loads(rows[-1])
+    assert row["query_id"] == "q-log" and len(row["results"]) <= 3 and row["latency_ms"] > 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(min_size=1, max_size=300))
+def test_no_query_string_raises(needle_store, query):
+    _, recaller, _ = needle_store
+    q = RecallQuery(query=query, k=3)
+    try:
+        q.validate()
+    except Exception as exc:             # only the documented usage error, for blank queries
+        assert not query.strip() and "empty query" in str(exc)
+        return
+    for mode in ("fulltext", "hybrid"):
+        q.mode = mode
+        recaller.recall(q)
+    for hops in (2,):
+        q.hops = hops
+        recaller.recall(q)
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "a:b:c", "path/to/(file)", "title:foo AND OR NOT", "(((", "^~*?\\",
+                                   "sha256:5be1c0a4", "-", "+"])
+def test_query_syntax_characters_are_just_text(needle_store, query):
+    _, recaller, _ = needle_store
+    recaller.recall(RecallQuery(query=query, k=3))
+
+
+def test_cli_usage_errors(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    assert cli("recall", "").code == 2
+    assert cli("recall", "   ").code == 2
+    bad_kind = cli("recall", "x", "--kind", "wizard")
+    assert bad_kind.code == 2 and "tool_result" in bad_kind.err
+    assert cli("recall", "x", "--mode", "telepathy").code == 2
+    assert cli("recall", "x", "--since", "last tuesday").code == 2
+    long = cli("recall", "config " * 3000)
+    assert long.code == 0 and "truncated" in long.err
+
+
+def test_min_score_exits_3_when_nothing_clears_it(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    assert cli("recall", "config", "--min-score", "0.0001").code == 0
+    run = cli("recall", "config", "--min-score", "1000")
+    assert run.code == 3 and run.out == ""
+
+
+def test_batch_mode_answers_every_query_with_its_id(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3, prefix="batch")))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "one", "query": "where is config_0_1.yaml"}\n'
+                       'not json\n'
+                       '{"id": "two", "query": "question 2", "k": 2, "kind": "user"}\n')
+    run = cli("recall", "--queries", str(queries))
+    hits = run.lines()
+    assert {h["query_id"] for h in hits} == {"one", "two"}
+    assert len([h for h in hits if h["query_id"] == "two"]) <= 2
+    assert all(h["kind"] == "user" for h in hits if h["query_id"] == "two")
+    assert f"{queries}:2:" in run.err
+
+
+def test_recalled_context_block_stays_within_its_cap(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 5, turns=4, tool_every=1)))
+    from reducers.tokens import count_tokens
+    for budget in (60, 200, 1000):
+        block = cli("recall", "where is config", "--block", "--budget", str(budget)).out
+        assert count_tokens(block.rstrip("\n")) <= budget
+        if block.strip():
+            assert block.startswith('<recalled-context source="trace">') and "<detail>" in block
+    windowed = cli("recall", "where is config", "--block", "--budget", "4000", "--window", "800").out
+    assert count_tokens(windowed.rstrip("\n")) <= 80
+
+
+def test_a_deleted_index_is_rebuilt_with_a_note(tmp_path, trace_home):
+    import shutil
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    shutil.rmtree(trace_home / "fulltext")
+    run = cli("recall", "config", "-k", "3")
+    assert run.code == 0 and run.lines() and "rebuilding" in run.err
+    assert cli("verify").code == 0
+
+
+def test_a_corrupt_index_is_rebuilt(tmp_path, trace_home):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    for f in (trace_home / "fulltext").glob("*.term"):
+        f.write_bytes(b"garbage")
+    (trace_home / "fulltext" / "meta.json").write_text("{not json")
+    run = cli("recall", "config", "-k", "3")
+    assert run.code == 0 and run.lines()
+
+
+def test_deferred_embedding_is_caught_up_by_recall_and_reported_when_not(tmp_path, trace_home):
+    cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "a.jsonl", 3)))
+    status = Store(trace_home).index_status()
+    assert status["fulltext_seq"] == status["log_seq"] and status["vector_seq"] < status["log_seq"]
+    hits = cli("recall", "config", "-k", "2").lines()
+    assert hits and "vector_lag" not in hits[0]
+    status = Store(trace_home).index_status()
+    assert status["vector_seq"] == status["log_seq"]
+
+
+def test_changing_the_embedder_rebuilds_the_vectors_never_mixes(tmp_path, trace_home):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    assert Store(trace_home).index_status()["embedder"] == "wordllama"
+    run = cli("index", "--embedder", "hash")
+    assert run.code == 0 and "rebuilding" in run.err
+    status = Store(trace_home).index_status()
+    assert status["embedder"] == "hash" and status["dim"] == 256 and status["vector_seq"] == status["log_seq"]
+    assert cli("index", "--embedder", "nonsense").code == 2
+
+
+def test_wordllama_vectors_equal_the_packages_own():
+    import importlib.util
+    import os
+
+    import numpy as np
+    if importlib.util.find_spec("wordllama") is None:
+        pytest.skip("wordllama not installed")
+    from wordllama import WordLlama
+
+    import wordllama
+    from stores.embedders import WordLlamaEmbedder
+    texts = ["docker build failed on the ssl cert", "where is the payments config?", "ok"]
+    ours = WordLlamaEmbedder(256).embed(texts)
+    theirs = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True).embed(texts)
+    theirs = theirs / np.linalg.norm(theirs, axis=1, keepdims=True)
+    assert np.allclose(ours, theirs, atol=1e-5)

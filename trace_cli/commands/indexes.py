@@ -1,0 +1,45 @@
+"""`trace index` and `trace reindex`: the derived indexes, on demand."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trace_cli.options import JsonOpt, WaitOpt
+
+EmbedderOpt = Annotated[str | None, typer.Option(
+    "--embedder", metavar="wordllama|hash",
+    help="Embedder for the vector index (recorded with it; a change rebuilds the vectors).")]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=(
+        "Bring the full-text and vector indexes up to the log: the cron job that pairs with "
+        "`ingest --no-embed` (e.g. */10 * * * * trace index --wait 300)."))
+    def index(ctx: typer.Context, embedder: EmbedderOpt = None, wait: WaitOpt = 0.0, json_out: JsonOpt = False) -> int:
+        return _run(ctx, "index", embedder, wait, json_out)
+
+    @app.command(help="Rebuild the full-text and vector indexes from the log (they are derived: nothing is lost).")
+    def reindex(ctx: typer.Context, embedder: EmbedderOpt = None, wait: WaitOpt = 0.0, json_out: JsonOpt = False) -> int:
+        return _run(ctx, "reindex", embedder, wait, json_out)
+
+
+def _run(ctx, what: str, embedder, wait, json_out) -> int:
+    import time
+
+    from trace_cli.app import state
+    st = state(ctx)
+    out = st.output(json_out)
+    store = st.store(out)
+    store.require()
+    t = time.perf_counter()
+    result = store.index(wait=wait, embedder=embedder) if what == "index" else store.reindex(wait=wait, embedder=embedder)
+    result["seconds"] = round(time.perf_counter() - t, 3)
+    if out.json:
+        out.emit(result)
+    else:
+        a = result["after"]
+        out.console.print(f"{what}: log at seq {a['log_seq']}; full text at {a['fulltext_seq']}; "
+                          f"{a['vectors']} vectors ({a['embedder']}, {a['dim']}-d) at {a['vector_seq']} "
+                          f"in {result['seconds']} s")
+    return 0
