@@ -247,12 +247,13 @@ class FulltextIndex:
             recent.append(entry)
             self._ctx[sid] = (pos + 1, recent)
 
-    @staticmethod
-    def _index_entry(writer, entry: dict, after: list[str]) -> None:
+    def _index_entry(self, writer, entry: dict, after: list[str]) -> None:
         if entry.get("final"):
             return
         if entry["indexed"]:                              # indexed early at a commit: replace it
-            writer.delete_documents_by_term("seq", entry["seq"])
+            # (delete_documents_by_term cannot match a u64 field from Python; a query can)
+            import tantivy
+            writer.delete_documents_by_query(tantivy.Query.term_query(self._index.schema, "seq", entry["seq"]))
         writer.add_document(_document(entry, after))
         entry["indexed"] = True
         entry["final"] = len(after) >= CTX_EVENTS

@@ -141,6 +141,6 @@ class Store:
         from stores.stats import stats
         return stats(self)
 
-    def verify(self, check_artifacts: bool = True):
+    def verify(self, check_artifacts: bool = True, check_indexes: bool = True):
         from stores.verify import verify
-        return verify(self, check_artifacts=check_artifacts)
+        return verify(self, check_artifacts=check_artifacts, check_indexes=check_indexes)

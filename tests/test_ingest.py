@@ -36,14 +36,17 @@ def test_reingesting_the_same_file_adds_nothing(tmp_path):
 
 
 def test_a_grown_file_adds_only_what_is_new(tmp_path):
-    src = openai_conversations(tmp_path / "chat.jsonl", 2)
+    src = tmp_path / "chat.jsonl"
+    src.write_text("".join(json.dumps({"role": "user" if i % 2 else "assistant", "content": f"turn {i}"}) + "\n"
+                           for i in range(5)))                    # one conversation, one message per line
     store = Store(tmp_path / "s")
     (first,), _ = _ingest(store, src)
-    with open(src, "a") as f:                      # a third conversation arrives
-        f.write(json.dumps({"messages": [{"role": "user", "content": "brand new question"}]}) + "\n")
+    with open(src, "a") as f:                      # the conversation goes on
+        f.write(json.dumps({"role": "user", "content": "brand new question"}) + "\n")
     (second,), _ = _ingest(store, src)
     assert second.added == 1 and second.skipped == first.added
     assert [e["text"] for e in store.events()][-1] == "brand new question"
+    assert store.verify().ok          # the index re-filed the waiting tail without duplicates
 
 
 def test_same_content_arriving_again_after_the_state_is_lost_is_still_not_doubled(tmp_path):
