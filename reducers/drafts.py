@@ -63,16 +63,21 @@ def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
     one streamed assistant message) into one event; order is kept.
 
     Runs after dedupe, so a message whose first lines were ingested earlier
-    yields a continuation event holding only the new blocks."""
+    yields a continuation event holding only the new blocks. The input
+    drafts are never modified: a run's head is copied before it absorbs."""
     out: list[Draft] = []
+    copied: set[int] = set()
     for d in drafts:
         prev = out[-1] if out else None
         if (prev is not None and d.merge_group and prev.merge_group == d.merge_group
                 and prev.kind == d.kind and prev.tool is None and d.tool is None):
+            if id(prev) not in copied:
+                prev = out[-1] = replace(prev, merged_keys=list(prev.merged_keys))
+                copied.add(id(prev))
             prev.text = f"{prev.text}\n\n{d.text}" if prev.text and d.text else (prev.text or d.text)
             prev.merged_keys.extend(d.all_keys())
             if d.meta:
                 prev.meta = {**(prev.meta or {}), **{k: v for k, v in d.meta.items() if k not in (prev.meta or {})}}
             continue
-        out.append(replace(d, merged_keys=list(d.merged_keys)))  # never mutate the caller's drafts
+        out.append(d)
     return out
