@@ -40,6 +40,7 @@ class Candidate:
     session_id: str
     pos: int
     ts_ms: int = 0
+    kind: str = ""
     bm25: float = 0.0
     cosine: float | None = None
     hop: int = 1
@@ -82,7 +83,7 @@ def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: 
         ft = squash_bm25(c.bm25)
         vec = max((c.cosine or 0.0) - floor, 0.0) / (1.0 - floor) if c.cosine is not None else 0.0
         c.base = c.bm25 / bm25_scale + w_vec * vec
-        c.scores = {"fulltext": round(ft, 4), "vector": round(c.cosine, 4) if c.cosine is not None else None}
+        c.scores = {"fulltext": ft, "vector": c.cosine}
         by_pos[(c.session_id, c.pos)] = c
     newest = max((c.ts_ms for c in cands), default=0)
     for c in cands:
@@ -92,7 +93,7 @@ def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: 
         smoothed = c.base + a1 * (nb(-1) + nb(1)) + a2 * (nb(-2) + nb(2))
         rec = recency(c.ts_ms, newest)
         c.score = max(smoothed * (1 + w_rec * rec), c.floor) * c.task * (1 - c.sup)
-        c.scores.update({"recency": round(rec, 4), "task": round(c.task * (1 - c.sup), 4)})
+        c.scores["recency"], c.scores["task"] = rec, c.task * (1 - c.sup)
     return sorted(cands, key=lambda c: (-c.score, c.seq))
 
 
@@ -105,19 +106,20 @@ def task_factor(event_terms: set[str], task_terms: set[str]) -> float:
 
 def mmr(ranked: list[Candidate], k: int, lam: float, similarity) -> list[Candidate]:
     """Maximal Marginal Relevance: pick k, trading relevance (λ) against
-    similarity to what is already picked (1 − λ). λ = 1 keeps the order."""
+    similarity to what is already picked (1 − λ). λ = 1 keeps the order.
+    Each candidate's redundancy is updated only against the newest pick, so
+    the cost is O(k · pool) similarity calls."""
     if lam >= 1.0 or len(ranked) <= 1:
         return ranked[:k]
     top = ranked[0].score or 1.0
-    picked: list[Candidate] = []
     pool = list(ranked)
-    while pool and len(picked) < k:
-        best, best_val = None, -math.inf
-        for c in pool:
-            redundancy = max((similarity(c, p) for p in picked), default=0.0)
-            val = lam * (c.score / top) - (1 - lam) * redundancy
-            if val > best_val:
-                best, best_val = c, val
-        picked.append(best)
-        pool.remove(best)
+    redundancy = [0.0] * len(pool)
+    picked: list[Candidate] = []
+    alive = list(range(len(pool)))
+    while alive and len(picked) < k:
+        best = max(alive, key=lambda i: lam * (pool[i].score / top) - (1 - lam) * redundancy[i])
+        picked.append(pool[best])
+        alive.remove(best)
+        for i in alive:
+            redundancy[i] = max(redundancy[i], similarity(pool[i], pool[best]))
     return picked

@@ -1,242 +1,513 @@
-"""Secret redaction, applied before anything is written.
+"""Secret redaction before anything is written (on by default; `--no-redact`
+turns it off). Pure functions: text in, text out.
 
-Credentials with known shapes are replaced by `[REDACTED:<kind>]`, keeping
-the context around them (the header name, the URL's user and host, the key
-of a key=value pair) so the event still reads naturally. Git SHAs, UUIDs,
-ULIDs and content hashes are never touched: they are exactly what people
-recall later, and none of the patterns below can match a bare hex or UUID
-string.
+Each secret becomes "[REDACTED:<kind>]" and its context stays:
 
-A cheap trigger scan runs first: text with no trigger at all (the common
-case) returns untouched after one regex search."""
+  shapes, wherever they appear
+    sk-ant-…                   anthropic_key     sk-…                 openai_key
+    ghp_/gho_/ghu_/ghs_/ghr_…, github_pat_…      github_token
+    xox[abposre]-…, xapp-…     slack_token       AKIA + 16            aws_access_key
+    eyJ….eyJ….…                jwt
+    -----BEGIN … PRIVATE KEY----- body          private_key  (BEGIN/END lines kept)
+  contexts, only the credential is replaced
+    Authorization: [scheme] <cred>   bearer (basic_auth for Basic)
+    Bearer <cred>                    bearer
+    Basic <base64 of user:pw>        basic_auth
+    curl -u user:<pw>                basic_auth
+    scheme://user:<pw>@host          url_password
+    <secret-named key> = : := => <value>   secret_value  (JSON "k": "v", YAML k: v,
+        env/shell K=v and export K="v", TOML, HTTP headers X-Api-Key: v;
+        the key and the quotes are kept)
+
+Secret-named keys: the name contains secret, password/passwd, pwd, api_key/
+apikey/api-key, access_key, private_key, credential(s) or token (ASCII case-
+insensitive) -- but not tokens/tokenizer, not page/next/sync/cursor tokens, not
+a segment of a colon or slash path (arn:aws:secretsmanager:…, AWS::X::ApiKey),
+and not a name whose remainder says it holds something else (…_url, …_path,
+…_file, …Name, …_type, …_count, …_env, …Id, …_expires_in, …_prefix …).
+
+When a value counts as a credential (`credential_like`), all of:
+  - 8+ characters, no whitespace (a sentence under "token" is prose);
+  - not a number, bool, null/none/undefined, a date, nor a common config word
+    (required, optional, string, hidden, default, ...);
+  - not already "[REDACTED:…]";
+  - not a placeholder or template: <…>, ${…}, {…}, $NAME, %NAME, #…, anything
+    with *, ..., "your…", example, placeholder, changeme, dummy, xxxx, ----,
+    or just the word pass/password/secret/token/key;
+  - not a URL, an ARN, a file path, an e-mail address or a path expression
+    (Jobs[-1].JobId, DistributionList.NextMarker);
+  - unquoted only: not code (data.token, getToken, SECRET_NAME, token[1:],
+    dict[str, base64.b64decode, a call `make_token(…)`, an assignment a=b);
+  - at least two character classes among lower, upper, digit, symbol, and a
+    digit or a symbol -- or letters that do not read as words (_ - . / : [ ]
+    are neutral): "hunter2x", "MyS3cret", base64 and hex-with-letters keys
+    pass; "same-origin", "SECRET_KEY", "NextToken" do not.
+  A quoted value under a password-named key (password, passwd, pwd) is a
+  password literal: up to four words ("correct horse battery") or a single
+  word of two classes. Known misses, to keep recall: all-lowercase passwords
+  without digits (PASSWORD=correcthorse), letters-only keys that read as
+  words (api_key: "SuperSecretValue").
+
+Git SHAs (40 hex), short SHAs (7-12 hex), sha256 digests (64 hex, also
+sha256:<hex>), UUIDs and ULIDs are what people recall later: in free text and
+as the value of a token-named key (sync_token, request_token, etag_token) they
+are never touched. Only an explicit credential label overrides that:
+password/secret/api key/credential/private or access key values,
+Authorization/Bearer credentials, URL passwords and curl -u passwords are
+replaced whatever their shape. Known miss: a legacy 40-hex token under a
+*_TOKEN name is kept.
+
+Speed: every rule starts with a trigger word, so the text is lowered once
+(bytes, ASCII only, same length) and ten literal-prefix searches (one combined
+regex for short texts) find the exact positions where a rule can start; text
+with none returns at once (the same object), and the full rule set is tried
+only at those positions. Same result as trying every position (a test checks
+that), ~10x faster in CPython.
+
+Streaming: every quantifier is bounded, so whether a rule matches at position
+i depends only on the text in [i - CONTEXT, i + window). StreamRedactor emits
+everything whose fate is already decided and holds back the last `window`
+characters; its output equals redact() of the whole text for any chunking."""
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from functools import lru_cache
 
-MAX_SECRET = 64 * 1024          # the longest secret the stream redactor keeps whole (PEM blocks)
-_R = "[REDACTED:{}]"
+MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
+MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
+CONTEXT = 32                    # longest look-behind of any rule, with room to spare
+_SHORT = 320                    # below this many chars one combined trigger regex is faster
+_BATCH_WINDOWS = 4              # StreamRedactor scans when this many windows are waiting
 
-# Lowercase literals that must appear for any pattern to match. Substring
-# tests on the lowercased text run at memory speed; a regex alternation of
-# the same words runs at a few MB/s in Python's engine.
-_KEY_WORDS = ("secret", "passw", "pwd", "api_key", "api-key", "apikey", "access_key", "access-key",
-              "private_key", "private-key", "token", "credential")
-_SHAPE_WORDS = ("sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "akia",
-                "asia", "eyj", "-----begin")
-_CONTEXT_WORDS = ("authorization", "bearer", "://")
-_ALL_WORDS = (*_SHAPE_WORDS, *_CONTEXT_WORDS, *_KEY_WORDS)
+KINDS = ("openai_key", "anthropic_key", "github_token", "slack_token", "aws_access_key",
+         "jwt", "private_key", "bearer", "basic_auth", "url_password", "secret_value")
 
-# Known token shapes: (kind, pattern). Word boundaries keep them off longer identifiers.
-_SHAPES: list[tuple[tuple[str, ...], str, re.Pattern]] = [
-    (("-----begin",), "private_key", re.compile(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,65536}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    (("sk-",), "anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}")),
-    (("sk-",), "openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    (("sk_", "rk_"), "stripe_key", re.compile(r"(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), "github_token", re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
-    (("xox",), "slack_token", re.compile(r"(?<![A-Za-z0-9_])xox[abprse]-[A-Za-z0-9-]{10,}")),
-    (("akia", "asia"), "aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])")),
-    (("eyj",), "jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-]
+_A = re.ASCII                   # ASCII-only case folding: the trigger search lowers ASCII only
 
-_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+# ---- value tests: what a credential is (see the module docstring) -----------------------
 
-# Context-bearing patterns: keep group 1 (the context), replace group 2 (the credential).
-# [ \t] rather than \s: a match never spans lines, so the stream redactor may cut at any newline.
-_HEADER = re.compile(r"(?i)(\bauthorization[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|digest)?[ \t]*)([^\s\"',;]{8,})")
-_BEARER = re.compile(r"(?i)(\bbearer[ \t]+)([A-Za-z0-9._~+/=-]{12,})")
-_URL_PASSWORD = re.compile(r"([a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^/\s@\"']{1,256})(@)", re.IGNORECASE)
-
-# key = value, key: value, "key": "value", KEY="value", X-Api-Key: value.
-# Found in two steps (a literal scan for the secret word, then a local look
-# at the whole name and what follows it): one big regex with a free-form
-# name prefix backtracks quadratically on long identifiers.
-_SECRET_WORD = re.compile(r"secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|"
-                          r"token|credential")         # matched against lowercased text
-_SECRET_WORD_ANYCASE = re.compile(_SECRET_WORD.pattern, re.IGNORECASE)
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_SEP_VALUE = re.compile(r"""(?P<sep>["']?[ \t]*(?::|=>|=)[ \t]*)(?:(?P<q>["'])(?P<qv>[^"'\n\\]{1,512})(?P=q)|(?P<v>[^\s"',;}\])\\]+))""")
-# Names that contain a secret word but hold no secret.
-_NOT_SECRET_NAME = re.compile(
-    r"(?i)(tokens|token_?count|tokeniz|max_?tokens|num_?tokens|token_?budget|token_?limit|token_?usage|"
-    r"token_?type|token_?url|token_?endpoint|password_?reset|reset_?password|forgot_?password|"
-    r"password_?policy|passwordless|secret_?name|secret_?id|secret_?arn|secretsmanager|"
-    r"credential_?helper|credentials_?file|oldpwd|_pwd_|pwd_dir|keywords?)")
-# Under these names even a hex value is a credential; under weaker ones
-# (…token) a SHA, UUID or digest is an identifier and stays.
-_STRONG_NAME = re.compile(r"(?i)secret|passw|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credential")
-# Git SHAs, sha256 digests, UUIDs and ULIDs are what people recall later: never a secret value.
-_IDENTIFIER_HASH = re.compile(
-    r"^(?:(?:sha1|sha256|sha512|md5)[:-])?(?:[0-9a-fA-F]{7,12}|[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{128}|"
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9A-HJKMNP-TV-Z]{26})$")
-_CODE_REFERENCE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?;?$")
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$\{?[A-Z0-9_]+\}?|<[^>]*>|\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|…|null|none|true|false|"
-    r"undefined|redacted|changeme|example|placeholder|your[_-].*|\[redacted.*|%s|%\(.*\)s)$")
-_COMMON_WORDS = frozenset("""the a an and or not is are was be to of in on for with from this that it as at by
-    required optional string str int bool boolean number value values here there none null empty set unset
-    invalid missing valid yes no ok env file files field fields see above below default true false""".split())
+_EXEMPT = re.compile(r"""(?:sha256:)?[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{7,12}
+    |[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}
+    |[0-7][0-9A-HJKMNP-TV-Z]{25}""", _A | re.X)
+_LITERAL = re.compile(r"""[-+]?[0-9][0-9_,.]*|true|false|null|none|nil|undefined|yes|no
+    |required|optional|string|hidden|masked|default|unknown|disabled|enabled|boolean|integer
+    |number|object|sensitive|invalid|missing|password|secret|token|value""", _A | re.I | re.X)
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", _A)
+_PLACEHOLDER = re.compile(r"""[<>]|\$\{|\{[^{}]*\}|\$\(|%\(|\A[$%#][A-Za-z_]|\*|\.\.\.|\u2026|\Aarn:
+    |your|example|placeholder|changeme|change[_-]me|replace[_-]?me|dummy|redacted""",
+                          _A | re.I | re.X)
+_NAMED_PLACEHOLDER = re.compile(r"pass|password|passwd|pwd|pw|secret|token|key|api_?key", _A | re.I)
+_FILLER = re.compile(r"[xX*#._\-\u2022]+")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", _A)
+_PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])", _A)
+_PATH_EXPR = re.compile(r"[A-Za-z_]+(?:\[-?[0-9]*\])?(?:\.[A-Za-z_]+(?:\[-?[0-9]*\])?)+", _A)  # Jobs[-1].Id
+_CODE = re.compile(r"""[A-Za-z_$][A-Za-z_$.\[\]]*     # names, attributes, subscripts: no digits
+    |[A-Za-z_$][\w$.]*\[.*                           # a subscript, a slice or a generic
+    |[A-Za-z_$][\w$]*(?:\.[a-z_]+)+                   # module.function (base64.b64decode)
+    |.*=.*[^=]""", _A | re.X)                        # an assignment (base64 pads only at the end)
+_WHITESPACE = re.compile(r"\s")
+_WORDS = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z])|[._/:\[\]-])+", _A)
+_KEY_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", _A)
+# The rest of a secret-named key that says the value is something else.
+_NOT_SECRET_SEGMENTS = frozenset("""url uri path file filename dir directory endpoint name names env
+    var type field header param hint prompt label len length count limit budget policy ttl format
+    usage id ids arn prefix suffix source provider process helper method mode scheme version
+    algorithm template pattern regex option size min max location expires expiry expiration
+    lifetime last used changed updated at date time""".split())
 
 
-def _looks_like_credential(value: str, quoted: bool) -> bool:
-    """A value under a secret-looking name is redacted only when it could be
-    a credential: long enough, and not a number, flag, placeholder, plain
-    word, path/URL, or (unquoted) a code reference like `data.token`."""
-    v = value.strip()
-    if len(v) < 8 or v.startswith("[REDACTED"):
+def _classes(value: str) -> tuple[int, bool]:
+    """(how many of lower, upper, digit, symbol occur; whether a digit or a
+    symbol does). _ - . / : [ ] are neutral: they join names and paths."""
+    lower = upper = digit = symbol = 0
+    for ch in value:
+        if "a" <= ch <= "z":
+            lower = 1
+        elif "A" <= ch <= "Z":
+            upper = 1
+        elif "0" <= ch <= "9":
+            digit = 1
+        elif ch not in "_-./:[]":
+            symbol = 1
+    return lower + upper + digit + symbol, bool(digit or symbol)
+
+
+def _names_something_else(rest: str) -> bool:
+    """`password_reset_url`, `secretName`, `access_key_id`, `token_expires_in`..."""
+    return any(seg.lower() in _NOT_SECRET_SEGMENTS for seg in _KEY_SEGMENTS.findall(rest))
+
+
+def _kept(value: str, keep_ids: bool = True) -> bool:
+    """Never a secret in this slot: already redacted, a placeholder, a glob
+    or a template, an ARN, or (when `keep_ids`) a recall handle: git SHA,
+    UUID, ULID, digest."""
+    return ("[REDACTED:" in value or _PLACEHOLDER.search(value) is not None
+            or _FILLER.fullmatch(value) is not None or _NAMED_PLACEHOLDER.fullmatch(value) is not None
+            or (keep_ids and _EXEMPT.fullmatch(value) is not None))
+
+
+def credential_like(value: str, quoted: bool = True, *, password: bool = False,
+                    keep_ids: bool = True) -> bool:
+    """The rule for values of secret-named keys and Authorization/Bearer
+    credentials (module docstring). `quoted`: the value was a string literal
+    (an unquoted one may be code: `token = data.token`). `password`: the key
+    names a password, so a quoted value is a password literal. `keep_ids`:
+    SHAs, UUIDs and digests stay (false under an explicit credential label)."""
+    if len(value) < 8 or _kept(value, keep_ids):
         return False
-    if _PLACEHOLDER.match(v) or v.lower() in _COMMON_WORDS:
+    if _LITERAL.fullmatch(value) or _DATE.match(value) or _PATH_EXPR.fullmatch(value):
         return False
-    if re.fullmatch(r"[-+]?\d+(\.\d+)?", v) or re.fullmatch(r"[a-z]+", v):
+    if "://" in value or _PATH.match(value) or _EMAIL.fullmatch(value):
         return False
-    if v.startswith(("http://", "https://", "/", "./", "~/")) and "@" not in v:
+    if not quoted and _CODE.fullmatch(value):
         return False
-    if not quoted and (any(c in v for c in "()<>{}[]")
-                       or (_CODE_REFERENCE.match(v) and ("." in v or v.endswith(";")) and not any(c.isdigit() for c in v))):
-        return False                                         # data.token, state.auth.token: code, not a secret
-    return True
-
-
-def _is_secret_name(name: str) -> bool:
-    if _NOT_SECRET_NAME.search(name):
+    classes, digit_or_symbol = _classes(value)
+    if quoted and password:                 # a password literal, not a name or a sentence
+        if "passw" in value.lower():        # FORCE_CHANGE_PASSWORD, "The password for..."
+            return False
+        if _WHITESPACE.search(value):       # a passphrase: "correct horse battery"
+            return len(value.split()) <= 4
+        return classes >= 2
+    if _WHITESPACE.search(value) or classes < 2:
         return False
-    low = name.lower()
-    i = low.find("token")
-    # "token" counts as a whole word part (access_token, X-Auth-Token), not inside another word
-    return i < 0 or i == 0 or not low[i - 1].isalpha() or _SECRET_WORD.search(low.replace("token", ""))
+    # Letters only: a credential unless it reads as words (NextToken, nextPageToken).
+    return digit_or_symbol or _WORDS.fullmatch(value) is None
 
 
-def redact(text: str) -> tuple[str, int]:
-    """(text with secrets replaced, number replaced)."""
-    if not text:
-        return text, 0
-    if 256 <= len(text) <= _MEMO_MAX_CHARS:
-        return _redact_memo(text)     # agent transcripts repeat long texts (re-read files)
-    return _redact(text)
+def _password_like(value: str) -> bool:
+    """Looser, for slots that can only hold a password (user:<pw>@host, -u user:<pw>)."""
+    return not _kept(value, keep_ids=False)
 
 
-_MEMO_MAX_CHARS = 65536
+def _labelled_credential(value: str) -> bool:
+    """After Authorization: or Bearer the label says what it is; the shape
+    rules still keep code (`Bearer ${TOKEN}`, `Bearer myToken`) and prose out."""
+    return credential_like(value, quoted=False, keep_ids=False)
 
 
-@lru_cache(maxsize=8192)
+def _basic_payload(value: str) -> bool:
+    """`Basic xyz` outside a header counts only when xyz decodes to user:password."""
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in text and text.isprintable()
+
+
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=]|\s|\\{1,8}[nrt]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]{0,200})*",
+                       _A)
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16}", _A)
+_LEADING_WS = re.compile(r"(?:\s|\\[nrt])*", _A)
+
+
+def _pem_body(body: str) -> bool:
+    return _PEM_BODY.fullmatch(body) is not None and _BASE64_RUN.search(body) is not None
+
+
+# ---- the rules ----------------------------------------------------------------------------
+
+# Lowercase words every rule starts with (its match starts exactly there), found on the
+# ASCII-lowered text. CPython scans a regex with a literal prefix fast and one with a set
+# of first characters slowly, so the words are grouped under one letter each (a rare one
+# inside the word when that keeps the group small): ten literal-prefix scans.
+_TRIGGERS = {
+    "k": ("token", "sk-", "akia", "api_key", "api-key", "apikey", "access_key", "access-key",
+          "accesskey", "private_key", "private-key", "privatekey"),
+    "c": ("secret", "credential"),
+    "b": ("bearer", "basic ", "basic\t"),
+    "w": ("passw", "pwd"),
+    "a": ("authoriz",),
+    ":": ("://",),
+    "-": ("-----begin", "-u ", "-u\t", "-u=", "--user"),
+    "_": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "x": ("xox", "xapp-"),
+    "e": ("eyj",),
+}
+
+
+def _trigger_finders() -> list[tuple[str, dict[str, int]]]:
+    """Per letter: a regex matching from that letter to the end of any of its
+    words (the part before the letter checked by a look-behind), and for each
+    branch how far the word starts before the letter."""
+    finders = []
+    for letter, words in _TRIGGERS.items():
+        branches, offsets = [], {}
+        for word in words:
+            at = word.index(letter)
+            name = f"t{len(finders)}_{len(offsets)}"
+            offsets[name] = at
+            behind = f"(?<={re.escape(word)})" if at else ""
+            branches.append(f"{re.escape(word[at + 1:])}{behind}(?P<{name}>)")
+        finders.append((re.escape(letter) + "(?:" + "|".join(branches) + ")", offsets))
+    return finders
+
+
+def _rules_pattern(m: int) -> str:
+    third = max(m // 3, 8)
+    return rf"""
+  (?P<pem>-----BEGIN[ ](?P<pem_label>(?:[A-Z0-9]{{1,16}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?)-----
+     (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
+       |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}})))
+ |(?P<ant>(?<![A-Za-z0-9_\]-])sk-ant-(?=[a-z_-]{{0,{m}}}[A-Z0-9])[A-Za-z0-9_-]{{20,{m}}})
+ |(?P<oai>(?<![A-Za-z0-9_\]-])sk-(?=[a-z_-]{{0,{m}}}[A-Z0-9])[A-Za-z0-9_-]{{20,{m}}})
+ |(?P<gh>(?<![A-Za-z0-9_\]])(?:gh[pousr]_[A-Za-z0-9]{{36,{m}}}|github_pat_[A-Za-z0-9_]{{22,{m}}}))
+ |(?P<slack>(?<![A-Za-z0-9\]-])(?:xox[abposre]-[0-9][A-Za-z0-9-]{{8,{m}}}
+                              |xapp-[0-9]-[A-Za-z0-9-]{{8,{m}}}))
+ |(?P<aws>(?<![A-Za-z0-9\]])AKIA[A-Z0-9]{{16}}(?![A-Za-z0-9]))
+ |(?P<jwt>(?<![A-Za-z0-9_\]-])eyJ[A-Za-z0-9_-]{{8,{third}}}\.eyJ[A-Za-z0-9_-]{{8,{third}}}
+          \.[A-Za-z0-9_-]{{0,{third}}})
+ |(?P<authz>(?<![A-Za-z0-9_\]])(?i:authorization)(?:\\?["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\?["'])?
+     (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
+        [ \t]{{1,8}})?
+     (?P<authz_val>[A-Za-z0-9._~+/=\[\]-]{{1,{m}}}))
+ |(?P<bearer>(?<![A-Za-z\]])(?i:bearer)[ \t]{{1,8}}(?P<bearer_val>[A-Za-z0-9._~+/=\[\]-]{{1,{m}}}))
+ |(?P<basic>(?<![A-Za-z\]])(?i:basic)[ \t]{{1,8}}(?P<basic_val>[A-Za-z0-9+/]{{4,{m}}}={{0,2}})
+     (?![A-Za-z0-9+/=]))
+ |(?P<url>://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})
+     @(?=[A-Za-z0-9\[_-]))
+ |(?P<curl>(?<![A-Za-z0-9_\]-])(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
+     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>[^\s'"`\\]{{1,{m}}}))
+ |(?P<kv>(?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
+            (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
+     (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
+                    |credentials?|token(?!s|i[sz])))
+     (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
+     (?:\\?["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
+     (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
+       |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
+       |'(?P<kv_sq>[^'\n]{{1,{m}}})'
+       |(?P<kv_bare>[^\s"'`,;&<>(){{}}\\]{{1,{m}}})(?:(?=\()(?P<kv_call>))?))
+"""
+
+
+class _Rules:
+    """The compiled rule set for one MAX_SECRET (tests use small ones to
+    exercise stream cuts on small texts)."""
+
+    def __init__(self, max_secret: int):
+        if max_secret < MIN_SECRET:
+            raise ValueError(f"max_secret must be at least {MIN_SECRET}")
+        self.max_secret = max_secret
+        self.pattern = re.compile(_rules_pattern(max_secret), _A | re.X)
+        # How far past its start a match attempt can look: the widest rule is a
+        # value of JSON-in-JSON escapes (up to 4 chars each) after a key of ~100.
+        self.window = 4 * max_secret + 256
+        finders = _trigger_finders()
+        # Long texts: one literal-prefix scan per letter. Short ones: one regex for
+        # all letters (its per-character cost is higher, its per-call cost lower).
+        self.finders = [(re.compile(p.encode()), offsets) for p, offsets in finders]
+        self.finder_all = re.compile("|".join(p for p, _ in finders).encode())
+        self.offsets_all = {k: v for _, offsets in finders for k, v in offsets.items()}
+
+    # -- scanning --
+
+    def candidates(self, text: str, start: int = 0) -> list[int]:
+        """Sorted positions >= start where a rule can begin."""
+        low = text[start:].encode("ascii", "replace").lower()   # one byte per char
+        found = []
+        finders = ((self.finder_all, self.offsets_all),) if len(low) < _SHORT else self.finders
+        for finder, offsets in finders:
+            hit = finder.search(low)
+            while hit is not None:
+                found.append(hit.start() - offsets[hit.lastgroup] + start)
+                hit = finder.search(low, hit.start() + 1)      # words may overlap
+        if len(found) > 1:
+            found = sorted(set(found))
+        return found
+
+    def scan(self, text: str, start: int, stop: int) -> tuple[list[str], int, int]:
+        """Redact matches that begin in [start, stop). Returns (pieces, cut,
+        count): pieces are text[start:cut] redacted, and cut >= stop unless
+        stop is past the end."""
+        pieces, count, last = [], 0, start
+        for pos in self.candidates(text, start):
+            if pos >= stop:
+                break
+            if pos < last:
+                continue
+            m = self.pattern.match(text, pos)
+            if m is None:
+                continue
+            out, n = self.replace(m)
+            pieces.append(text[last:pos])
+            pieces.append(out)
+            count += n
+            last = m.end()
+        cut = max(last, min(stop, len(text)))
+        pieces.append(text[last:cut])
+        return pieces, cut, count
+
+    def redact(self, text: str) -> tuple[str, int]:
+        if not text:
+            return text, 0
+        pieces, _, count = self.scan(text, 0, len(text))
+        return ("".join(pieces) if count else text), count
+
+    # -- replacing one match --
+
+    def replace(self, m: re.Match) -> tuple[str, int]:
+        rule = m.lastgroup
+        if rule in _SHAPES:
+            return _shape(m, rule)
+        if rule == "pem":
+            return self._pem(m)
+        if rule == "kv":
+            return self._key_value(m)
+        if rule == "authz":
+            scheme = (m.group("authz_scheme") or "").lower()
+            kind = "basic_auth" if scheme == "basic" else "bearer"
+            return self._value(m, "authz_val", kind, _labelled_credential)
+        if rule == "bearer":
+            return self._value(m, "bearer_val", "bearer", _labelled_credential)
+        if rule == "basic":
+            return self._value(m, "basic_val", "basic_auth", _basic_payload)
+        if rule == "url":
+            return self._value(m, "url_pw", "url_password", _password_like)
+        if rule == "curl":
+            # not `docker -u 1000:1000` (uid:gid), `sort -u -t: -k1` nor `-u sha256:<hex>`
+            digest = _EXEMPT.fullmatch(f"{m.group('curl_user')}:{m.group('curl_pw')}") is not None
+            return self._value(m, "curl_pw", "basic_auth",
+                               lambda v: _password_like(v) and not v.isdigit() and v[0] != "-",
+                               decline=digest)
+        raise AssertionError(rule)
+
+    def _value(self, m: re.Match, group: str, kind: str, is_secret, decline: bool = False):
+        """Replace the value `group` of a context match, keeping the rest of
+        the match. A value that holds a known shape (or a nested context) is
+        redacted as that; otherwise `is_secret` decides."""
+        text, start = m.string, m.start()
+        a, b = m.span(group)
+        value = text[a:b]
+        inner, n = self.redact(value)
+        if n:
+            return text[start:a] + inner + text[b:m.end()], n
+        if decline or not is_secret(value):
+            return m.group(), 0
+        return f"{text[start:a]}[REDACTED:{kind}]{text[b:m.end()]}", 1
+
+    def _key_value(self, m: re.Match):
+        group = next(g for g in ("kv_dq", "kv_eq", "kv_sq", "kv_bare") if m.group(g) is not None)
+        word = m.group("kv_word").lower()
+        # a key that names something else, or `token = make_token(...)`: a call
+        excluded = _names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None
+        quoted, token = group != "kv_bare", word.startswith("token")
+        password = word.startswith("passw") or word == "pwd"
+        return self._value(m, group, "secret_value",
+                           lambda v: credential_like(v, quoted, password=password, keep_ids=token),
+                           decline=excluded)
+
+    def _pem(self, m: re.Match):
+        group = "pem_body" if m.group("pem_body") is not None else "pem_open"
+        text, start = m.string, m.start()
+        a, b = m.span(group)
+        body = text[a:b]
+        if not _pem_body(body):
+            # Not a key (code that prints PEM markers, say): look inside anyway.
+            inner, n = self.redact(body)
+            return text[start:a] + inner + text[b:m.end()], n
+        lead = _LEADING_WS.match(body).group()
+        trail = body[_blank_tail(body):]
+        return f"{text[start:a]}{lead}[REDACTED:private_key]{trail}{text[b:m.end()]}", 1
+
+
+def _blank_tail(body: str) -> int:
+    """Where the trailing run of whitespace and \\n / \\r escapes starts (an
+    escaped backslash before an n is not an escape: JSON text must stay valid)."""
+    end = len(body)
+    while end:
+        if body[end - 1].isspace():
+            end -= 1
+        elif end >= 2 and body[end - 1] in "nrt" and body[end - 2] == "\\":
+            first = end - 2
+            while first > 0 and body[first - 1] == "\\":
+                first -= 1
+            if (end - 1 - first) % 2 == 0:      # "\\\\n": a backslash, then a plain n
+                break
+            end -= 2
+        else:
+            break
+    return end
+
+
+_SHAPES = {"ant": "anthropic_key", "oai": "openai_key", "gh": "github_token",
+           "slack": "slack_token", "aws": "aws_access_key", "jwt": "jwt"}
+_SHAPE_PREFIX = {"ant": 7, "oai": 3, "gh": 4, "slack": 5, "aws": 4, "jwt": 3}
+
+
+def _shape(m: re.Match, rule: str) -> tuple[str, int]:
+    body = m.group()[_SHAPE_PREFIX[rule]:]
+    if _FILLER.fullmatch(body):                 # sk-XXXXXXXXXXXXXXXXXXXXXXXX: a placeholder
+        return m.group(), 0
+    return f"[REDACTED:{_SHAPES[rule]}]", 1
+
+
+@lru_cache(maxsize=8)
+def _rules(max_secret: int) -> _Rules:
+    return _Rules(max_secret)
+
+
+def redact(text: str, *, max_secret: int = MAX_SECRET) -> tuple[str, int]:
+    """(text with every secret replaced by "[REDACTED:<kind>]", how many).
+    `max_secret`: the longest secret recognised; leave it (tests shrink it)."""
+    if max_secret == MAX_SECRET and _MEMO_MIN <= len(text) <= _MEMO_MAX:
+        return _redact_memo(text)
+    return _rules(max_secret).redact(text)
+
+
+# Agent transcripts repeat mid-size texts (files read again, the same tool output
+# in an event and its artifact): remember recent answers. At most 1024 x 32K chars.
+_MEMO_MIN, _MEMO_MAX = 256, 32 * 1024
+
+
+@lru_cache(maxsize=1024)
 def _redact_memo(text: str) -> tuple[str, int]:
-    return _redact(text)
-
-
-def _redact(text: str) -> tuple[str, int]:
-    low = text.lower()
-    hits = {w for w in _ALL_WORDS if w in low}     # ~30 memchr-speed scans beat one regex alternation
-    if not hits:
-        return text, 0
-    count = 0
-
-    def replace_with(kind):
-        def repl(m):
-            nonlocal count
-            count += 1
-            return _R.format(kind)
-        return repl
-
-    for triggers, kind, pattern in _SHAPES:
-        if not hits.isdisjoint(triggers):
-            text = pattern.sub(replace_with(kind), text)
-
-    def keep_context(kind):
-        def repl(m):
-            nonlocal count
-            if m.group(2).startswith("[REDACTED"):
-                return m.group(0)
-            count += 1
-            return m.group(1) + _R.format(kind) + (m.group(3) if m.re is _URL_PASSWORD else "")
-        return repl
-
-    if "authorization" in hits:
-        text = _HEADER.sub(keep_context("bearer"), text)
-    if "bearer" in hits:
-        text = _BEARER.sub(keep_context("bearer"), text)
-    if "://" in hits and "@" in text:
-        text = _URL_PASSWORD.sub(keep_context("url_password"), text)
-    if not hits.isdisjoint(_KEY_WORDS):
-        text, n = _redact_key_values(text)
-        count += n
-    return text, count
-
-
-def _redact_key_values(text: str) -> tuple[str, int]:
-    out: list[str] = []
-    pos = count = 0
-    low = text.lower()
-    # lower() keeps offsets except for a few characters (e.g. U+0130); fall back then.
-    words = _SECRET_WORD.finditer(low) if len(low) == len(text) else _SECRET_WORD_ANYCASE.finditer(text)
-    for m in words:
-        if m.start() < pos:
-            continue
-        s, e = m.start(), m.end()
-        while s > 0 and text[s - 1] in _NAME_CHARS:
-            s -= 1
-        while e < len(text) and text[e] in _NAME_CHARS:
-            e += 1
-        if s > 0 and text[s - 1] == "$":                      # $TOKEN: a variable reference
-            continue
-        kv = _SEP_VALUE.match(text, e)
-        if kv is None or not _is_secret_name(text[s:e]):
-            continue
-        quote = kv["q"] or ""
-        value = kv["qv"] if quote else kv["v"]
-        if not _looks_like_credential(value, bool(quote)):
-            continue
-        if _IDENTIFIER_HASH.match(value.strip()) and not _STRONG_NAME.search(text[s:e]):
-            continue                       # sync_token: <sha>, request_token: <uuid>: ids people recall
-        out.append(text[pos:kv.start("qv" if quote else "v")])
-        out.append(_R.format("secret_value"))
-        pos = kv.end("qv" if quote else "v")
-        count += 1
-    if not count:
-        return text, 0
-    out.append(text[pos:])
-    return "".join(out), count
+    return _rules(MAX_SECRET).redact(text)
 
 
 class StreamRedactor:
-    """Redacts text fed in chunks with bounded memory: output is emitted up
-    to the last newline that is not inside an unfinished PEM block, so a
-    secret is only ever split if it is longer than MAX_SECRET. Concatenated
-    output equals redact(whole text) under that bound."""
+    """redact() for payloads too big to hold: feed chunks, emit what is
+    decided. Holds at most 4 windows (~1M chars at MAX_SECRET) plus one
+    chunk. Concatenated outputs equal redact(whole text)[0] for any chunking."""
 
-    def __init__(self):
-        self._pending = ""
+    def __init__(self, max_secret: int = MAX_SECRET):
+        self._rules = _rules(max_secret)
+        self._chunks: list[str] = []
+        self._pending = 0            # characters in _chunks
+        self._buf = ""               # CONTEXT chars already emitted + undecided text
+        self._emitted = 0            # how many leading chars of _buf are context only
         self.count = 0
 
+    @property
+    def held(self) -> int:
+        """Characters held in memory (context + undecided + unscanned)."""
+        return len(self._buf) + self._pending
+
     def feed(self, chunk: str) -> str:
-        self._pending += chunk
-        cut = self._safe_cut()
-        if cut <= 0:
-            if len(self._pending) <= 2 * MAX_SECRET:
-                return ""
-            cut = len(self._pending) - MAX_SECRET        # no newline for a long stretch: bound memory
-        ready, self._pending = self._pending[:cut], self._pending[cut:]
-        out, n = redact(ready)
-        self.count += n
-        return out
+        self._chunks.append(chunk)
+        self._pending += len(chunk)
+        window = self._rules.window
+        # Batch: scan once 4 windows wait; the last window is scanned again next
+        # time, so each char is scanned ~4/3 times.
+        if len(self._buf) - self._emitted + self._pending < _BATCH_WINDOWS * window:
+            return ""
+        return self._advance(stop_margin=window)
 
     def close(self) -> str:
-        out, n = redact(self._pending)
-        self._pending = ""
-        self.count += n
+        out = self._advance(stop_margin=None)
+        self._buf, self._emitted = "", 0
         return out
 
-    def _safe_cut(self) -> int:
-        """End of the text that can be redacted now: the last newline, moved
-        back before a PEM block whose END line has not arrived yet."""
-        text = self._pending
-        nl = text.rfind("\n")
-        if nl < 0:
-            return 0
-        cut = nl + 1
-        while cut > 0:                       # moving the cut may expose an earlier open block
-            begin = text.rfind("-----BEGIN", 0, cut)
-            if begin < 0 or _PEM_END.search(text, begin, cut) or len(text) - begin > MAX_SECRET:
-                break
-            cut = text.rfind("\n", 0, begin) + 1
-        return cut
+    def _advance(self, stop_margin: int | None) -> str:
+        buf = self._buf + "".join(self._chunks)
+        self._chunks, self._pending = [], 0
+        # A match attempt that starts before `stop` sees only text inside buf, so
+        # its outcome is final; later starts wait for more text.
+        stop = len(buf) + 1 if stop_margin is None else len(buf) - stop_margin
+        pieces, cut, n = self._rules.scan(buf, self._emitted, stop)
+        self.count += n
+        keep = max(cut - CONTEXT, 0)        # look-behinds need a little left context
+        self._buf, self._emitted = buf[keep:], cut - keep
+        return "".join(pieces)

@@ -31,6 +31,7 @@ from stores.errors import UsageError
 from stores.fulltext import Filters, FulltextHit, FulltextIndex
 from stores.ledger import ledger_marks
 from stores.segments import read_event_at
+from stores.vectors import EMBED_KINDS
 
 MAX_QUERY_CHARS = 10_000
 CANDIDATES = 100
@@ -224,7 +225,7 @@ class Recaller:
             for h in self.fulltext.neighbours([(c.session_id, c.pos) for c in anchors], 2, filters):
                 cands.setdefault(h.seq, _candidate(h, hop))
         if qvec is not None and cands:
-            vecs = self.vectors.vectors_for(list(cands))
+            vecs = self.vectors.vectors_for([s for s, c in cands.items() if c.kind in EMBED_KINDS])
             for seq, v in vecs.items():
                 cands[seq].cosine = float(v @ qvec)
         return cands
@@ -245,12 +246,14 @@ class Recaller:
                 c.task = task_factor(set(words(events[c.seq].get("text", ""))), task_terms)
         ranked = score_candidates(list(cands.values()))
         pool = [c for c in ranked[:max(RERANK_POOL, q.k * 3)] if c.seq in events]
-        vecs = self.vectors.vectors_for([c.seq for c in pool]) if qvec is not None else {}
+        vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
+        word_sets = {c.seq: self._word_set(events, c.seq) for c in pool if c.seq not in vecs}
 
         def similarity(a: Candidate, b: Candidate) -> float:
             if a.seq in vecs and b.seq in vecs:
                 return max(float(vecs[a.seq] @ vecs[b.seq]), 0.0)
-            wa, wb = self._word_set(events, a.seq), self._word_set(events, b.seq)
+            wa = word_sets.get(a.seq) or self._word_set(events, a.seq)
+            wb = word_sets.get(b.seq) or self._word_set(events, b.seq)
             return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
         self._events = events
         return mmr(pool, max(q.k, 1) * 2, q.mmr, similarity)
@@ -288,7 +291,8 @@ class Recaller:
         if not used:
             return first
         if qvec is not None:
-            for seq, v in self.vectors.vectors_for([s for s in merged if merged[s].cosine is None]).items():
+            missing = [s for s, c in merged.items() if c.cosine is None and c.kind in EMBED_KINDS]
+            for seq, v in self.vectors.vectors_for(missing).items():
                 merged[seq].cosine = float(v @ qvec)
         events_before = self._events
         ranked = self._rank(merged, qvec, q)
@@ -320,9 +324,10 @@ class Recaller:
             if e is None:
                 continue
             text = e.get("text", "")
+            scores = {k: (round(v, 4) if v is not None else None) for k, v in c.scores.items()}
             hits.append(Hit(rank=len(hits) + 1, event_id=e["id"], seq=e["seq"], session_id=e["session_id"],
                             ts=e.get("ts") or e.get("ingested_at"), kind=e["kind"], score=c.score,
-                            scores=c.scores, snippet=snippet(text, terms), text=text, hop=c.hop,
+                            scores=scores, snippet=snippet(text, terms), text=text, hop=c.hop,
                             query_id=q.query_id, event=e))
         return hits
 
@@ -385,8 +390,8 @@ def _identifier_strength(term: str) -> int:
 
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
-    return Candidate(seq=h.seq, session_id=h.session_id, pos=h.pos, ts_ms=h.ts_ms, bm25=h.score, hop=hop,
-                     segment=h.segment, offset=h.offset)
+    return Candidate(seq=h.seq, session_id=h.session_id, pos=h.pos, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score,
+                     hop=hop, segment=h.segment, offset=h.offset)
 
 
 def _log_tail_seq(store) -> int:

@@ -17,10 +17,6 @@ from typing import Callable, Iterator
 
 from stores.artifacts import ArtifactStore
 from stores.errors import TraceError
-from stores.event_log import EventLog
-from stores.indexes import DerivedIndexes
-from stores.ingest_state import IngestState
-from stores.lock import WriterLock
 from stores.paths import ensure_dir, private_umask, store_dir
 from stores.segments import iter_events, list_segments
 
@@ -28,7 +24,7 @@ from stores.segments import iter_events, list_segments
 class Writer:
     """What a writer holds while the lock is theirs."""
 
-    def __init__(self, store: "Store", log: EventLog, state: IngestState, indexes: DerivedIndexes):
+    def __init__(self, store: "Store", log, state, indexes):
         self.store = store
         self.log = log
         self.state = state
@@ -65,6 +61,11 @@ class Store:
     @contextlib.contextmanager
     def writer(self, wait: float = 0.0, embed: bool = True, embedder: str | None = None,
                rebuild_fulltext: bool = False) -> Iterator[Writer]:
+        # Imported here: readers (a cold `trace recall`) never pay for the write path.
+        from stores.event_log import EventLog
+        from stores.indexes import DerivedIndexes
+        from stores.ingest_state import IngestState
+        from stores.lock import WriterLock
         with private_umask():
             ensure_dir(self.dir)
             lock = WriterLock(self.dir).acquire(wait)
@@ -115,6 +116,7 @@ class Store:
 
     def reindex(self, wait: float = 0.0, embedder: str | None = None) -> dict:
         """Rebuild the full-text and vector indexes from the log."""
+        from stores.lock import WriterLock
         with private_umask():
             ensure_dir(self.dir)
             lock = WriterLock(self.dir).acquire(wait)

@@ -19,7 +19,6 @@ except ImportError:                    # pragma: no cover - older typer
     from click.exceptions import ClickException
 
 from stores.errors import TraceError
-from stores.store import Store
 from trace_cli.output import Output, ReaderGone
 
 app = typer.Typer(
@@ -42,7 +41,8 @@ class AppState:
     def output(self, json_mode: bool = False) -> Output:
         return Output(json_mode=json_mode, quiet=self.quiet)
 
-    def store(self, out: Output) -> Store:
+    def store(self, out: Output):
+        from stores.store import Store
         return Store(self.store_path, warn=out.warn)
 
 

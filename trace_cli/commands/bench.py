@@ -40,3 +40,34 @@ def bench_ingest(
                     r["peak_rss_mb_max"], r.get("vs_sqlite", ""), r.get("rss_growth_vs_10pct", "")] for r in rows),
                   title="trace bench ingest")
     return 0
+
+
+@bench_app.command("recall", help=(
+    "Recall latency (p50/p95, in process) in fulltext, vector and hybrid mode at each store size; the "
+    "wall time of a cold `trace recall`; an exact needle against grep -F / ripgrep over the raw segments "
+    "and SQLite FTS5 on the same events, each with its recall@10. Ingest-with-embedding speed is measured "
+    "while the stores are built."))
+def bench_recall(
+    ctx: typer.Context,
+    sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Store sizes in events.")] = "10000,100000,1000000",
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores here (else a temp dir).")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app import state
+    from trace_cli.bench.recall_bench import run_recall_bench
+
+    out = state(ctx).output(json_out)
+    try:
+        size_list = [int(s) for s in sizes.split(",") if s.strip()]
+    except ValueError:
+        from stores.errors import UsageError
+        raise UsageError(f"--sizes takes whole numbers separated by commas, got {sizes!r}") from None
+    rows = run_recall_bench(size_list, workdir, out.note)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "fulltext_p95_ms", "vector_p50_ms",
+                "hybrid_p50_ms", "hybrid_p95_ms", "hybrid_recall10", "cold_fulltext_ms", "cold_hybrid_ms",
+                "exact_p50_ms", "peer_p50_ms", "exact_speedup_vs_peer", "fts5_p50_ms", "fts5_recall10"]
+        out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
+    return 0

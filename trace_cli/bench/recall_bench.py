@@ -1,0 +1,174 @@
+"""`trace bench recall`: recall latency at several store sizes, against
+peers measured in the same run on the same events.
+
+For each size: a store of synthetic agent sessions (trace_cli/bench/
+needles.py) with needles spread through it is ingested (embedding on, so
+ingest-with-embedding speed is measured too); then, in process, p50/p95 of
+recall in fulltext, vector and hybrid mode over the needle questions; the
+wall time of a cold `trace recall` process in fulltext and hybrid mode; and
+for an exact needle (the value itself), `grep -F` (or ripgrep when present)
+over the raw segments and SQLite FTS5 over the same texts — with the recall
+of each, so "faster" is only claimed at equal recall."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from trace_cli.bench.needles import build_session
+
+TURNS_PER_SESSION = 500
+QUERIES = 40
+
+
+def _pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(int(len(values) * p), len(values) - 1)]
+
+
+def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
+    """Write sessions of agent turns (4 events each) with needles, ingest
+    them; returns (store dir, needles, ingest events/s)."""
+    from stores.store import Store
+    turns = max(events // 4, 1)
+    src = root / "sessions.jsonl"
+    needles = []
+    with open(src, "w") as f:
+        done, n = 0, 0
+        while done < turns:
+            size = min(TURNS_PER_SESSION, turns - done)
+            s = build_session(turns=size, needles=max(1, size // 50), flood_words=60, seed=seed + n)
+            import json
+            f.write(json.dumps({"messages": s.messages}) + "\n")
+            needles.extend(s.needles)
+            done += size
+            n += 1
+    store_dir = root / "store"
+    t = time.perf_counter()
+    added = sum(r.added for r in Store(store_dir).ingest([str(src)]))
+    return store_dir, needles, added / (time.perf_counter() - t)
+
+
+def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], float]:
+    from stores.recall import Recaller, RecallQuery
+    from stores.store import Store
+    rc = Recaller(Store(store_dir))
+    rc.prepare(mode)
+    rc._log = lambda *a, **k: None            # measure recall, not the retrieval log
+    times, found = [], 0
+    for n in needles:
+        t = time.perf_counter()
+        hits = rc.recall(RecallQuery(query=n.query, k=10, mode=mode))
+        times.append((time.perf_counter() - t) * 1000)
+        found += any(n.value in h.text for h in hits)
+    return times, found / len(needles)
+
+
+def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query,
+                        "--mode", mode, "-k", "10", "--json"], capture_output=True, check=True)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def _grep(store_dir: Path, needles) -> tuple[float, float, str]:
+    tool = shutil.which("rg")
+    segs = sorted(str(p) for p in (store_dir / "segments").glob("*.jsonl"))
+    times, found = [], 0
+    for n in needles:
+        cmd = [tool, "-F", "-c", n.value, *segs] if tool else ["grep", "-F", "-c", n.value, *segs]
+        t = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True).stdout
+        times.append((time.perf_counter() - t) * 1000)
+        found += any(line.rsplit(":", 1)[-1].strip() not in ("", "0") for line in out.splitlines())
+    return statistics.median(times), found / len(needles), "rg" if tool else "grep -F"
+
+
+def _exact_trace(store_dir: Path, needles) -> tuple[float, float]:
+    from stores.recall import Recaller, RecallQuery
+    from stores.store import Store
+    rc = Recaller(Store(store_dir))
+    rc.prepare("fulltext")
+    rc._log = lambda *a, **k: None
+    times, found = [], 0
+    for n in needles:
+        t = time.perf_counter()
+        hits = rc.recall(RecallQuery(query=n.value, k=10, mode="fulltext"))
+        times.append((time.perf_counter() - t) * 1000)
+        found += any(n.value in h.text for h in hits)
+    return statistics.median(times), found / len(needles)
+
+
+def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
+    """SQLite FTS5 over the same event texts; an OR of the question's words
+    ordered by rank (what a text query to FTS5 looks like)."""
+    from reducers.terms import query_words
+    from stores.segments import iter_events
+    db = sqlite3.connect(root / "fts5.db")
+    db.execute("CREATE VIRTUAL TABLE ev USING fts5(text, seq UNINDEXED)")
+    t = time.perf_counter()
+    batch = []
+    for e in iter_events(store_dir / "segments"):
+        batch.append((e["text"], e["seq"]))
+        if len(batch) >= 1000:
+            db.executemany("INSERT INTO ev(text, seq) VALUES (?, ?)", batch)
+            batch = []
+    db.executemany("INSERT INTO ev(text, seq) VALUES (?, ?)", batch)
+    db.commit()
+    build = time.perf_counter() - t
+    times, found = [], 0
+    for n in needles:
+        match = " OR ".join(f'"{w}"' for w in query_words(n.query))
+        t = time.perf_counter()
+        rows = db.execute("SELECT text FROM ev WHERE ev MATCH ? ORDER BY rank LIMIT 10", (match,)).fetchall()
+        times.append((time.perf_counter() - t) * 1000)
+        found += any(n.value in r[0] for r in rows)
+    db.close()
+    return statistics.median(times), found / len(needles), build
+
+
+def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None]) -> list[dict]:
+    base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-recall-"))
+    rows = []
+    try:
+        for size in sizes:
+            root = base / f"n{size}"
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            note(f"{size} events: building and ingesting (embedding on)")
+            store_dir, needles, ingest_rate = _build(root, size, seed=size)
+            sample = needles[:: max(len(needles) // QUERIES, 1)][:QUERIES]
+            row = {"bench": "recall", "events": size, "ingest_events_per_s": round(ingest_rate)}
+            for mode in ("fulltext", "vector", "hybrid"):
+                note(f"{size} events: {len(sample)} queries in {mode} mode")
+                times, recall10 = _in_process(store_dir, sample, mode)
+                row[f"{mode}_p50_ms"] = round(_pct(times, 0.5), 2)
+                row[f"{mode}_p95_ms"] = round(_pct(times, 0.95), 2)
+                row[f"{mode}_recall10"] = round(recall10, 3)
+            note(f"{size} events: cold CLI starts")
+            row["cold_fulltext_ms"] = round(_cold(store_dir, sample[0].query, "fulltext"), 1)
+            row["cold_hybrid_ms"] = round(_cold(store_dir, sample[0].query, "hybrid"), 1)
+            note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
+            exact_ms, exact_recall = _exact_trace(store_dir, sample)
+            grep_ms, grep_recall, tool = _grep(store_dir, sample)
+            fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)
+            row.update({"exact_p50_ms": round(exact_ms, 2), "exact_recall10": round(exact_recall, 3),
+                        "peer": tool, "peer_p50_ms": round(grep_ms, 1), "peer_recall": round(grep_recall, 3),
+                        "exact_speedup_vs_peer": round(grep_ms / max(exact_ms, 1e-6), 1),
+                        "fts5_p50_ms": round(fts_ms, 2), "fts5_recall10": round(fts_recall, 3),
+                        "fts5_build_s": round(fts_build, 1)})
+            rows.append(row)
+            note(f"{size} events: done")
+        return rows
+    finally:
+        if not workdir:
+            shutil.rmtree(base, ignore_errors=True)
