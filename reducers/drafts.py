@@ -76,8 +76,11 @@ def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
                 copied.add(id(prev))
             prev.text = f"{prev.text}\n\n{d.text}" if prev.text and d.text else (prev.text or d.text)
             prev.merged_keys.extend(d.all_keys())
-            if d.meta:
-                prev.meta = {**(prev.meta or {}), **{k: v for k, v in d.meta.items() if k not in (prev.meta or {})}}
+            if d.meta or prev.meta:
+                merged = {**(d.meta or {}), **(prev.meta or {})}
+                if bool((prev.meta or {}).get("thinking")) != bool((d.meta or {}).get("thinking")):
+                    merged.pop("thinking", None)      # thinking and visible text now share one event
+                prev.meta = merged or None
             continue
         out.append(d)
     return out

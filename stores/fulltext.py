@@ -128,6 +128,7 @@ class FulltextIndex:
         self._index = None
         self._writer = None
         self._db: sqlite3.Connection | None = None
+        self._stemmer = None
         self._ctx: dict[str, tuple[int, deque]] = {}     # session -> (next pos, recent texts), pending commit
 
     # -- bookkeeping ---------------------------------------------------------
@@ -389,6 +390,37 @@ class FulltextIndex:
         index = self.open()
         return index.searcher().doc_freq("exact", term) if index is not None else 0
 
-    def num_docs(self) -> int:
+    def word_doc_freq(self, word: str) -> int:
+        """Events whose body holds `word`, stemmed as the index stems it."""
         index = self.open()
-        return index.searcher().num_docs if index is not None else 0
+        if index is None:
+            return 0
+        if self._stemmer is None:
+            import tantivy
+            self._stemmer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
+                             .filter(tantivy.Filter.stemmer("english")).build())
+        tokens = self._stemmer.analyze(word)
+        return index.searcher().doc_freq("body", tokens[0]) if tokens else 0
+
+    def session_locations(self, session_id: str, after_seq: int = 0, page: int = 10_000):
+        """(seq, segment, offset) of a session's events after `after_seq`, in seq order."""
+        import tantivy
+        index = self.open()
+        if index is None:
+            return
+        schema = index.schema
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session_id)),
+            (tantivy.Occur.Must, tantivy.Query.range_query(schema, "seq", tantivy.FieldType.Unsigned,
+                                                           after_seq + 1, None))])
+        searcher = index.searcher()
+        offset = 0
+        while True:
+            hits = searcher.search(query, page, order_by_field="seq", order=tantivy.Order.Asc, offset=offset).hits
+            for _, addr in hits:
+                doc = searcher.doc(addr)
+                yield doc["seq"][0], doc["seg"][0], doc["off"][0]
+            if len(hits) < page:
+                return
+            offset += page

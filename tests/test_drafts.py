@@ -26,3 +26,10 @@ def test_the_input_drafts_are_never_modified():
 
 def test_different_messages_do_not_merge():
     assert len(merge_adjacent([_d("a", "x", "m1"), _d("b", "y", "m2"), _d("c", "z", None)])) == 3
+
+
+def test_a_thinking_block_merged_with_text_no_longer_claims_to_be_thinking():
+    thinking = Draft(kind="assistant", text="<thinking>\nx\n</thinking>", session_id="s", key="a",
+                     merge_group="m", meta={"thinking": True, "model": "m1"})
+    merged = merge_adjacent([thinking, _d("b", "visible", "m")])
+    assert merged[0].meta == {"model": "m1"}

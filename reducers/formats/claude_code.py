@@ -1,319 +1,464 @@
 """Claude Code session logs (`~/.claude/projects/**/*.jsonl`).
 
-One JSON object per line, `type` user / assistant / summary / system /
-attachment and many bookkeeping types. What becomes an event:
-- user lines: text (verbatim) -> `user`; `tool_result` blocks -> `tool_result`
-  paired with their call by `tool_use_id`; injected lines (`isMeta`) and
-  compaction summaries (`isCompactSummary`) -> `system`, not user text;
-- assistant lines: a streamed message is written as several lines sharing
-  one `message.id`, one content block each; text and thinking blocks carry
-  the id as merge group (merged into one event after dedupe), `tool_use`
-  blocks -> `tool_call`; blocks a writer repeated are dropped;
-- `summary` lines, `compact_boundary` and other system lines with text,
-  and attachments that showed the model text -> `system`;
-- sidechain (sub-agent) lines are flagged in meta.
+One JSON object per line; `type` says what it is. What becomes an event:
+- `user` lines: typed text (verbatim) -> `user`; images inside it -> "[image]";
+  `tool_result` blocks -> `tool_result`, paired with their call by
+  `tool_use_id`. Injected lines (`isMeta`: caveats, reminders) and
+  compaction summaries (`isCompactSummary`) -> `system`, never user text.
+- `assistant` lines: a streamed message is written as several lines sharing
+  one `message.id`, usually one content block per line. Text and thinking
+  blocks carry that id as merge group (the shell merges adjacent ones into
+  one event after dedupe); `tool_use` blocks -> `tool_call`. Blocks a writer
+  re-emitted on a later line are dropped.
+- `summary` lines, `compact_boundary` and other system lines with text, and
+  attachments whose text the model was shown -> `system`.
+- the old top-level `tool_use` / `tool_result` records -> call / result.
+- sub-agent (sidechain) lines are flagged in meta and kept out of the main
+  conversation's turns.
 Snapshots, titles, progress, modes and other bookkeeping carry nothing the
 model read and are skipped."""
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.common import compact_json, derived_session_id, flatten_content, to_utc_iso, tool_call_text
 
 NAME = "claude-code"
-_CONVERSATION = {"user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result"}
-_BOOKKEEPING = {"file-history-snapshot", "progress", "queue-operation", "permission-mode", "mode", "agent-name",
+PREFIX = "cc"
+
+_CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result")
+_BOOKKEEPING = ("file-history-snapshot", "progress", "queue-operation", "permission-mode", "mode", "agent-name",
                 "custom-title", "ai-title", "last-prompt", "frame-link", "pr-link", "started", "result",
-                "relocated", "worktree-state", "bridge-session", "atis-latch"}
-_MARKERS = ("sessionId", "parentUuid", "leafUuid", "isSidechain", "uuid")
+                "relocated", "worktree-state", "bridge-session", "atis-latch")
+_KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
+_CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
+
+# Bounds on what parsing remembers, so a huge log streams in flat memory.
+_HOLD_BACK = 1000            # leading lines kept until the file names its session
+_RECENT_MESSAGES = 512       # message ids whose blocks are remembered for repeat detection
+_SIDE_LINES = 200_000        # sidechain line uuids remembered for their turn
+_OPEN_IDLESS = 4096          # assistant lines with id-less calls still waiting for a result
+
+
+# ---------------------------------------------------------------- sniff
+
+def _looks_like_claude_code(d: dict) -> bool:
+    if "payload" in d or "role" in d or ("seq" in d and "hash" in d):
+        return False                         # Codex rollout line, a bare message, a trace event
+    rtype = d.get("type")
+    if not isinstance(rtype, str):
+        return False
+    if rtype == "summary":
+        return isinstance(d.get("summary"), str) and "leafUuid" in d
+    if rtype == "file-history-snapshot":
+        return "snapshot" in d and "messageId" in d
+    message = d.get("message")
+    marked = (isinstance(d.get("sessionId"), str) or "parentUuid" in d or "leafUuid" in d
+              or (isinstance(message, dict) and message.get("role") in ("user", "assistant")))
+    return marked and (rtype in _KNOWN_TYPES or ("sessionId" in d and "parentUuid" in d))
 
 
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
-    if not dicts or any("payload" in d or ("seq" in d and "hash" in d) for d in dicts):
+    if not dicts or any("payload" in d and "type" in d for d in dicts):
         return False
-    hits = 0
-    for d in dicts:
-        if d.get("type") in _CONVERSATION | _BOOKKEEPING and any(k in d for k in _MARKERS):
-            hits += 1
-        elif d.get("type") == "summary" and "summary" in d:
-            hits += 1
-    return hits > 0 and hits >= len(dicts) // 2
+    hits = sum(1 for d in dicts if _looks_like_claude_code(d))
+    return hits > 0 and 2 * hits >= len(dicts)
 
 
-class _State:
+# ---------------------------------------------------------------- parse
+
+def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
+    parser = _Parser(ctx)
+    # Lines before the first `sessionId` (a leading summary, a snapshot) belong
+    # to the file's session: hold them back until the file names it.
+    held: list[tuple[int, Any]] = []
+    for line, rec in records:
+        if parser.session is None:
+            parser.learn_session(rec)
+            if parser.session is None and len(held) < _HOLD_BACK:
+                held.append((line, rec))
+                continue
+        if held:
+            yield from parser.release(held)
+            held = []
+        yield from parser.record(line, rec)
+    if held:
+        yield from parser.release(held)
+
+
+@dataclass(slots=True)
+class _Line:
+    """What every draft of one source line shares."""
+    session_id: str
+    rid: str                    # record identity inside keys: the uuid, or uuid@line when missing/reused
+    line: int
+    uuid: str | None
+    ts: str | None
+    meta: dict                  # sidechain / agent_id flags
+    sidechain: bool
+    turn: str
+
+
+class _Parser:
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.session: str | None = ctx.session
-        self.turn: str | None = None
-        self.tool_names: dict[str, str] = {}
+        self.turn_session: str | None = None
+        self.main_turn = ""
+        self.side_turns: OrderedDict[str, str] = OrderedDict()    # "<session>\0<uuid>" of sidechain lines -> turn
+        self.agent_turns: dict[str, str] = {}                     # "<session>\0<agentId>" -> its latest turn
         self.used_ids: set[str] = set()
-        self.seen_blocks: set[tuple[str, str]] = set()
-        self.drift_calls: list[tuple[str, str]] = []     # (name, call_id) of old top-level tool_use lines
+        self.tool_names: dict[str, str | None] = {}               # call id -> tool name
+        self.calls_seen: set[str] = set()
+        self.blocks_seen: OrderedDict[str, dict[bytes, int]] = OrderedDict()  # message id -> block digest -> line
+        self.idless_calls: OrderedDict[str, list[str]] = OrderedDict()       # assistant uuid -> open id-less calls
+        self.drift_calls: list[tuple[Any, str]] = []              # (name, call id) of old top-level tool_use lines
 
-    def session_for(self, rec: dict) -> str | None:
-        """The record's session: its own id, else the file's latest one;
-        None while the file has not named one yet (the caller holds the
-        record back until it does)."""
-        if self.ctx.session:
-            return self.ctx.session
-        sid = rec.get("sessionId") or rec.get("session_id")
-        if isinstance(sid, str) and sid:
-            self.session = sid
-            return sid
+    # -- session, identity, turn ---------------------------------------------
+
+    def learn_session(self, rec: Any) -> None:
+        if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
+            self.session = rec["sessionId"]
+
+    def release(self, held: list[tuple[int, Any]]) -> Iterator[Draft | BadRecord]:
+        if self.session is None:
+            self.session = derived_session_id(self.ctx.source_id, 0, held[0][1])
+        for line, rec in held:
+            yield from self.record(line, rec)
+
+    def _session_of(self, rec: dict) -> str:
+        if not self.ctx.session:
+            self.learn_session(rec)             # the line's own id; else the file's latest one
+        assert self.session is not None
         return self.session
 
-    def record_id(self, rec: dict, line: int) -> str:
+    def _record_id(self, rec: dict, line: int) -> str:
         uuid = rec.get("uuid")
         if isinstance(uuid, str) and uuid and uuid not in self.used_ids:
             self.used_ids.add(uuid)
             return uuid
+        # Missing, or reused (fixtures with "[trimmed for fixture]"): the line
+        # number keeps the key unique, and stays stable as the file grows.
         return f"{uuid if isinstance(uuid, str) and uuid else 'L'}@{line}"
 
+    def _turn_of(self, rec: dict, sid: str, sidechain: bool) -> str:
+        if self.turn_session != sid:
+            self.turn_session, self.main_turn = sid, f"{sid}/start"
+        if not sidechain:
+            return self.main_turn
+        # A sub-agent's lines follow its own prompt, and never move the main
+        # conversation's turn (its Task result still belongs to the main turn).
+        parent = rec.get("parentUuid")
+        agent = rec.get("agentId")
+        return (self.side_turns.get(f"{sid}\0{parent}") if isinstance(parent, str) else None) \
+            or (self.agent_turns.get(f"{sid}\0{agent}") if isinstance(agent, str) else None) \
+            or self.main_turn
 
-_HOLD_BACK = 1000      # session-less lines (a leading summary) waiting for the file to name its session
+    def _start_turn(self, at: _Line, rec: dict) -> None:
+        at.turn = f"{at.session_id}/{at.rid}"
+        if not at.sidechain:
+            self.main_turn = at.turn
+        elif isinstance(rec.get("agentId"), str):
+            self.agent_turns[f"{at.session_id}\0{rec['agentId']}"] = at.turn
 
+    def _remember_side_turn(self, at: _Line) -> None:
+        if at.sidechain and at.uuid:
+            self._set_side_turn(f"{at.session_id}\0{at.uuid}", at.turn)
 
-def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
-    st = _State(ctx)
-    held: list[tuple[int, dict]] = []
-    for line, rec in records:
-        if isinstance(rec, dict) and st.session is None and not ctx.session:
-            st.session_for(rec)
-            if st.session is None and len(held) < _HOLD_BACK:
-                held.append((line, rec))
-                continue
-        if held:
-            if st.session is None:
-                st.session = derived_session_id(ctx.source_id, 0, held[0][1])
-            yield from _parse_records(held, st)
-            held = []
-        yield from _parse_records([(line, rec)], st)
-    if held:
-        st.session = st.session or derived_session_id(ctx.source_id, 0, held[0][1])
-        yield from _parse_records(held, st)
+    def _pass_side_turn_through(self, rec: dict) -> None:
+        """A skipped sidechain line (progress...) can sit in a sub-agent's
+        parentUuid chain: its children inherit the turn through it."""
+        if rec.get("isSidechain") is not True or not isinstance(rec.get("uuid"), str):
+            return
+        own = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else None
+        sid = self.ctx.session or own or self.session
+        turn = self.side_turns.get(f"{sid}\0{rec.get('parentUuid')}")
+        if turn:
+            self._set_side_turn(f"{sid}\0{rec['uuid']}", turn)
 
+    def _set_side_turn(self, key: str, turn: str) -> None:
+        self.side_turns[key] = turn
+        if len(self.side_turns) > _SIDE_LINES:
+            self.side_turns.popitem(last=False)
 
-def _parse_records(records, st: "_State") -> Iterator[Draft | BadRecord]:
-    for line, rec in records:
+    # -- one record ------------------------------------------------------------
+
+    def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
-            continue
+            return
         rtype = rec.get("type")
-        message = rec.get("message") if isinstance(rec.get("message"), dict) else None
-        if rtype is None and message and message.get("role") in ("user", "assistant"):
-            rtype = message["role"]
-        if rtype is None:
+        if not isinstance(rtype, str) or not rtype:
             yield BadRecord(line, "no 'type': not a Claude Code record")
-            continue
-        if rtype not in _CONVERSATION:
-            continue                                  # bookkeeping: nothing the model read
-        sid = st.session_for(rec) or st.session
-        if st.turn is None:
-            st.turn = f"{sid}/start"
-        rid = st.record_id(rec, line)
-        base = dict(session_id=sid, ts=to_utc_iso(rec.get("timestamp")), line=line,
-                    uuid=rec.get("uuid") if isinstance(rec.get("uuid"), str) else None)
-        meta = _meta(rec)
-        if rtype == "user":
-            yield from _user(rec, message, st, sid, rid, base, meta, line)
-        elif rtype == "assistant":
-            yield from _assistant(rec, message, st, sid, rid, base, meta)
-        elif rtype == "summary":
-            text = rec.get("summary")
-            if isinstance(text, str) and text:
-                digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-                yield Draft(kind="system", text=text, key=f"cc/{sid}/summary/{rec.get('leafUuid')}/{digest}",
-                            turn_id=st.turn, meta={**meta, "subtype": "summary", "leafUuid": rec.get("leafUuid")},
-                            **base)
-        elif rtype == "system":
-            draft = _system(rec, sid, rid, st, base, meta)
-            if draft:
-                yield draft
-        elif rtype == "attachment":
-            draft = _attachment(rec, sid, rid, st, base, meta)
-            if draft:
-                yield draft
-        else:                                         # old schema: top-level tool_use / tool_result lines
-            yield from _drift_tool(rec, rtype, st, sid, rid, base, meta)
+            return
+        handler = _HANDLERS.get(rtype)
+        if handler is None:                         # bookkeeping: nothing the model read
+            self._pass_side_turn_through(rec)
+            return
+        sid = self._session_of(rec)
+        sidechain = rec.get("isSidechain") is True
+        meta: dict = {}
+        if sidechain:
+            meta["sidechain"] = True
+            if isinstance(rec.get("agentId"), str):
+                meta["agent_id"] = rec["agentId"]
+        uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else None
+        at = _Line(session_id=sid, rid=self._record_id(rec, line), line=line, uuid=uuid,
+                   ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
+                   turn=self._turn_of(rec, sid, sidechain))
+        yield from handler(self, rec, at)
+        self._remember_side_turn(at)
 
+    @staticmethod
+    def _draft(at: _Line, kind: str, text: str, part: int | str, *, meta: dict | None = None, **kw) -> Draft:
+        info = {**at.meta, **(meta or {})}
+        return Draft(kind=kind, text=text, session_id=at.session_id, key=f"{PREFIX}/{at.session_id}/{at.rid}/{part}",
+                     turn_id=at.turn, ts=at.ts, line=at.line, uuid=at.uuid, meta=info or None, **kw)
 
-def _meta(rec: dict) -> dict:
-    meta = {}
-    if rec.get("isSidechain") is True:
-        meta["sidechain"] = True
-        if isinstance(rec.get("agentId"), str):
-            meta["agent_id"] = rec["agentId"]
-    return meta
+    def _result(self, at: _Line, part: int, call_id: str, body: Any, is_error: Any, name: Any = None,
+                meta: dict | None = None) -> Draft:
+        return self._draft(at, "tool_result", flatten_content(body), part, meta=meta,
+                           tool={"name": name if isinstance(name, str) else self.tool_names.get(call_id),
+                                 "call_id": call_id, "is_error": bool(is_error)})
 
+    # -- user ------------------------------------------------------------------
 
-def _user(rec, message, st: _State, sid, rid, base, meta, line):
-    content = (message or {}).get("content")
-    injected = rec.get("isMeta") is True
-    compact = rec.get("isCompactSummary") is True
-    kind = "system" if injected or compact else "user"
-    extra = {"subtype": "compact_summary"} if compact else {"is_meta": True} if injected else {}
-    if isinstance(content, str):
-        if kind == "user":
-            st.turn = f"{sid}/{rid}"
-        yield Draft(kind=kind, text=content, key=f"cc/{sid}/{rid}/0", turn_id=st.turn,
-                    meta={**meta, **extra} or None, **base)
-        return
-    if not isinstance(content, list):
-        if content is not None:
-            yield BadRecord(line, "user message content is neither text nor a list of blocks")
-        return
-    pending: list[str] = []
-    images = 0
-    first_text_index = None
-    for i, block in enumerate(content):
-        btype = block.get("type") if isinstance(block, dict) else None
-        if btype in ("image", "document"):
-            images += 1                        # counted in meta: the typed text stays verbatim
-            if first_text_index is None:
-                first_text_index = i
-            continue
-        if btype == "tool_result":
-            if pending or images:
-                yield from _user_text(pending, first_text_index, kind, extra, images, st, sid, rid, base, meta)
-                pending, images, first_text_index = [], 0, None
-            call_id = block.get("tool_use_id") or rec.get("sourceToolUseID") or f"{rid}#{i}"
-            body = block["content"] if "content" in block else block.get("text", "")
-            yield Draft(kind="tool_result", text=flatten_content(body), key=f"cc/{sid}/{rid}/{i}",
-                        turn_id=st.turn, tool={"name": st.tool_names.get(call_id), "call_id": call_id,
-                                               "is_error": bool(block.get("is_error"))},
-                        meta=meta or None, **base)
+    def user(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        message = rec.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if rec.get("isCompactSummary") is True:
+            kind, extra = "system", {"subtype": "compact_summary"}
+        elif rec.get("isMeta") is True:
+            kind, extra = "system", {"is_meta": True}
         else:
-            if first_text_index is None:
-                first_text_index = i
-            pending.append(flatten_content(block))
-    if pending or images:
-        yield from _user_text(pending, first_text_index, kind, extra, images, st, sid, rid, base, meta)
+            kind, extra = "user", {}
+        if isinstance(content, str):
+            yield from self._user_text(rec, at, kind, extra, [content], 0)
+            return
+        if not isinstance(content, list):
+            # A user line whose message holds nothing readable (a typo'd key, a
+            # bare string): report it rather than lose it silently.
+            yield BadRecord(at.line, "user line without a readable message.content")
+            return
+        run: list[str] = []
+        first = 0
+        for i, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                if run:
+                    yield from self._user_text(rec, at, kind, extra, run, first)
+                    run = []
+                yield self._user_result(rec, at, i, block)
+                continue
+            if not run:
+                first = i
+            run.append(flatten_content(block))      # text verbatim; image -> "[image]"; documents named
+        if run:
+            yield from self._user_text(rec, at, kind, extra, run, first)
+
+    def _user_text(self, rec: dict, at: _Line, kind: str, extra: dict, parts: list[str], index: int):
+        text = "\n\n".join(p for p in parts if p != "")
+        if text == "":
+            return
+        if kind == "user":
+            self._start_turn(at, rec)
+        yield self._draft(at, kind, text, index, meta=extra)
+
+    def _user_result(self, rec: dict, at: _Line, index: int, block: dict) -> Draft:
+        call_id = block.get("tool_use_id")
+        if not (isinstance(call_id, str) and call_id):
+            call_id = self._orphan_call_id(rec, at, index)
+        body = block["content"] if "content" in block else block.get("text", "")
+        return self._result(at, index, call_id, body, block.get("is_error"))
+
+    def _orphan_call_id(self, rec: dict, at: _Line, index: int) -> str:
+        """A result block without `tool_use_id` (2.1.x fixtures): the line's
+        `sourceToolUseID` when that names a known call, else the oldest open
+        id-less call of the assistant line it answers, else whatever id the
+        line gives."""
+        source_id = rec.get("sourceToolUseID")
+        if isinstance(source_id, str) and source_id in self.tool_names:
+            return source_id
+        parent = rec.get("sourceToolAssistantUUID")
+        open_calls = self.idless_calls.get(f"{at.session_id}\0{parent}") if isinstance(parent, str) else None
+        if open_calls:
+            return open_calls.pop(0)
+        if isinstance(source_id, str) and source_id:
+            return source_id
+        return f"{at.rid}#{index}"
+
+    # -- assistant -------------------------------------------------------------
+
+    def assistant(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        message = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        mid = message.get("id")
+        group = mid if isinstance(mid, str) and mid else at.rid
+        extra: dict = {}
+        if isinstance(message.get("model"), str):
+            extra["model"] = message["model"]
+        if rec.get("isApiErrorMessage") is True:
+            extra["api_error"] = True
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return
+        for i, block in enumerate(content):
+            if isinstance(block, str):
+                block = {"type": "text", "text": block}
+            if not isinstance(block, dict) or self._repeated(group, block, at.line):
+                continue
+            btype = block.get("type")
+            if btype in _CALL_BLOCKS:
+                draft = self._call(at, i, block, extra)
+                if draft:
+                    yield draft
+            elif isinstance(btype, str) and btype.endswith("tool_result"):     # server tools: web search results
+                call_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else f"{at.rid}#{i}"
+                yield self._result(at, i, call_id, block.get("content"), block.get("is_error"), meta=extra)
+            elif btype == "thinking":
+                if isinstance(block.get("thinking"), str) and block["thinking"]:
+                    yield self._draft(at, "assistant", f"<thinking>\n{block['thinking']}\n</thinking>", i,
+                                      meta={**extra, "thinking": True}, merge_group=group)
+            elif btype == "redacted_thinking":
+                yield self._draft(at, "assistant", "<thinking>[redacted]</thinking>", i,
+                                  meta={**extra, "thinking": True}, merge_group=group)
+            elif isinstance(block.get("text"), str) and block["text"]:
+                yield self._draft(at, "assistant", block["text"], i, meta=extra, merge_group=group)
+            # other blocks ("fallback" model switches...) carry no text the model wrote
+
+    def _repeated(self, group: str, block: dict, line: int) -> bool:
+        """A block already written on an earlier line of the same message:
+        some writers re-emit the message so far with every streamed line."""
+        digest = hashlib.blake2b(compact_json(block).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        seen = self.blocks_seen.get(group)
+        if seen is None:
+            seen = self.blocks_seen[group] = {}
+            if len(self.blocks_seen) > _RECENT_MESSAGES:
+                self.blocks_seen.popitem(last=False)
+        else:
+            self.blocks_seen.move_to_end(group)
+        first_line = seen.setdefault(digest, line)
+        return first_line != line
+
+    def _call(self, at: _Line, index: int, block: dict, extra: dict) -> Draft | None:
+        name = block.get("name") if isinstance(block.get("name"), str) else None
+        call_id = block.get("id")
+        if isinstance(call_id, str) and call_id:
+            if call_id in self.calls_seen:
+                return None                          # the same call written twice
+            self.calls_seen.add(call_id)
+        else:
+            call_id = f"{at.rid}#{index}"
+            if at.uuid:                              # its result may find it through sourceToolAssistantUUID
+                key = f"{at.session_id}\0{at.uuid}"
+                self.idless_calls.setdefault(key, []).append(call_id)
+                if len(self.idless_calls) > _OPEN_IDLESS:
+                    self.idless_calls.popitem(last=False)
+        self.tool_names[call_id] = name
+        return self._draft(at, "tool_call", tool_call_text(name, block.get("input")), index, meta=extra,
+                           tool={"name": name, "call_id": call_id, "input": block.get("input")})
+
+    # -- summary, system, attachment -------------------------------------------
+
+    def summary(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        text = rec.get("summary")
+        if not isinstance(text, str) or not text:
+            return
+        leaf = rec.get("leafUuid")
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        # Keyed by what it summarises, not the line: the same summary written
+        # into two files of one session is one event.
+        draft = self._draft(at, "system", text, 0, meta={"subtype": "summary", "leafUuid": leaf})
+        draft.key = f"{PREFIX}/{at.session_id}/summary/{leaf}/{digest}"
+        yield draft
+
+    def system(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        subtype = rec.get("subtype")
+        if subtype == "compact_boundary":
+            cm = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), dict) else {}
+            details = " ".join(f"{k}={cm[k]}" for k in ("trigger", "preTokens") if k in cm)
+            yield self._draft(at, "system", f"[compact_boundary] {details}".rstrip(), 0,
+                              meta={"subtype": "compact_boundary"})
+            return
+        content = rec.get("content")
+        if isinstance(content, str) and content.strip():
+            yield self._draft(at, "system", content, 0, meta={"subtype": subtype} if isinstance(subtype, str) else None)
+
+    def attachment(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        att = rec.get("attachment")
+        if not isinstance(att, dict) or not isinstance(att.get("type"), str):
+            return
+        text = _attachment_text(att)
+        if text and text.strip():
+            extra = {"attachment": att["type"]}
+            if att["type"] in ("edited_text_file", "file") and isinstance(att.get("filename"), str):
+                extra["file"] = att["filename"]
+            yield self._draft(at, "system", text, 0, meta=extra)
+
+    # -- the old schema: top-level tool_use / tool_result lines -----------------
+
+    def drift_call(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        name = rec.get("name") if isinstance(rec.get("name"), str) else None
+        call_id = rec.get("id") if isinstance(rec.get("id"), str) and rec["id"] else at.rid
+        self.drift_calls.append((name, call_id))
+        if len(self.drift_calls) > _OPEN_IDLESS:
+            del self.drift_calls[0]
+        self.tool_names[call_id] = name
+        yield self._draft(at, "tool_call", tool_call_text(name, rec.get("input")), 0,
+                          tool={"name": name, "call_id": call_id, "input": rec.get("input")})
+
+    def drift_result(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        name = rec.get("name")
+        call_id = rec.get("tool_use_id") if isinstance(rec.get("tool_use_id"), str) else None
+        if not call_id:                                     # they carry no id: the latest open call of that tool
+            for i in range(len(self.drift_calls) - 1, -1, -1):
+                if self.drift_calls[i][0] == name:
+                    call_id = self.drift_calls.pop(i)[1]
+                    break
+        body = rec["output"] if "output" in rec else rec.get("content")
+        yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
 
 
-def _user_text(parts, index, kind, extra, images, st: _State, sid, rid, base, meta):
-    text = "\n\n".join(p for p in parts if p)
-    if kind == "user":
-        st.turn = f"{sid}/{rid}"
-    info = {**meta, **extra, **({"images": images} if images else {})}
-    yield Draft(kind=kind, text=text, key=f"cc/{sid}/{rid}/{index}", turn_id=st.turn, meta=info or None, **base)
-
-
-def _assistant(rec, message, st: _State, sid, rid, base, meta):
-    message = message or {}
-    group = message.get("id") if isinstance(message.get("id"), str) else rid
-    model = message.get("model")
-    info = {**meta, **({"model": model} if isinstance(model, str) and model != "<synthetic>" else {})}
-    content = message.get("content")
-    if isinstance(content, str):
-        if content:
-            yield Draft(kind="assistant", text=content, key=f"cc/{sid}/{rid}/0", turn_id=st.turn,
-                        meta=info or None, merge_group=group, **base)
-        return
-    if not isinstance(content, list):
-        return
-    for i, block in enumerate(content):
-        if not isinstance(block, dict):
-            continue
-        btype = block.get("type")
-        signature = (group, compact_json(block) if btype != "tool_use" else f"tool_use:{block.get('id')}")
-        if signature in st.seen_blocks:
-            continue                                   # a block the writer emitted twice
-        st.seen_blocks.add(signature)
-        key = f"cc/{sid}/{rid}/{i}"
-        if btype == "text":
-            if block.get("text"):
-                yield Draft(kind="assistant", text=block["text"], key=key, turn_id=st.turn, meta=info or None,
-                            merge_group=group, **base)
-        elif btype in ("thinking", "redacted_thinking"):
-            body = block.get("thinking") if btype == "thinking" else "[redacted]"
-            if body:
-                yield Draft(kind="assistant", text=f"<thinking>\n{body}\n</thinking>", key=key, turn_id=st.turn,
-                            meta={**info, "thinking": True}, merge_group=group, **base)
-        elif btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            call_id = block.get("id") or f"{rid}#{i}"
-            name = block.get("name")
-            st.tool_names[call_id] = name
-            yield Draft(kind="tool_call", text=tool_call_text(name, block.get("input")), key=key, turn_id=st.turn,
-                        tool={"name": name, "call_id": call_id, "input": block.get("input")},
-                        meta=info or None, **base)
-        elif btype and btype.endswith("tool_result"):
-            call_id = block.get("tool_use_id") or f"{rid}#{i}"
-            yield Draft(kind="tool_result", text=flatten_content(block.get("content")), key=key, turn_id=st.turn,
-                        tool={"name": st.tool_names.get(call_id), "call_id": call_id,
-                              "is_error": bool(block.get("is_error"))}, meta=info or None, **base)
-
-
-def _system(rec, sid, rid, st: _State, base, meta) -> Draft | None:
-    subtype = rec.get("subtype")
-    if subtype == "compact_boundary":
-        cm = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), dict) else {}
-        details = " ".join(f"{k}={cm[k]}" for k in ("trigger", "preTokens") if k in cm)
-        text = f"[compact_boundary] {details}".strip()
-        return Draft(kind="system", text=text, key=f"cc/{sid}/{rid}/0", turn_id=st.turn,
-                     meta={**meta, "subtype": "compact_boundary"}, **base)
-    content = rec.get("content")
-    if isinstance(content, str) and content.strip():
-        return Draft(kind="system", text=content, key=f"cc/{sid}/{rid}/0", turn_id=st.turn,
-                     meta={**meta, "subtype": subtype}, **base)
-    return None
-
-
-# Where an attachment keeps the text the model was shown, by attachment type.
 def _attachment_text(att: dict) -> str:
-    atype = att.get("type", "")
-    if atype == "nested_memory" and isinstance(att.get("content"), dict):
-        return str(att["content"].get("content") or "")
-    if atype == "file" and isinstance(att.get("content"), dict):
-        file = att["content"].get("file") if isinstance(att["content"].get("file"), dict) else {}
-        return str(file.get("content") or "")
+    """The text an attachment put in front of the model, or "" for the ones
+    that only configure the session (tool and skill listings, modes, hooks
+    that succeeded quietly...)."""
+    atype = att["type"]
+    content = att.get("content")
+    if atype == "hook_additional_context":
+        return flatten_content(content)
+    if atype == "nested_memory" and isinstance(content, dict):
+        return flatten_content(content.get("content"))
     if atype == "queued_command":
         return flatten_content(att.get("prompt"))
     if atype == "edited_text_file":
-        return str(att.get("snippet") or "")
+        return flatten_content(att.get("snippet"))
+    if atype == "file" and isinstance(content, dict) and isinstance(content.get("file"), dict):
+        return flatten_content(content["file"].get("content"))        # an @-mentioned file, as read
     if atype == "invoked_skills" and isinstance(att.get("skills"), list):
-        return "\n\n".join(str(s.get("content") or "") for s in att["skills"] if isinstance(s, dict))
-    content = att.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and content:
-        return compact_json(content)
-    for field in ("text", "stdout"):
-        if isinstance(att.get(field), str):
-            return att[field]
+        return "\n\n".join(flatten_content(s.get("content")) for s in att["skills"] if isinstance(s, dict))
+    if atype == "hook_blocking_error" and isinstance(att.get("blockingError"), dict):
+        return flatten_content(att["blockingError"].get("blockingError"))
+    if atype in ("todo_reminder", "task_reminder"):
+        return compact_json(content) if content else ""
+    if "reminder" in atype:
+        for field in ("text", "content"):
+            if isinstance(att.get(field), str):
+                return att[field]
     return ""
 
 
-def _attachment(rec, sid, rid, st: _State, base, meta) -> Draft | None:
-    att = rec.get("attachment")
-    if not isinstance(att, dict):
-        return None
-    text = _attachment_text(att)
-    if not text.strip():
-        return None
-    return Draft(kind="system", text=text, key=f"cc/{sid}/{rid}/0", turn_id=st.turn,
-                 meta={**meta, "attachment": att.get("type")}, **base)
-
-
-def _drift_tool(rec, rtype, st: _State, sid, rid, base, meta):
-    name = rec.get("name")
-    if rtype == "tool_use":
-        call_id = rec.get("id") or rid
-        st.drift_calls.append((name, call_id))
-        st.tool_names[call_id] = name
-        yield Draft(kind="tool_call", text=tool_call_text(name, rec.get("input")), key=f"cc/{sid}/{rid}/0",
-                    turn_id=st.turn, tool={"name": name, "call_id": call_id, "input": rec.get("input")},
-                    meta=meta or None, **base)
-        return
-    call_id = rec.get("tool_use_id")
-    if not call_id:                                   # pair with the latest open call of that tool
-        for i in range(len(st.drift_calls) - 1, -1, -1):
-            if st.drift_calls[i][0] == name:
-                call_id = st.drift_calls.pop(i)[1]
-                break
-    body = rec.get("output") if "output" in rec else rec.get("content")
-    yield Draft(kind="tool_result", text=flatten_content(body), key=f"cc/{sid}/{rid}/0", turn_id=st.turn,
-                tool={"name": name, "call_id": call_id or rid, "is_error": bool(rec.get("is_error"))},
-                meta=meta or None, **base)
+_HANDLERS = {
+    "user": _Parser.user,
+    "assistant": _Parser.assistant,
+    "summary": _Parser.summary,
+    "system": _Parser.system,
+    "attachment": _Parser.attachment,
+    "tool_use": _Parser.drift_call,
+    "tool_result": _Parser.drift_result,
+}
