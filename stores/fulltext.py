@@ -424,3 +424,7 @@ class FulltextIndex:
             if len(hits) < page:
                 return
             offset += page
+
+    def num_docs(self) -> int:
+        index = self.open()
+        return index.searcher().num_docs if index is not None else 0

@@ -88,3 +88,19 @@ def export_events(store, session_id: str | None = None, with_artifacts: bool = T
         if with_artifacts and event.get("artifact"):
             event = {**event, "artifact_content": full_text(store, event)}
         yield event
+
+
+def marker_events(store, marker_id: str) -> list[dict]:
+    """The events a marker covers (its session's events in its ranges,
+    markers excluded), in log order."""
+    from stores.errors import TraceError
+    marker = event_by_id(store, marker_id.upper())
+    info = ((marker or {}).get("meta") or {}).get("marker")
+    if marker is None or marker.get("kind") != "marker" or not info:
+        raise TraceError(f"{marker_id} is not a marker's event id; `trace context --session S --format json` "
+                         f"lists the markers of a session")
+    out = []
+    for a, b in info.get("ranges", []):
+        out.extend(e for e in iter_events(store.segments_dir, a, b)
+                   if e["session_id"] == marker["session_id"] and e["kind"] != "marker")
+    return out

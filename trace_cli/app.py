@@ -62,8 +62,8 @@ def state(ctx: typer.Context) -> AppState:
 
 
 def _register() -> None:
-    from trace_cli.commands import bench, export, indexes, ingest, inspect, recall, show, verify
-    for module in (ingest, recall, show, export, inspect, indexes, verify, bench):
+    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, recall, show, verify
+    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
         module.register(app)
 
 

@@ -11,7 +11,8 @@ from trace_cli.options import JsonOpt
 
 def register(app: typer.Typer) -> None:
     @app.command(help=(
-        "Print events exactly as logged. SELECTOR is a seq (812), a range (812..947) or an event id. "
+        "Print events exactly as logged. SELECTOR is a seq (812), a range (812..947) or an event id; "
+        "--marker ID prints what a compaction marker evicted. "
         "--full replaces artifact previews with the original output; for a single event with an "
         "artifact it writes the original bytes as they were (use --json to get the event instead).\n\n"
         "Examples:\n\n"
@@ -22,6 +23,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         selector: Annotated[str | None, typer.Argument(metavar="SEQ|SEQ..SEQ|ID")] = None,
         session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Every event of a session.")] = None,
+        marker: Annotated[str | None, typer.Option("--marker", "-m", metavar="ID",
+                                                   help="The events a marker's span evicted.")] = None,
         tail: Annotated[int | None, typer.Option("--tail", "-n", min=1, help="With --session: only the last N.")] = None,
         full: Annotated[bool, typer.Option("--full", help="Rehydrate artifacts byte-exact.")] = False,
         raw: Annotated[bool, typer.Option("--raw", help="Print only the text of each event.")] = False,
@@ -33,16 +36,20 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
-        if bool(selector) == bool(session):
-            raise UsageError("give exactly one of SELECTOR (seq, range, id) or --session ID")
+        if sum(map(bool, (selector, session, marker))) != 1:
+            raise UsageError("give exactly one of SELECTOR (seq, range, id), --session ID or --marker ID")
         if tail and not session:
             raise UsageError("--tail goes with --session")
         if selector:
             parse_selector(selector)               # a malformed selector is a usage error, store or not
         store.require()
-        events = list(session_events(store, session, tail) if session else events_by_selector(store, selector))
+        if marker:
+            from stores.lookup import marker_events
+            events = marker_events(store, marker)
+        else:
+            events = list(session_events(store, session, tail) if session else events_by_selector(store, selector))
         if not events:
-            raise TraceError(f"no event matches {selector or 'session ' + session}; "
+            raise TraceError(f"no event matches {selector or ('session ' + session if session else 'marker ' + marker)}; "
                              f"`trace stats` lists sessions and the last seq")
         if full and len(events) == 1 and events[0].get("artifact") and not json_out:
             for chunk in store.artifacts.iter_bytes(events[0]["artifact"]["id"]):

@@ -1,0 +1,66 @@
+"""Tool-pair integrity (rfc-005 Decisions 5–6, Codex's normalize.rs), run on
+every render: a call with no result gets a synthetic "aborted" result with a
+deterministic id, a result with no call is dropped — so every rendered
+message list is one an API will accept."""
+from __future__ import annotations
+
+ABORTED = "aborted"
+
+
+def normalize_pairs(events: list[dict]) -> list[dict]:
+    calls = {(e.get("tool") or {}).get("call_id") for e in events if e["kind"] == "tool_call"}
+    results = {(e.get("tool") or {}).get("call_id") for e in events if e["kind"] == "tool_result"}
+    out = []
+    for e in events:
+        call_id = (e.get("tool") or {}).get("call_id")
+        if e["kind"] == "tool_result" and call_id not in calls:
+            continue                                   # orphan result: the API would reject it
+        out.append(e)
+        if e["kind"] == "tool_call" and call_id not in results:
+            out.append(synthetic_result(e))
+    return _results_after_calls(out)
+
+
+def synthetic_result(call: dict) -> dict:
+    tool = call.get("tool") or {}
+    return {"id": f"aborted-{call['id']}", "seq": call["seq"], "session_id": call["session_id"],
+            "turn_id": call.get("turn_id"), "ts": call.get("ts"), "kind": "tool_result", "text": ABORTED,
+            "tokens": 1, "tool": {"name": tool.get("name"), "call_id": tool.get("call_id"), "is_error": True},
+            "meta": {"synthetic": True}}
+
+
+def _results_after_calls(events: list[dict]) -> list[dict]:
+    """A result must come after its call; move any that precede it (a source
+    that logged them out of order) to just after the call."""
+    pos = {(e.get("tool") or {}).get("call_id"): i for i, e in enumerate(events) if e["kind"] == "tool_call"}
+    early = [e for i, e in enumerate(events)
+             if e["kind"] == "tool_result" and pos.get((e.get("tool") or {}).get("call_id"), -1) > i]
+    if not early:
+        return events
+    moved = {id(e) for e in early}
+    out = []
+    for e in events:
+        if id(e) in moved:
+            continue
+        out.append(e)
+        if e["kind"] == "tool_call":
+            cid = (e.get("tool") or {}).get("call_id")
+            out.extend(r for r in early if (r.get("tool") or {}).get("call_id") == cid)
+    return out
+
+
+def pair_groups(events: list[dict]) -> list[list[int]]:
+    """Indexes grouped so that removing a group never orphans a call or a
+    result: each tool call with its results, and each other event alone."""
+    by_call: dict = {}
+    groups: list[list[int]] = []
+    for i, e in enumerate(events):
+        cid = (e.get("tool") or {}).get("call_id") if e["kind"] in ("tool_call", "tool_result") else None
+        if cid is None:
+            groups.append([i])
+        elif cid in by_call:
+            by_call[cid].append(i)
+        else:
+            by_call[cid] = [i]
+            groups.append(by_call[cid])
+    return groups

@@ -1,0 +1,131 @@
+"""`trace compact` as a function: plan with the pure eviction reducer, then
+append the markers through the chokepoint (they are events: the cache stays
+a projection of the log), then check the evicted events can still be found.
+
+The JSON result reports `latency_ms` for the eviction loop alone and
+`index_catchup_ms` for bringing the indexes up to the log first (the span
+must be persisted and indexed before it leaves the cache)."""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+from reducers.cache import NON_EVICTABLE, Cache, project
+from reducers.drafts import Draft
+from reducers.evict import STRATEGIES, plan_compaction
+from reducers.markers import topic_hints
+from reducers.narrative import summarize
+from reducers.terms import query_words
+from reducers.tokens import encoding
+from stores.appender import Appender
+from stores.context_cache import load_cache, require_session, save_cache
+from stores.errors import TraceError, UsageError
+from stores.fulltext import FulltextIndex
+
+REFLECTION_SAMPLE = 5
+
+
+@dataclass
+class CompactResult:
+    session_id: str
+    cycle: int
+    evicted: int
+    markers: int
+    cache_events: int
+    tokens_before: int
+    tokens_after: int
+    latency_ms: float
+    index_catchup_ms: float
+    strategy: str = "pointer"
+    fits: bool = True
+    dry_run: bool = False
+    new_markers: list[dict] = field(default_factory=list)
+    reflection: dict | None = None
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, hot_tail: int = 3,
+            strategy: str = "pointer", dry_run: bool = False, wait: float = 0.0,
+            reflect: bool = True) -> CompactResult:
+    if strategy not in STRATEGIES:
+        raise UsageError(f"unknown --strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+    if budget <= headroom:
+        raise UsageError(f"--budget ({budget}) must be larger than --headroom ({headroom})")
+    store.require()
+    require_session(store, session_id)
+    t0 = time.perf_counter()
+    with store.writer(wait=wait, embed=False) as w:       # opening a writer catches the indexes up
+        index_ms = (time.perf_counter() - t0) * 1000
+        ft = FulltextIndex(store.dir)
+        cache = load_cache(store, session_id, ft)
+        protected_tokens = sum(e.get("tokens") or 0 for e in cache.items if e["kind"] in NON_EVICTABLE)
+        if protected_tokens > budget - headroom:
+            raise TraceError(f"the protected blocks (system, persona, task state, notes, markers) need "
+                             f"{protected_tokens} tokens, more than --budget {budget} minus --headroom {headroom}; "
+                             f"raise --budget to at least {protected_tokens + headroom}")
+        n_docs = max(ft.num_docs(), 1)
+        encoding()                                    # load the tokenizer before the clock starts
+        t1 = time.perf_counter()
+        plan = plan_compaction(cache, budget=budget, headroom=headroom, hot_turns=hot_tail, strategy=strategy,
+                               topics=lambda evicted: topic_hints([e["text"] for e in evicted],
+                                                                  ft.word_doc_freq, n_docs),
+                               summarize=summarize)
+        latency_ms = (time.perf_counter() - t1) * 1000
+        result = CompactResult(session_id, plan.cycle, plan.evicted, len(plan.markers),
+                               sum(1 for e in plan.items if e["kind"] != "marker"),
+                               plan.tokens_before, plan.tokens_after, round(latency_ms, 3), round(index_ms, 3),
+                               strategy=strategy, fits=plan.fits, dry_run=dry_run,
+                               new_markers=[{"text": m["text"], **m["meta"]["marker"]} for m in plan.markers])
+        if dry_run or not plan.markers:
+            ft.close()
+            return result
+        sealed = _append_markers(w, plan.markers)
+        cache = project(session_id, sealed, cache)
+        save_cache(store, cache, w.log.tail.seq)
+        ft.close()
+    if reflect and strategy == "pointer":
+        result.reflection = reflection(store, plan.evicted_events)
+    return result
+
+
+def _append_markers(w, markers: list[dict]) -> list[dict]:
+    drafts = []
+    for m in markers:
+        info = m["meta"]["marker"]
+        key = f"marker/{m['session_id']}/{info['cycle']}/{info['seq_from']}-{info['seq_to']}/{len(drafts)}"
+        drafts.append(Draft(kind="marker", text=m["text"], session_id=m["session_id"], key=key,
+                            ts=m.get("ts"), meta=m["meta"]))
+    appender = Appender(w.log, w.state, w.artifacts, redact_secrets=False,
+                        hooks=w.store.append_hooks(w))
+    before = w.log.tail.seq
+    appender.append_drafts(drafts, source_format="trace", source_path="trace compact")
+    return [e for e in w.store.events(before + 1)]
+
+
+def reflection(store, evicted: list[dict]) -> dict:
+    """Paper 9.1: can a sample of the evicted events be found again by
+    their own rarest terms? A miss means the marker points at something
+    recall cannot reach."""
+    from stores.recall import Recaller, RecallQuery
+    if not evicted:
+        return {"checked": 0, "found": 0, "missed": []}
+    step = max(len(evicted) // REFLECTION_SAMPLE, 1)
+    sample = evicted[::step][:REFLECTION_SAMPLE]
+    recaller = Recaller(store)
+    recaller._log = lambda *a, **k: None          # self-checks are not retrievals to learn from
+    ft = recaller.fulltext
+    found, missed = 0, []
+    for e in sample:
+        words = [w for w in dict.fromkeys(query_words(e.get("text") or "")) if not w.isdigit()]
+        rare = sorted(words, key=lambda w: (ft.word_doc_freq(w) or 10**9, w))[:3]
+        if not rare:
+            found += 1                           # nothing to search by, nothing to lose
+            continue
+        hits = recaller.recall(RecallQuery(query=" ".join(rare), k=10, mode="fulltext", session=e["session_id"]))
+        if any(h.seq == e["seq"] for h in hits):
+            found += 1
+        else:
+            missed.append(e["seq"])
+    return {"checked": len(sample), "found": found, "missed": missed}

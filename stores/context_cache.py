@@ -1,0 +1,89 @@
+"""The per-session context cache on disk (`cache/`): a materialised
+projection of the session's events (reducers/cache.py), kept so `trace
+context` need not replay a long session on every call.
+
+The file holds the cache's item seqs, cycle and the log seq it has seen;
+loading reads those events back (one seek each, via the full-text index's
+locations) and projects any of the session's events that arrived since.
+Delete the directory and the next load rebuilds the same cache from the log."""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import orjson
+
+from reducers.cache import Cache, project
+from stores.errors import TraceError
+from stores.fulltext import FulltextIndex
+from stores.segments import read_event_at
+
+SCHEMA = 1
+
+
+def _path(store_dir: Path, session_id: str) -> Path:
+    return store_dir / "cache" / f"{hashlib.sha1(session_id.encode()).hexdigest()}.json"
+
+
+def known_sessions(store) -> list[str]:
+    from stores.ingest_state import IngestState
+    state = IngestState(store.dir)
+    try:
+        return state.sessions()
+    finally:
+        state.close()
+
+
+def require_session(store, session_id: str) -> None:
+    sessions = known_sessions(store)
+    if session_id not in sessions:
+        raise TraceError(f"unknown session {session_id!r}: the store knows {len(sessions)} session(s); "
+                         f"list them with `trace stats --json`")
+
+
+def load_cache(store, session_id: str, ft: FulltextIndex | None = None) -> Cache:
+    ft = ft or FulltextIndex(store.dir)
+    if ft.open() is None:
+        raise TraceError("the full-text index is not available; run `trace index` first")
+    saved = _read(store.dir, session_id)
+    if saved is not None:
+        cache = Cache(session_id, cycle=saved["cycle"], log_seq=saved["log_seq"])
+        located = {s: (g, o) for s, g, o in _locate(ft, saved["seqs"])}
+        items = [read_event_at(store.segments_dir, *located[s]) for s in saved["seqs"] if s in located]
+        if len(items) == len(saved["seqs"]) and all(items):
+            cache.items = items
+        else:
+            saved = None                              # the file disagrees with the log: rebuild
+    if saved is None:
+        cache = Cache(session_id)
+    after = cache.log_seq if saved is not None else 0
+    fresh = (read_event_at(store.segments_dir, g, o) for _, g, o in ft.session_locations(session_id, after))
+    cache = project(session_id, (e for e in fresh if e is not None), cache)
+    return cache
+
+
+def save_cache(store, cache: Cache, log_seq: int | None = None) -> None:
+    path = _path(store.dir, cache.session_id)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = {"schema": SCHEMA, "session_id": cache.session_id, "cycle": cache.cycle,
+            "log_seq": max(cache.log_seq, log_seq or 0), "seqs": [e["seq"] for e in cache.items]}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(orjson.dumps(data))
+    os.replace(tmp, path)
+
+
+def _read(store_dir: Path, session_id: str) -> dict | None:
+    try:
+        data = orjson.loads(_path(store_dir, session_id).read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return None
+    if data.get("schema") != SCHEMA or data.get("session_id") != session_id:
+        return None
+    return data
+
+
+def _locate(ft: FulltextIndex, seqs: list[int]):
+    for i in range(0, len(seqs), 1000):
+        for h in ft.lookup(seqs[i:i + 1000]):
+            yield h.seq, h.segment, h.offset

@@ -1,0 +1,166 @@
+"""`trace compact` and `trace context` through the CLI: pointers in the log,
+nothing lost, the context always within budget."""
+from __future__ import annotations
+
+import json
+import shutil
+
+from reducers.tokens import count_tokens
+from stores.store import Store
+from tests.helpers import cli
+from trace_cli.bench.needles import build_session
+
+
+def _write_parts(tmp_path, turns=40, needles=10, parts=5, seed=4):
+    """One session streamed as `parts` growing snapshots (JSONL of messages)."""
+    s = build_session(turns=turns, needles=needles, flood_words=80, seed=seed)
+    path = tmp_path / "live.jsonl"
+    per = len(s.messages) // parts
+    return s, path, [s.messages[: per * (i + 1)] if i < parts - 1 else s.messages for i in range(parts)]
+
+
+def _snapshot(path, messages):
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+
+
+def test_streamed_session_compacted_each_part_keeps_every_needle_and_the_budget(tmp_path):
+    s, path, parts = _write_parts(tmp_path)
+    for messages in parts:
+        _snapshot(path, messages)
+        assert cli("ingest", str(path), "--session", "live").code == 0
+        result = cli("compact", "--session", "live", "--budget", "1500", "--headroom", "100").lines()[0]
+        assert result["tokens_after"] <= 1400 and result["fits"]
+        pack = cli("context", "--session", "live", "--budget", "1500").lines()[0]
+        assert pack["tokens"] <= 1500
+    markers = [m for m in pack["markers"]]
+    assert len(markers) == 1                                      # merged, not stacked
+    for needle in s.needles:
+        hits = cli("recall", needle.query, "-k", "10").lines()
+        assert any(needle.value in h["text"] for h in hits), needle.query
+    assert cli("verify").code == 0
+
+
+def test_compact_reports_what_it_did_and_the_marker_points_back(tmp_path):
+    s = build_session(turns=30, needles=5, seed=2)
+    s.write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "demo")
+    r = cli("compact", "--session", "demo", "--budget", "1200").lines()[0]
+    assert {"session_id", "cycle", "evicted", "markers", "cache_events", "tokens_before", "tokens_after",
+            "latency_ms", "index_catchup_ms"} <= set(r)
+    assert r["cycle"] == 1 and r["markers"] == 1 and r["evicted"] > 0 and r["latency_ms"] >= 0
+    assert r["reflection"]["checked"] > 0 and r["reflection"]["found"] == r["reflection"]["checked"]
+    marker = r["new_markers"][0]
+    text = marker["text"]
+    assert text.startswith(f"[Events {marker['seq_from']}–{marker['seq_to']} (") and "Topics:" in text
+    assert f"trace show {marker['seq_from']}..{marker['seq_to']}" in text and 'recall("' in text
+    shown = cli("show", f"{marker['seq_from']}..{marker['seq_to']}").lines()
+    assert len([e for e in shown if e["kind"] != "marker"]) == r["evicted"]
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    build_session(turns=20, needles=2).write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "d")
+    before = Store().stats().events
+    r = cli("compact", "--session", "d", "--budget", "800", "--dry-run").lines()[0]
+    assert r["dry_run"] and r["evicted"] > 0
+    assert Store().stats().events == before
+
+
+def test_unknown_session_names_how_many_there_are_and_how_to_list_them(tmp_path):
+    build_session(turns=3, needles=1).write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"))
+    run = cli("compact", "--session", "nope")
+    assert run.code == 1 and "1 session" in run.err and "trace stats" in run.err
+    assert cli("context", "--session", "nope").code == 1
+
+
+def test_a_budget_below_the_protected_blocks_says_what_they_need(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([{"role": "system", "content": "rule " * 400},
+                                {"role": "user", "content": "hello there"}]))
+    cli("ingest", str(path), "--session", "p")
+    run = cli("compact", "--session", "p", "--budget", "300", "--headroom", "0")
+    assert run.code == 1 and "protected blocks" in run.err and "need" in run.err
+    ctx = cli("context", "--session", "p", "--budget", "100")
+    assert ctx.code == 1 and "raise --budget to at least" in ctx.err
+
+
+def test_the_cache_is_rebuilt_identically_from_the_log(tmp_path, trace_home):
+    build_session(turns=30, needles=3).write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "c")
+    assert cli("compact", "--session", "c", "--budget", "3400").lines()[0]["cycle"] == 1
+    assert cli("compact", "--session", "c", "--budget", "900").lines()[0]["cycle"] == 2
+    before = cli("context", "--session", "c", "--budget", "900", "--no-recall").lines()[0]
+    shutil.rmtree(trace_home / "cache")
+    after = cli("context", "--session", "c", "--budget", "900", "--no-recall").lines()[0]
+    assert before["messages"] == after["messages"] and before["cycle"] == after["cycle"] == 2
+
+
+def test_a_live_session_with_an_unanswered_call_compacts_and_keeps_the_call(tmp_path):
+    s = build_session(turns=25, needles=2)
+    s.messages.append({"role": "user", "content": "now run the migration"})
+    s.messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_live", "type": "function", "function": {"name": "shell", "arguments": "{\"cmd\": \"migrate\"}"}}]})
+    s.write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "live")
+    assert cli("compact", "--session", "live", "--budget", "1000").code == 0
+    msgs = cli("context", "--session", "live", "--budget", "1000", "--format", "openai").lines()[0]
+    last_calls = [c["id"] for m in msgs if m.get("tool_calls") for c in m["tool_calls"]]
+    assert "call_live" in last_calls
+    answered = [m for m in msgs if m["role"] == "tool" and m["tool_call_id"] == "call_live"]
+    assert answered and answered[0]["content"] == "aborted"             # synthetic, so the API accepts it
+
+
+def test_context_formats_and_recall_block(tmp_path):
+    s = build_session(turns=30, needles=6, seed=9)
+    s.messages.append({"role": "user", "content": s.needles[0].query})
+    s.write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "f")
+    cli("compact", "--session", "f", "--budget", "1200")
+    js = cli("context", "--session", "f", "--budget", "2000").lines()[0]
+    assert js["recalled"] and js["tokens"] <= 2000
+    recalled = next(m for m in js["messages"] if m["part"] == "recalled")
+    assert s.needles[0].value in recalled["content"]                   # the evicted answer, recalled
+    assert count_tokens(recalled["content"]) <= 200                    # 10% of the budget
+    text = cli("context", "--session", "f", "--budget", "2000", "--format", "text").out
+    assert text.startswith("[system markers]")
+    anthropic = cli("context", "--session", "f", "--budget", "2000", "--format", "anthropic").lines()[0]
+    assert set(anthropic) == {"system", "messages"} and anthropic["messages"][0]["role"] == "user"
+    assert cli("context", "--session", "f", "--format", "yaml").code == 2
+
+
+def test_trivial_user_messages_do_not_trigger_recall(tmp_path):
+    s = build_session(turns=10, needles=1)
+    s.messages.append({"role": "user", "content": "ok"})
+    s.write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "t")
+    js = cli("context", "--session", "t", "--budget", "3000").lines()[0]
+    assert js["query"] and "ok" not in js["query"].split("\n")
+
+
+def test_baselines_run_in_the_same_code_path(tmp_path):
+    build_session(turns=30, needles=3).write_openai(tmp_path / "s.jsonl")
+    for strategy in ("truncate", "narrative"):
+        cli("ingest", str(tmp_path / "s.jsonl"), "--session", strategy)
+        r = cli("compact", "--session", strategy, "--budget", "1200", "--strategy", strategy).lines()[0]
+        assert r["evicted"] > 0 and r["strategy"] == strategy
+        text = r["new_markers"][0]["text"]
+        assert text == "" if strategy == "truncate" else text.startswith("Summary of events")
+    assert cli("compact", "--session", "truncate", "--strategy", "magic").code == 2
+
+
+def test_show_marker_lists_what_it_evicted(tmp_path):
+    build_session(turns=20, needles=2).write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "m")
+    r = cli("compact", "--session", "m", "--budget", "900").lines()[0]
+    mid = cli("context", "--session", "m", "--budget", "900", "--no-recall").lines()[0]["markers"][0]["id"]
+    assert len(cli("show", "--marker", mid).lines()) == r["evicted"]
+    assert cli("show", "--marker", "01ARZ3NDEKTSV4RRFFQ69G5FAV").code == 1
+
+
+def test_overflow_retries_shrink_the_pack(tmp_path):
+    build_session(turns=20, needles=2).write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "o")
+    normal = cli("context", "--session", "o", "--budget", "2000", "--no-recall").lines()[0]
+    shrunk = cli("context", "--session", "o", "--budget", "2000", "--no-recall", "--overflow").lines()[0]
+    assert shrunk["overflow_retries"] >= 1 and shrunk["tokens"] < normal["tokens"]

@@ -1,0 +1,156 @@
+"""Eviction, markers and the cache projection: pure functions, exact plans."""
+from __future__ import annotations
+
+from reducers.cache import Cache, project
+from reducers.evict import hot_tail_start, plan_compaction
+from reducers.markers import marker_text, seq_ranges, topic_hints
+from reducers.pairs import normalize_pairs, pair_groups
+from reducers.retention import Retention, clear_old_results
+
+
+def turn(seq: int, t: int, tokens: int = 100, tool: str = "shell", session: str = "s") -> list[dict]:
+    """One agent turn: user, tool call, tool result, assistant (4 events)."""
+    tid = f"{session}/t{t}"
+    base = {"session_id": session, "turn_id": tid, "ts": f"2026-05-01T10:{t % 60:02d}:00.000Z"}
+    call = {"name": tool, "call_id": f"c{t}"}
+    return [
+        {**base, "id": f"e{seq}", "seq": seq, "kind": "user", "text": f"question {t}", "tokens": 10},
+        {**base, "id": f"e{seq + 1}", "seq": seq + 1, "kind": "tool_call", "text": f"{tool} {{}}", "tokens": 10,
+         "tool": {**call, "input": {}}},
+        {**base, "id": f"e{seq + 2}", "seq": seq + 2, "kind": "tool_result", "text": f"output {t} " * 20,
+         "tokens": tokens, "tool": {**call, "is_error": False}},
+        {**base, "id": f"e{seq + 3}", "seq": seq + 3, "kind": "assistant", "text": f"answer {t}", "tokens": 10},
+    ]
+
+
+def session(turns: int, **kw) -> list[dict]:
+    return [e for t in range(turns) for e in turn(1 + 4 * t, t, **kw)]
+
+
+def _seal(markers: list[dict], start_seq: int) -> list[dict]:
+    """What the log does to planned markers: give them ids and seqs."""
+    out = []
+    for i, m in enumerate(markers):
+        out.append({**m, "id": f"m{start_seq + i}", "seq": start_seq + i})
+    return out
+
+
+def test_the_hot_tail_is_the_last_n_turns():
+    items = session(5)
+    assert hot_tail_start(items, 2) == 12 and hot_tail_start(items, 0) == 20 and hot_tail_start(items, 9) == 0
+
+
+def test_compaction_gets_under_budget_and_never_touches_the_hot_tail():
+    cache = Cache("s", items=session(20))
+    plan = plan_compaction(cache, budget=1000, headroom=100, hot_turns=3)
+    assert plan.fits and plan.tokens_after <= 900
+    assert [e["seq"] for e in plan.items[-12:]] == list(range(69, 81))      # the last 3 turns, intact
+    assert plan.items[0]["kind"] == "marker" and len(plan.markers) == 1
+
+
+def test_a_turn_is_evicted_whole_so_no_call_loses_its_result():
+    plan = plan_compaction(Cache("s", items=session(20)), budget=1500, headroom=0, hot_turns=2)
+    kept = [e for e in plan.items if e["kind"] != "marker"]
+    calls = {e["tool"]["call_id"] for e in kept if e["kind"] == "tool_call"}
+    results = {e["tool"]["call_id"] for e in kept if e["kind"] == "tool_result"}
+    assert calls == results
+    assert len({e["turn_id"] for e in plan.evicted_events} & {e["turn_id"] for e in kept}) == 0
+
+
+def test_system_notes_task_state_and_protected_tools_are_never_evicted():
+    items = session(10)
+    items.insert(0, {"session_id": "s", "turn_id": None, "id": "sys", "seq": 0, "kind": "system",
+                     "text": "you are helpful", "tokens": 5})
+    items[9:9] = [{"session_id": "s", "turn_id": "s/t2", "id": "n", "seq": 9.5, "kind": "note", "text": "remember",
+                   "tokens": 3}]
+    todo = turn(100, 2, tool="TodoWrite")
+    items[20:20] = todo
+    plan = plan_compaction(Cache("s", items=items), budget=300, headroom=0, hot_turns=1)
+    kept_ids = {e.get("id") for e in plan.items}
+    assert {"sys", "n"} <= kept_ids
+    assert {e["id"] for e in todo if e["kind"] in ("tool_call", "tool_result")} <= kept_ids
+
+
+def test_successive_cycles_leave_one_marker_not_a_pile():
+    cache = Cache("s", items=session(40))
+    seq = 1000
+    for budget in (3000, 2200, 1400, 900, 600):
+        plan = plan_compaction(cache, budget=budget, headroom=50, hot_turns=2)
+        sealed = _seal(plan.markers, seq)
+        seq += len(sealed)
+        cache = project("s", [*cache.items, *sealed] if False else sealed, cache)
+        markers = [e for e in cache.items if e["kind"] == "marker"]
+        assert len(markers) == 1, budget
+    assert markers[0]["meta"]["marker"]["count"] == sum(
+        1 for e in session(40) if e["seq"] not in {x["seq"] for x in cache.items})
+
+
+def test_the_cache_is_a_projection_replaying_the_log_gives_the_same_cache():
+    events = session(30)
+    cache = Cache("s", items=list(events))
+    log = list(events)
+    seq = 5000
+    for budget in (2500, 1200):
+        plan = plan_compaction(cache, budget=budget, headroom=0, hot_turns=2)
+        sealed = _seal(plan.markers, seq)
+        seq += len(sealed)
+        log += sealed
+        cache = project("s", sealed, cache)
+    rebuilt = project("s", log)
+    assert [e["id"] for e in rebuilt.items] == [e["id"] for e in cache.items]
+    assert rebuilt.cycle == cache.cycle == 2
+
+
+def test_a_live_session_with_a_pending_call_keeps_it_in_the_hot_tail():
+    items = session(10)
+    items.append({"session_id": "s", "turn_id": "s/t10", "id": "live", "seq": 99, "kind": "tool_call",
+                  "text": "shell {}", "tokens": 5, "tool": {"name": "shell", "call_id": "pending", "input": {}}})
+    plan = plan_compaction(Cache("s", items=items), budget=400, headroom=0, hot_turns=1)
+    assert plan.items[-1]["id"] == "live"
+
+
+def test_marker_text_is_a_pointer_not_a_summary():
+    text = marker_text(812, 947, "2026-05-01T12:03:10.000Z", "2026-05-01T12:41:55.000Z", 136, ["docker", "build", "ssl"])
+    assert text == ('[Events 812–947 (2026-05-01 12:03–12:41) evicted: 136 events. Topics: docker, build, ssl. '
+                    'Use recall("docker build ssl") or trace show 812..947.]')
+
+
+def test_topic_hints_prefer_words_frequent_here_and_rare_in_the_store():
+    texts = ["docker build failed", "docker build ssl cert expired", "the the the config"]
+    df = {"docker": 3, "build": 2, "ssl": 1, "cert": 1, "config": 900, "failed": 50, "expired": 40}
+    assert topic_hints(texts, lambda w: df.get(w, 0), n_docs=1000, k=3) == ["build", "docker", "cert"]
+
+
+def test_ranges_bridge_other_sessions_but_never_a_kept_event():
+    assert seq_ranges([1, 2, 3, 7, 8], kept=[]) == [(1, 8)]
+    assert seq_ranges([1, 2, 3, 7, 8], kept=[5]) == [(1, 3), (7, 8)]
+
+
+def test_pair_normalisation_adds_an_aborted_result_and_drops_orphans():
+    events = turn(1, 0)[:2] + [{**turn(9, 5)[2]}]          # a call without result, a result without call
+    out = normalize_pairs(events)
+    kinds = [(e["kind"], e["tool"]["call_id"]) for e in out if e.get("tool")]
+    assert kinds == [("tool_call", "c0"), ("tool_result", "c0")]
+    synthetic = out[-1]
+    assert synthetic["text"] == "aborted" and synthetic["id"] == "aborted-e2"
+    assert normalize_pairs(events) == out                   # deterministic
+
+
+def test_pair_groups_never_split_a_call_from_its_results():
+    events = turn(1, 0) + turn(5, 1)
+    groups = pair_groups(events)
+    assert [1, 2] in groups and [5, 6] in groups and [0] in groups
+
+
+def test_retention_clears_old_results_keeps_the_last_k_and_protected_tools():
+    events = session(12, tokens=300)
+    events[2]["tool"] = {**events[2]["tool"], "name": "TodoWrite"}
+    cfg = Retention(trigger_tokens=1000, keep_last=3, clear_at_least=0)
+    out = clear_old_results(events, cfg)
+    results = [e for e in out if e["kind"] == "tool_result"]
+    cleared = [e for e in results if (e.get("meta") or {}).get("cleared")]
+    assert results[0]["text"].startswith("output 0")                       # protected
+    assert all(not (e.get("meta") or {}).get("cleared") for e in results[-3:])
+    assert len(cleared) == 12 - 1 - 3        # all but the protected one and the last three
+    assert all("trace show" in e["text"] and e["tokens"] < 30 for e in cleared)
+    assert [e["kind"] for e in out] == [e["kind"] for e in events]         # calls stay

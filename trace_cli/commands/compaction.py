@@ -1,0 +1,97 @@
+"""`trace compact` and `trace context`: the context window as a cache."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trace_cli.options import JsonOpt, WaitOpt
+
+SessionReq = Annotated[str, typer.Option("--session", "-s", metavar="ID", help="The session.")]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=(
+        "Evict old spans of a session's context until it fits --budget minus --headroom, leaving "
+        "pointer markers (seq and time range, topic hints, a recall directive) — never summaries. "
+        "The last --hot-tail turns, system/persona/task state/notes/markers and protected tools "
+        "(TodoWrite, manage_todo_list) stay; a tool call never leaves without its result. Every "
+        "evicted event stays in the log: `trace recall` or `trace show A..B` brings it back.\n\n"
+        "Example:  trace compact --session 4f1c… --budget 4000 --dry-run"))
+    def compact(
+        ctx: typer.Context,
+        session: SessionReq,
+        budget: Annotated[int, typer.Option("--budget", min=1, help="Context budget in tokens.")] = 4000,
+        headroom: Annotated[int, typer.Option("--headroom", min=0, help="Tokens to leave free under the budget.")] = 200,
+        hot_tail: Annotated[int, typer.Option("--hot-tail", min=0, help="Recent turns never evicted.")] = 3,
+        strategy: Annotated[str, typer.Option("--strategy", metavar="pointer|truncate|narrative",
+                                              help="pointer (markers); the baselines for comparison: truncate "
+                                                   "(drop, leave nothing), narrative (extractive summary).")] = "pointer",
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+        wait: WaitOpt = 0.0,
+        json_out: JsonOpt = False,
+    ) -> int:
+        from stores.compaction import compact as run
+        from trace_cli.app import state
+
+        st = state(ctx)
+        out = st.output(json_out)
+        result = run(st.store(out), session, budget=budget, headroom=headroom, hot_tail=hot_tail,
+                     strategy=strategy, dry_run=dry_run, wait=wait)
+        data = result.as_json()
+        if out.json:
+            out.emit(data)
+        else:
+            verb = "would evict" if dry_run else "evicted"
+            out.console.print(f"cycle {result.cycle}: {verb} {result.evicted} events into {result.markers} marker(s); "
+                              f"{result.tokens_before} → {result.tokens_after} tokens "
+                              f"({result.cache_events} events left); eviction {result.latency_ms} ms, "
+                              f"index catch-up {result.index_catchup_ms} ms")
+            for m in result.new_markers:
+                out.console.print(f"  {m['text']}", markup=False)
+            if result.reflection:
+                r = result.reflection
+                out.console.print(f"reflection: {r['found']}/{r['checked']} sampled evicted events recallable"
+                                  + (f"; missed {r['missed']}" if r["missed"] else ""))
+        if not result.fits:
+            out.warn("still over budget after evicting everything outside the hot tail; "
+                     "lower --hot-tail or raise --budget")
+        return 0
+
+    @app.command(help=(
+        "The push pack: what the model should see next for a session, never over --budget. Stable "
+        "parts first (system/persona, task state, notes, markers in time order), then a "
+        "<recalled-context> block for the latest user questions (capped at min(4000, 10% of the "
+        "budget)), then the conversation still in the cache. Tool output is middle-truncated, old "
+        "results cleared to placeholders, and every call has its result.\n\n"
+        "Example:  trace context --session 4f1c… --budget 8000 --format openai"))
+    def context(
+        ctx: typer.Context,
+        session: SessionReq,
+        budget: Annotated[int, typer.Option("--budget", min=1, help="Tokens the pack may use.")] = 8000,
+        query: Annotated[str | None, typer.Option("--query", "-q", help="Recall for this instead of the last user messages.")] = None,
+        fmt: Annotated[str, typer.Option("--format", "-f", metavar="openai|anthropic|text|json")] = "json",
+        overflow: Annotated[bool, typer.Option("--overflow", help="The last call hit the context limit: shrink and retry.")] = False,
+        no_recall: Annotated[bool, typer.Option("--no-recall", help="Leave out the recalled-context block.")] = False,
+    ) -> int:
+        from reducers.pack_formats import to_anthropic, to_json, to_openai, to_text
+        from stores.context import push_pack
+        from stores.errors import UsageError
+        from trace_cli.app import state
+
+        if fmt not in ("openai", "anthropic", "text", "json"):
+            raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")
+        st = state(ctx)
+        out = st.output(True)
+        pack, cache, info = push_pack(st.store(out), session, budget=budget, query=query, overflow=overflow,
+                                      recall=not no_recall)
+        if fmt == "text":
+            out.raw(to_text(pack))
+        elif fmt == "openai":
+            out.emit(to_openai(pack))
+        elif fmt == "anthropic":
+            out.emit(to_anthropic(pack))
+        else:
+            out.emit(to_json(pack, session, info["markers"], {"cycle": info["cycle"], "query": info["query"],
+                                                              "overflow_retries": info["overflow_retries"]}))
+        return 0
