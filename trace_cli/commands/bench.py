@@ -71,3 +71,31 @@ def bench_recall(
                 "exact_p50_ms", "peer_p50_ms", "exact_speedup_vs_peer", "fts5_p50_ms", "fts5_recall10"]
         out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
     return 0
+
+
+@bench_app.command("needle", help=(
+    "The paper's 10.4 protocol on generated data: 50 needles in 200 events streamed in 5 parts with a "
+    "compaction after each (budget 4000, headroom 200, 3-turn hot tail), pointer vs truncate vs narrative "
+    "in one run; then the eviction loop's latency at 100 … 100k events, and the tokens re-read per turn "
+    "for what was evicted (markers vs summaries)."))
+def bench_needle(
+    ctx: typer.Context,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the stores here.")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app import state
+    from trace_cli.bench.needle_bench import run_needle_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_needle_bench(out.note, workdir)
+    if out.json:
+        out.emit_many(rows)
+        return 0
+    proto = [r for r in rows if r["bench"] == "needle"]
+    cols = ["strategy", "recall_at_10", "needle_loss", "cycles", "events_in_cache", "markers_in_cache",
+            "within_budget_every_cycle", "eviction_ms_median", "reread_tokens_per_cycle"]
+    out.table(cols, ([r[c] for c in cols] for r in proto), title="trace bench needle (200 events, 50 needles)")
+    scale = [r for r in rows if r["bench"] == "needle-scaling"]
+    cols = ["events", "eviction_ms_median", "ms_per_1k_events", "vs_linear_from_200"]
+    out.table(cols, ([r[c] for c in cols] for r in scale), title="eviction latency scaling")
+    return 0
