@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from reducers.cache import NON_EVICTABLE, Cache, project
 from reducers.drafts import Draft
-from reducers.evict import STRATEGIES, plan_compaction
+from reducers.evict import PROTECTED_TOOLS, STRATEGIES, plan_compaction
 from reducers.markers import topic_hints
 from reducers.narrative import summarize
 from reducers.terms import query_words
@@ -50,7 +50,7 @@ class CompactResult:
 
 def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, hot_tail: int = 3,
             strategy: str = "pointer", dry_run: bool = False, wait: float = 0.0,
-            reflect: bool = True) -> CompactResult:
+            reflect: bool = True, protected: frozenset[str] = frozenset(PROTECTED_TOOLS)) -> CompactResult:
     if strategy not in STRATEGIES:
         raise UsageError(f"unknown --strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     if budget <= headroom:
@@ -79,7 +79,7 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
                 topic_time[0] += time.perf_counter() - t
         t1 = time.perf_counter()
         plan = plan_compaction(cache, budget=budget, headroom=headroom, hot_turns=hot_tail, strategy=strategy,
-                               topics=topics, summarize=summarize)
+                               protected=protected, topics=topics, summarize=summarize)
         latency_ms = (time.perf_counter() - t1 - topic_time[0]) * 1000
         result = CompactResult(session_id, plan.cycle, plan.evicted, len(plan.markers),
                                sum(1 for e in plan.items if e["kind"] != "marker"),

@@ -19,7 +19,7 @@ import numpy as np
 from stores.errors import TraceError
 
 DEFAULT_EMBEDDER = "wordllama"
-EMBED_MAX_CHARS = 2000        # the head of a long text carries its topic; embedding all of it costs more
+EMBED_MAX_CHARS = 1000        # the head of a long text carries its topic; embedding all of it costs more
 _MAX_TOKENS = 512
 
 
@@ -50,12 +50,20 @@ class WordLlamaEmbedder:
         if not texts:
             return out
         encodings = self.tokenizer.encode_batch([t[:EMBED_MAX_CHARS] for t in texts], add_special_tokens=False)
-        vocab = self.table.shape[0]
-        for row, enc in enumerate(encodings):
-            ids = np.asarray(enc.ids[:_MAX_TOKENS], dtype=np.int64)
-            if ids.size:
-                np.clip(ids, 0, vocab - 1, out=ids)
-                out[row] = self.table[ids].mean(axis=0)
+        # Mean pooling for the whole batch at once: one gather, one running
+        # sum (float64, so long batches lose no precision), then differences
+        # at each text's bounds (np.add.reduceat is ~5x slower here).
+        lists = [enc.ids[:_MAX_TOKENS] for enc in encodings]
+        lengths = np.array([len(x) for x in lists], dtype=np.int64)
+        nonempty = lengths > 0
+        if nonempty.any():
+            ids = np.concatenate([np.asarray(x, dtype=np.int64) for x in lists if x])
+            np.clip(ids, 0, self.table.shape[0] - 1, out=ids)
+            running = np.zeros((ids.size + 1, self.dim), dtype=np.float64)
+            np.cumsum(self.table[ids], axis=0, dtype=np.float64, out=running[1:])
+            ends = np.cumsum(lengths)[nonempty]
+            starts = ends - lengths[nonempty]
+            out[nonempty] = (running[ends] - running[starts]) / lengths[nonempty, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out

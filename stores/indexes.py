@@ -68,6 +68,9 @@ class DerivedIndexes:
         self.artifacts = ArtifactStore(store)
         self.force_rebuild = False
         self._dirty = False
+        self._worker = None
+        self._queue = None
+        self._worker_error: BaseException | None = None
 
     def catch_up(self, log_seq: int) -> int:
         """Bring the full-text index up to the log (and the vectors too,
@@ -128,12 +131,50 @@ class DerivedIndexes:
     def on_append(self, events: list[dict], locations: list[tuple[int, int]]) -> None:
         if not events:
             return
+        if self.embed and self.vectors.watermark >= 0:
+            self._embed_async(events)
         self.fulltext.add(events, locations, artifact_texts(self.artifacts, events))
         self._dirty = True
-        if self.embed and self.vectors.watermark >= 0:
-            self.vectors.add(events)
+
+    def _embed_async(self, events: list[dict]) -> None:
+        """Embedding and HNSW inserts run in native code that releases the
+        GIL, so a worker thread overlaps them with the parsing, hashing and
+        full-text work of the next batch (ingest speed is bounded by vectors
+        otherwise). Batches are embedded in order; commit waits for them."""
+        if self._worker is None:
+            import queue
+            import threading
+            self._queue = queue.Queue(maxsize=4)
+            self._worker = threading.Thread(target=self._vector_worker, name="trace-vectors", daemon=True)
+            self._worker.start()
+        if self._worker_error is not None:
+            raise self._worker_error
+        self._queue.put(events)
+
+    def _vector_worker(self) -> None:
+        while True:
+            batch = self._queue.get()
+            try:
+                if batch is None:
+                    return
+                if self._worker_error is None:
+                    self.vectors.add(batch)
+            except BaseException as exc:          # surfaced on the next append or at commit
+                self._worker_error = exc
+            finally:
+                self._queue.task_done()
+
+    def _drain_vectors(self) -> None:
+        if self._worker is not None:
+            self._queue.put(None)
+            self._worker.join()
+            self._worker = None
+        if self._worker_error is not None:
+            error, self._worker_error = self._worker_error, None
+            raise error
 
     def commit(self, log_seq: int) -> None:
+        self._drain_vectors()
         if self._dirty or self.fulltext.watermark < log_seq:
             self.fulltext.commit(log_seq)
             self._dirty = False
@@ -142,5 +183,8 @@ class DerivedIndexes:
             vec.commit(log_seq)
 
     def close(self) -> None:
-        self.fulltext.close()
-        self.vectors.close()
+        try:
+            self._drain_vectors()
+        finally:
+            self.fulltext.close()
+            self.vectors.close()

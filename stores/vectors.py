@@ -7,6 +7,9 @@ never mixed. Not every event is embedded (see `embeddable`): tool calls,
 system prompts and tiny texts carry little meaning for a dense model and
 would only slow ingest, which vector indexing bounds.
 
+What to embed was chosen by measurement (`trace bench recall`, LoCoMo dev):
+see EMBED_KINDS and stores/embedders.py EMBED_MAX_CHARS.
+
 Saved with a temp file and a rename after each writer session, meta last,
 so a crash leaves the previous index and watermark intact."""
 from __future__ import annotations
@@ -16,8 +19,11 @@ from pathlib import Path
 
 import orjson
 
-SCHEMA_VERSION = 1
-EMBED_KINDS = frozenset({"user", "assistant", "tool_result", "note", "task_state", "persona"})
+SCHEMA_VERSION = 2
+# Dialogue, notes and task state carry meaning a dense model can match by
+# paraphrase; tool output (code, logs, listings) is found by its exact terms
+# and BM25, and embedding it would cost a third of ingest for little gain.
+EMBED_KINDS = frozenset({"user", "assistant", "note", "task_state", "persona"})
 MIN_CHARS = 12
 # Chosen by measurement (trace bench recall, LoCoMo dev): see README "Recall".
 DEFAULT_DIM = 128

@@ -1,24 +1,33 @@
 """Codex CLI rollouts (`~/.codex/sessions/**/rollout-*.jsonl`).
 
-Records are `{timestamp, type, payload}`: `session_meta` (the session id),
-`turn_context`, `response_item` (what went to and came from the model) and
-`event_msg` (the UI's stream, which repeats much of it), plus `compacted`.
-- `response_item` messages become user / assistant / system events;
-  harness text the model was given as a user message
-  (`<environment_context>`, `<user_instructions>`, AGENTS.md) is `system`;
-- the same text arriving twice — as a response_item message and as
-  `event_msg.user_message` / `agent_message` / `agent_reasoning` — is stored
-  once, whichever came first;
-- `function_call` / `custom_tool_call` / `local_shell_call` /
-  `tool_search_call` become `tool_call`, their outputs `tool_result`, paired
-  by `call_id`; tool events only the UI stream has (an MCP call, a web
-  search) become a call and its result;
-- reasoning summaries are kept as thinking text (encrypted content is not
-  text and is skipped); `compacted` and `turn_aborted` are `system`.
-A later `session_meta` with another id starts that session for the records
-after it (a fork or sub-agent written into the same file)."""
+Every line is `{timestamp, type, payload}`. `response_item` lines are what
+went to and came from the model; `event_msg` lines are the UI's stream,
+which repeats much of it; `session_meta` names the session, `turn_context`
+the model per turn; `compacted` marks a compaction.
+
+- `response_item` message: role `user` -> `user`, except harness text Codex
+  injects as a user message (`<environment_context>`, `<user_instructions>`,
+  AGENTS.md, `<turn_aborted>`, `<user_shell_command>`, skills, sub-agent
+  notices) -> `system` with meta subtype; `developer`/`system` -> `system`;
+  `assistant` -> `assistant`.
+- The same text arriving twice in one turn — as a response_item and as
+  `event_msg` user_message / agent_message / agent_reasoning — is stored
+  once, from whichever came first. A file with only the event form (older
+  exports, review sessions) still yields every message.
+- `reasoning` summaries (and raw reasoning text) -> `assistant` thinking
+  text; `encrypted_content` is not text and is never stored.
+- `function_call`, `custom_tool_call`, `local_shell_call`,
+  `tool_search_call`, `web_search_call`, `image_generation_call` ->
+  `tool_call`; their outputs -> `tool_result`, paired by `call_id`. A tool
+  run that only the UI stream reports (no response_item call with that id
+  came before it) becomes a call and its result.
+- `compacted` / `context_compacted` / `compaction` items -> one `system`
+  compaction marker; `turn_aborted` -> `system`. Token counts, task
+  lifecycle, world state, snapshots and other UI bookkeeping are skipped.
+"""
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Any, Iterable, Iterator
 
@@ -28,278 +37,492 @@ from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.common import compact_json, derived_session_id, flatten_content, to_utc_iso, tool_call_text
 
 NAME = "codex"
-_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
-          "inter_agent_communication_metadata"}
-_HARNESS_PREFIXES = (("<environment_context>", "environment_context"), ("<user_instructions>", "user_instructions"),
-                     ("# AGENTS.md instructions", "agents_md"), ("<turn_aborted>", "turn_aborted"),
-                     ("<user_shell_command>", "user_shell_command"))
-_CALL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call", "web_search_call",
-               "image_generation_call"}
-_OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
-_PAIR_WINDOW = 64
+
+_CORE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context")
+
+# Text Codex itself writes into a user-role message (its own list of
+# "contextual user fragments"), matched on the start of the message.
+_HARNESS_PREFIXES = (
+    ("<environment_context>", "environment_context"),
+    ("<user_instructions>", "user_instructions"),
+    ("# agents.md instructions", "agents_md"),
+    ("<turn_aborted>", "turn_aborted"),
+    ("<user_shell_command>", "user_shell_command"),
+    ("<skill>", "skill"),
+    ("<subagent_notification>", "subagent_notification"),
+    ("<subagents>", "subagents"),
+)
+_HARNESS_KINDS = ("environment_context", "user_instructions")      # user_message.kind of older versions
+
+_CALL_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search",
+               "web_search_call": "web_search", "image_generation_call": "image_generation"}
+_UI_TOOL_EVENTS = ("mcp_tool_call_end", "web_search_end", "exec_command_end", "patch_apply_end")
+_SKIPPED_ITEMS = ("ghost_snapshot", "additional_tools", "compaction_trigger", "other")
+
+_EXIT_PATTERNS = (
+    re.compile(r"\AExit code: (-?\d+)"),                               # shell tool, newer versions
+    re.compile(r"^Process exited with code (-?\d+)$", re.M),           # unified exec
+    re.compile(r"\Afailed in sandbox .*?exit code: (-?\d+)", re.S),    # sandbox denial (0.40)
+)
+_FAILURE_PREFIXES = ("failed in sandbox", "execution error", "exec command rejected", "patch rejected")
+_TWIN_WINDOW = 64
 
 
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
-    if not dicts:
-        return False
-    shaped = [d for d in dicts if "payload" in d and d.get("type") in _TYPES]
-    return bool(shaped) and len(shaped) >= len(dicts) // 2 and \
-        any(d["type"] in ("session_meta", "response_item", "event_msg", "turn_context") for d in shaped)
-
-
-class _State:
-    def __init__(self, ctx: ParseContext):
-        self.ctx = ctx
-        self.session: str | None = ctx.session
-        self.user_turns = 0
-        self.calls: dict[str, str] = {}               # call_id -> tool name
-        self.last_idless: str | None = None           # the open call of the old id-less layout
-        # texts stored from one stream, waiting for their twin from the other
-        self.unpaired: deque[tuple[str, str, str]] = deque(maxlen=_PAIR_WINDOW)
-
-    @property
-    def turn(self) -> str:
-        return f"{self.session}/t{self.user_turns}"
-
-    def twin_seen(self, channel: str, text: str, source: str) -> bool:
-        """True when the other stream already stored this text (consume it);
-        else remember it for its twin."""
-        norm = _norm(text)
-        for i, (ch, t, src) in enumerate(self.unpaired):
-            if ch == channel and t == norm and src != source:
-                del self.unpaired[i]
-                return True
-        self.unpaired.append((channel, norm, source))
-        return False
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
+    shaped = [d for d in dicts if isinstance(d.get("type"), str) and isinstance(d.get("payload"), dict)]
+    return (bool(shaped) and 2 * len(shaped) >= len(dicts)
+            and any(d["type"] in _CORE_TYPES for d in shaped))
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
-    st = _State(ctx)
+    st = _Rollout(ctx)
     for line, rec in records:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
             continue
         rtype, payload = rec.get("type"), rec.get("payload")
-        if rtype not in _TYPES or not isinstance(payload, dict):
-            yield BadRecord(line, "not a Codex rollout record (needs type and payload)")
+        if not isinstance(rtype, str) or not isinstance(payload, dict):
+            yield BadRecord(line, "not a Codex rollout record (needs type and a payload object)")
             continue
         if rtype == "session_meta":
-            _session_meta(payload, st, line)
+            st.session_meta(payload)
+            continue
+        if rtype == "turn_context":
+            if isinstance(payload.get("model"), str):
+                st.model = payload["model"]
+            continue
+        handler = _HANDLERS.get(rtype)
+        if handler is None:
+            # world_state, inter_agent_communication_metadata, security_risk_score,
+            # realtime_item...: settings and snapshots. Codex keeps adding such
+            # line types; the conversation itself always travels in the handled ones.
             continue
         if st.session is None:
             st.session = derived_session_id(ctx.source_id, 0, rec)
-        ts = to_utc_iso(rec.get("timestamp"))
-        make = _maker(st, line, ts)
-        if rtype == "response_item":
-            yield from _response_item(payload, st, make)
-        elif rtype == "event_msg":
-            yield from _event_msg(payload, st, make)
-        elif rtype == "compacted":
-            msg = payload.get("message")
-            yield make("system", msg if isinstance(msg, str) and msg else "[compacted]", 0,
-                       meta={"subtype": "compacted"})
+        st.at(line, to_utc_iso(rec.get("timestamp")), payload.get("id"))
+        yield from handler(st, payload)
 
 
-def _session_meta(payload: dict, st: _State, line: int) -> None:
-    if st.ctx.session:
-        return
-    sid = payload.get("id") or payload.get("session_id")
-    if isinstance(sid, str) and sid and sid != st.session:
-        st.session = sid
-        st.user_turns = 0
+class _Rollout:
+    """What parsing one file remembers: the session, the turn, the calls
+    seen (id -> name) and the texts waiting for their twin."""
+
+    def __init__(self, ctx: ParseContext):
+        self.session: str | None = ctx.session
+        self.session_fixed = bool(ctx.session)
+        self.subagent: str | None = None
+        self.model: str | None = None
+        self.user_turns = 0
+        self.calls: dict[str, str | None] = {}
+        self.searched: set[str] = set()               # web searches whose results were stored
+        self.idless_call: str | None = None           # the open call of the id-less legacy layout
+        self.twins: deque[tuple[str, str, str]] = deque(maxlen=_TWIN_WINDOW)
+        self.compaction_open = False                  # a compaction marker is the latest draft
+        self.line, self.ts, self.uuid = 0, None, None
+
+    # A file normally holds one session_meta, first. A fork or a spawned
+    # sub-agent starts its rollout with its own session_meta and then copies
+    # the parent's history in — the ancestors' session_meta lines included —
+    # so a later session_meta never switches the session: the file is the
+    # session of its first one. (Switching would also file the copied lines
+    # under the parent's id with this file's line numbers, keys that collide
+    # with the parent's own rollout and would be dropped as already ingested.)
+    # `codex resume` appends to the same file without a new session_meta.
+    def session_meta(self, payload: dict) -> None:
+        if self.session_fixed:
+            return
+        sid = payload.get("id") or payload.get("session_id")
+        if not isinstance(sid, str) or not sid:
+            return
+        self.session, self.session_fixed = sid, True
+        source = payload.get("source")
+        if isinstance(source, dict):
+            agent = source.get("subagent", source.get("sub_agent"))
+            if isinstance(agent, str) and agent:
+                self.subagent = agent
+            elif isinstance(agent, dict) and agent:
+                self.subagent = next(iter(agent))
+
+    def at(self, line: int, ts: str | None, uuid: Any) -> None:
+        self.line, self.ts = line, ts
+        self.uuid = uuid if isinstance(uuid, str) and uuid else None
+
+    @property
+    def turn(self) -> str:
+        return f"{self.session}/t{self.user_turns}"
+
+    def new_turn(self) -> None:
+        self.user_turns += 1
+        self.twins.clear()
+
+    def is_twin(self, channel: str, text: str, source: str) -> bool:
+        """True when the other stream (response_item vs event_msg) already
+        stored this text in this turn; the pair is then complete."""
+        for i, (ch, t, src) in enumerate(self.twins):
+            if ch == channel and t == text and src != source:
+                del self.twins[i]
+                return True
+        return False
+
+    def first_of_pair(self, channel: str, text: str, source: str) -> bool:
+        """True when this text is to be stored: it is not the twin of one
+        already stored, and now waits for its own twin."""
+        if self.is_twin(channel, text, source):
+            return False
+        self.twins.append((channel, text, source))
+        return True
+
+    def draft(self, kind: str, text: str, part: int = 0, *, tool: dict | None = None, meta: dict | None = None,
+              by_model: bool = False, compaction: bool = False) -> Draft:
+        info = dict(meta or ())
+        if by_model and self.model:
+            info["model"] = self.model
+        if self.subagent:
+            info["subagent"] = self.subagent
+        self.compaction_open = compaction
+        return Draft(kind=kind, text=text, session_id=self.session, key=f"codex/{self.session}/L{self.line}/{part}",
+                     turn_id=self.turn, ts=self.ts, tool=tool, line=self.line, uuid=self.uuid, meta=info or None)
 
 
-def _maker(st: _State, line: int, ts):
-    def make(kind: str, text: str, part: int, *, tool: dict | None = None, meta: dict | None = None) -> Draft:
-        return Draft(kind=kind, text=text, session_id=st.session, key=f"codex/{st.session}/L{line}/{part}",
-                     turn_id=st.turn, ts=ts, tool=tool, line=line, meta=meta or None)
-    return make
+# -- response items: what the model was sent and what it produced -------------------------
 
-
-def _message_text(content, images: list | None = None) -> str:
-    """The text parts of a message; images are counted into `images` (when
-    given) rather than written into the text, so typed text stays verbatim."""
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            btype = block.get("type") if isinstance(block, dict) else None
-            if btype == "encrypted_content":
-                continue
-            if images is not None and btype in ("input_image", "image", "image_url"):
-                images.append(block)
-                continue
-            parts.append(flatten_content(block))
-        return "\n".join(p for p in parts if p)
-    return flatten_content(content)
-
-
-def _response_item(p: dict, st: _State, make):
+def _response_item(st: _Rollout, p: dict) -> Iterator[Draft]:
     ptype = p.get("type")
     if ptype == "message":
-        role = p.get("role")
-        images: list = []
-        text = _message_text(p.get("content"), images)
-        extra = {"images": len(images)} if images else {}
-        if role == "user":
-            harness = next((sub for prefix, sub in _HARNESS_PREFIXES if text.lstrip().startswith(prefix)), None)
-            if harness:
-                yield make("system", text, 0, meta={"subtype": harness})
-            elif not st.twin_seen("user", text, "item"):
-                st.user_turns += 1
-                yield make("user", text, 0, meta=extra)
-        elif role == "assistant":
-            if text and not st.twin_seen("assistant", text, "item"):
-                yield make("assistant", text, 0, meta=extra)
-        elif text:
-            yield make("system", text, 0, meta={"role": role})
+        yield from _message(st, p)
     elif ptype == "reasoning":
-        parts = [s.get("text") for s in p.get("summary") or () if isinstance(s, dict) and s.get("text")]
-        parts += [c.get("text") for c in p.get("content") or () if isinstance(c, dict) and c.get("text")]
-        fresh = [t for t in parts if not st.twin_seen("reasoning", t, "item")]
+        parts = _texts(p.get("summary")) + _texts(p.get("content"))
+        fresh = [t for t in parts if st.first_of_pair("reasoning", t, "item")]
         if fresh:
-            yield make("assistant", "<thinking>\n" + "\n\n".join(fresh) + "\n</thinking>", 0, meta={"thinking": True})
+            yield _thinking(st, "\n\n".join(fresh))
     elif ptype == "agent_message":
-        text = _message_text(p.get("content"))
-        if text:
-            yield make("assistant", text, 0, meta={"agent_message": True, "author": p.get("author"),
-                                                   "recipient": p.get("recipient")})
-    elif ptype in _CALL_ITEMS:
-        yield _call(p, ptype, st, make)
-    elif ptype in _OUTPUT_ITEMS:
-        yield _output(p, ptype, st, make)
-    elif ptype == "tool_call":                        # an older, id-less layout
-        fn = p.get("function") if isinstance(p.get("function"), dict) else {}
-        name = fn.get("name") or p.get("name")
-        call_id = p.get("call_id") or f"{st.session}/{name}/{len(st.calls)}"
-        st.calls[call_id] = name
-        st.last_idless = call_id
-        yield make("tool_call", tool_call_text(name, p.get("arguments")), 0,
-                   tool={"name": name, "call_id": call_id, "input": p.get("arguments")})
+        yield from _agent_message(st, "\n".join(_texts(p.get("content"))), p.get("author"), p.get("recipient"),
+                                  "item")
+    elif ptype in ("compaction", "context_compaction"):
+        yield from _compaction(st, None)
+    elif ptype == "tool_call":
+        yield _legacy_call(st, p)
     elif ptype == "tool_result":
-        call_id = p.get("call_id") or st.last_idless
-        result = p.get("result")
-        yield make("tool_result", result if isinstance(result, str) else compact_json(result), 0,
-                   tool={"name": p.get("name"), "call_id": call_id, "is_error": _failed(result)})
+        yield _legacy_result(st, p)
+    elif isinstance(ptype, str) and ptype not in _SKIPPED_ITEMS:
+        if ptype.endswith("_call"):
+            yield from _call(st, p, ptype)
+        elif ptype.endswith("_output"):
+            yield _output(st, p, ptype)
 
 
-def _call(p: dict, ptype: str, st: _State, make) -> Draft:
-    name = p.get("name") or {"local_shell_call": "local_shell", "tool_search_call": "tool_search",
-                             "web_search_call": "web_search", "image_generation_call": "image_generation"}[ptype]
-    call_id = p.get("call_id") or p.get("id") or f"{st.session}/{ptype}/{len(st.calls)}"
+def _message(st: _Rollout, p: dict) -> Iterator[Draft]:
+    role = p.get("role")
+    parts, images = _message_parts(p.get("content"))
+    extra = {"images": images} if images else {}
+    if role == "user":
+        # Codex's own user text is its text parts concatenated: exactly the
+        # `message` of the user_message event that mirrors this item.
+        harness = _harness(parts[0] if parts else "")
+        text = ("\n" if harness else "").join(parts)
+        if harness:
+            yield from _harness_draft(st, text, harness, "item")
+        elif not st.is_twin("user", text, "item"):
+            st.new_turn()
+            st.first_of_pair("user", text, "item")
+            yield st.draft("user", text or _image_placeholder(images), meta=extra)
+    elif role == "assistant":
+        # the UI stream repeats an assistant message one event per text part
+        fresh = [t for t in parts if st.first_of_pair("assistant", t, "item")]
+        if fresh:
+            yield st.draft("assistant", "\n".join(fresh), meta=extra, by_model=True)
+    elif parts:
+        yield st.draft("system", "\n".join(parts), meta={"role": role if isinstance(role, str) else "unknown"})
+
+
+def _message_parts(content: Any) -> tuple[list[str], int]:
+    """The text parts of a message and its image count. The `<image ...>` /
+    `</image>` parts Codex wraps around an attached image are its labels,
+    not text anyone wrote (Codex skips them too when it shows the message)."""
+    if isinstance(content, str):
+        return [content], 0
+    if not isinstance(content, list):
+        return [], 0
+    parts, images = [], 0
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype in ("input_image", "image", "image_url"):
+            images += 1
+        elif isinstance(block.get("text"), str) and btype in ("input_text", "output_text", "text", None):
+            text = block["text"]
+            if not (text in ("<image>", "</image>") or (text.startswith("<image name=") and text.endswith(">"))):
+                parts.append(text)
+    return parts, images
+
+
+def _texts(blocks: Any) -> list[str]:
+    """Readable text of summary / reasoning-content / agent-message blocks
+    (encrypted blocks carry none)."""
+    if not isinstance(blocks, list):
+        return []
+    return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"]
+            and b.get("type") != "encrypted_content"]
+
+
+def _image_placeholder(images: int) -> str:
+    return "\n".join(["[image]"] * images)
+
+
+def _harness(text: str) -> str | None:
+    head = text.lstrip()[:40].lower()
+    return next((sub for prefix, sub in _HARNESS_PREFIXES if head.startswith(prefix)), None)
+
+
+def _harness_draft(st: _Rollout, text: str, subtype: str, source: str) -> Iterator[Draft]:
+    # an interrupted turn shows as the turn_aborted event and (newer
+    # versions) a <turn_aborted> message: one marker, whichever came first
+    twin = ("turn_aborted", "") if subtype == "turn_aborted" else ("harness", text)
+    if st.first_of_pair(*twin, source):
+        yield st.draft("system", text, meta={"subtype": subtype})
+
+
+def _thinking(st: _Rollout, text: str) -> Draft:
+    return st.draft("assistant", f"<thinking>\n{text}\n</thinking>", meta={"thinking": True}, by_model=True)
+
+
+def _agent_message(st: _Rollout, text: str, author: Any, recipient: Any, source: str) -> Iterator[Draft]:
+    """A message delivered from another agent of a multi-agent run: input
+    this agent's model reads, but no user's turn."""
+    if text and st.first_of_pair("agent_message", text, source):
+        meta = {"subtype": "agent_message"}
+        meta.update({k: v for k, v in (("author", author), ("recipient", recipient)) if isinstance(v, str)})
+        yield st.draft("system", text, meta=meta)
+
+
+def _compaction(st: _Rollout, message: str | None) -> Iterator[Draft]:
+    """One compaction shows up as up to three lines (a `compacted` record, a
+    context_compacted event, a `compaction` item): one marker, plus the
+    summary text whenever a record carries one."""
+    if message:
+        yield st.draft("system", message, meta={"subtype": "compacted"}, compaction=True)
+    elif not st.compaction_open:
+        yield st.draft("system", "[compacted]", meta={"subtype": "compacted"}, compaction=True)
+
+
+# -- tool calls and their outputs -----------------------------------------------------------
+
+def _call(st: _Rollout, p: dict, ptype: str) -> Iterator[Draft]:
+    name = p.get("name") if isinstance(p.get("name"), str) else _CALL_NAMES.get(ptype, ptype[:-len("_call")])
+    call_id = _call_id(st, p)
     if ptype == "custom_tool_call":
         args = p.get("input")
-    elif ptype == "local_shell_call":
-        args = p.get("action")
-    elif ptype == "web_search_call":
+    elif ptype in ("local_shell_call", "web_search_call"):
         args = p.get("action")
     elif ptype == "image_generation_call":
         args = {"revised_prompt": p.get("revised_prompt")}
     else:
-        args = p.get("arguments")
-    parsed = args
-    if isinstance(args, str):
-        try:
-            parsed = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            parsed = args
+        args = p.get("arguments", p.get("input"))
     st.calls[call_id] = name
-    return make("tool_call", tool_call_text(name, args), 0, tool={"name": name, "call_id": call_id, "input": parsed})
+    meta = {"namespace": p["namespace"]} if isinstance(p.get("namespace"), str) and p["namespace"] else None
+    yield st.draft("tool_call", tool_call_text(name, args), tool={"name": name, "call_id": call_id,
+                                                                  "input": _parsed(args)},
+                   meta=meta, by_model=True)
+    if ptype == "image_generation_call":               # the call item also holds its result: an image
+        failed = p.get("status") == "failed"
+        yield st.draft("tool_result", "[image]", 1, tool={"name": name, "call_id": call_id, "is_error": failed})
 
 
-def _output(p: dict, ptype: str, st: _State, make) -> Draft:
-    call_id = p.get("call_id")
-    output = p.get("output") if ptype != "tool_search_output" else p.get("tools")
+def _output(st: _Rollout, p: dict, ptype: str) -> Draft:
+    call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+    name = p.get("name") if isinstance(p.get("name"), str) else st.calls.get(call_id)
+    output = p.get("tools") if ptype == "tool_search_output" else p.get("output")
+    meta: dict = {}
+    failed = p.get("status") == "failed"
     if isinstance(output, str):
-        text, meta = output, _exit_meta(output)
+        text = output                                   # verbatim: the model saw this very string
+        code, said_failed = _outcome(output)
+        if code is not None:
+            meta["exit_code"] = code
+        failed = failed or said_failed
     elif ptype == "tool_search_output":
-        text, meta = compact_json(output), {}
+        text = compact_json(output)
     else:
-        text, meta = _message_text(output), {}
-    failed = meta.get("exit_code") not in (None, 0) or p.get("status") == "failed"
-    return make("tool_result", text, 0, tool={"name": st.calls.get(call_id), "call_id": call_id, "is_error": failed},
-                meta=meta)
+        text = flatten_content(output)
+        if isinstance(output, dict) and output.get("success") is False:
+            failed = True
+    return st.draft("tool_result", text, tool={"name": name, "call_id": call_id, "is_error": failed}, meta=meta)
 
 
-def _exit_meta(output: str) -> dict:
-    """Older Codex wraps shell output as a JSON string {output, metadata:{exit_code}}."""
-    if not output.startswith("{"):
-        return {}
-    try:
-        data = orjson.loads(output)
-    except orjson.JSONDecodeError:
-        return {}
-    md = data.get("metadata") if isinstance(data, dict) else None
-    return {"exit_code": md["exit_code"]} if isinstance(md, dict) and "exit_code" in md else {}
+def _outcome(output: str) -> tuple[int | None, bool]:
+    """(exit code, failed) as the output text states them. Older Codex wraps
+    shell output as a JSON string {"output", "metadata": {"exit_code"}}."""
+    if output.startswith("{"):
+        try:
+            data = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            data = None
+        md = data.get("metadata") if isinstance(data, dict) else None
+        if isinstance(md, dict) and isinstance(md.get("exit_code"), int):
+            return md["exit_code"], md["exit_code"] != 0
+    head = output[:2000]
+    for pattern in _EXIT_PATTERNS:
+        m = pattern.search(head)
+        if m:
+            return int(m.group(1)), int(m.group(1)) != 0 or head.startswith(_FAILURE_PREFIXES)
+    return None, head.startswith(_FAILURE_PREFIXES)
 
 
-def _failed(result) -> bool:
+def _parsed(args: Any) -> Any:
+    if isinstance(args, str) and args[:1] in ("{", "["):
+        try:
+            return orjson.loads(args)
+        except orjson.JSONDecodeError:
+            pass
+    return args
+
+
+def _call_id(st: _Rollout, p: dict) -> str:
+    for key in ("call_id", "id"):
+        if isinstance(p.get(key), str) and p[key]:
+            return p[key]
+    return f"codex-L{st.line}"                         # id-less: unique within the file, stable as it grows
+
+
+def _legacy_call(st: _Rollout, p: dict) -> Draft:
+    """{"type": "tool_call", "function": {"name"}, "arguments"}: an id-less
+    layout some exporters write; its result is the next tool_result."""
+    fn = p.get("function") if isinstance(p.get("function"), dict) else {}
+    name = fn.get("name") or p.get("name")
+    name = name if isinstance(name, str) else None
+    call_id = _call_id(st, p)
+    st.calls[call_id], st.idless_call = name, call_id
+    args = p.get("arguments", fn.get("arguments"))
+    return st.draft("tool_call", tool_call_text(name, args), tool={"name": name, "call_id": call_id,
+                                                                   "input": _parsed(args)}, by_model=True)
+
+
+def _legacy_result(st: _Rollout, p: dict) -> Draft:
+    call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else st.idless_call
+    st.idless_call = None
+    result = p.get("result", p.get("output"))
+    failed = False
     if isinstance(result, dict):
         code = result.get("exitCode", result.get("exit_code"))
-        return code not in (None, 0) or bool(result.get("isError") or result.get("is_error"))
-    return False
+        failed = (isinstance(code, int) and code != 0) or bool(result.get("isError") or result.get("is_error"))
+    name = p.get("name") if isinstance(p.get("name"), str) else st.calls.get(call_id)
+    return st.draft("tool_result", result if isinstance(result, str) else compact_json(result),
+                    tool={"name": name, "call_id": call_id, "is_error": failed})
 
 
-def _event_msg(p: dict, st: _State, make):
-    ptype = p.get("type")
-    if ptype == "user_message":
-        text = p.get("message") if isinstance(p.get("message"), str) else ""
-        if text and not st.twin_seen("user", text, "event"):
-            st.user_turns += 1
-            yield make("user", text, 0)
-    elif ptype == "agent_message":
-        text = p.get("message") if isinstance(p.get("message"), str) else ""
-        if text and not st.twin_seen("assistant", text, "event"):
-            yield make("assistant", text, 0)
-    elif ptype in ("agent_reasoning", "agent_reasoning_raw_content"):
-        text = p.get("text") if isinstance(p.get("text"), str) else ""
-        if text and not st.twin_seen("reasoning", text, "event"):
-            yield make("assistant", f"<thinking>\n{text}\n</thinking>", 0, meta={"thinking": True})
-    elif ptype == "turn_aborted":
-        reason = p.get("reason")
-        yield make("system", f"<turn_aborted>{' ' + reason if isinstance(reason, str) else ''}", 0,
-                   meta={"subtype": "turn_aborted"})
-    elif ptype == "context_compacted":
-        yield make("system", "[context compacted]", 0, meta={"subtype": "compacted"})
-    elif ptype == "entered_review_mode" and isinstance(p.get("prompt"), str):
-        yield make("system", p["prompt"], 0, meta={"subtype": "review"})
-    elif ptype == "exited_review_mode" and isinstance(p.get("review_output"), dict):
-        yield make("assistant", compact_json(p["review_output"]), 0, meta={"subtype": "review_output"})
-    elif ptype in ("mcp_tool_call_end", "web_search_end", "exec_command_end", "patch_apply_end"):
-        yield from _ui_only_tool(p, ptype, st, make)
-
-
-def _ui_only_tool(p: dict, ptype: str, st: _State, make):
-    """A tool run the UI stream reports; only becomes events when no
-    response_item already carried that call (it usually mirrors one)."""
+def _ui_tool(st: _Rollout, p: dict, ptype: str) -> Iterator[Draft]:
+    """A tool run as the UI stream reports it. It mirrors a response_item
+    call (same call_id) and is then skipped — except a web search's results,
+    which only this event holds. With no such call before it, it is the only
+    record of the run: a call and its result."""
     call_id = p.get("call_id")
-    if not call_id or call_id in st.calls:
+    if not isinstance(call_id, str) or not call_id:
         return
-    if ptype == "mcp_tool_call_end":
+    if ptype == "exec_command_end" and p.get("source") in ("user_shell", "user"):
+        return                                          # the user's own `!cmd`: a <user_shell_command> message
+    if ptype == "web_search_end":
+        results = p.get("results") if isinstance(p.get("results"), list) else []
+        text = "\n".join(_search_hit(r) for r in results if isinstance(r, dict))
+        if call_id in st.calls:
+            if text and call_id not in st.searched:
+                st.searched.add(call_id)
+                yield st.draft("tool_result", text, tool={"name": st.calls[call_id], "call_id": call_id,
+                                                          "is_error": False})
+            return
+        st.searched.add(call_id)
+        name, args, failed = "web_search", p.get("action") or {"query": p.get("query")}, False
+    elif call_id in st.calls:
+        return
+    elif ptype == "mcp_tool_call_end":
         inv = p.get("invocation") if isinstance(p.get("invocation"), dict) else {}
         name = f"{inv.get('server')}.{inv.get('tool')}" if inv else "mcp"
         args, result = inv.get("arguments"), p.get("result")
-        ok = result.get("Ok") if isinstance(result, dict) else None
-        text = _message_text(ok.get("content")) if isinstance(ok, dict) else compact_json(result)
-        failed = not isinstance(ok, dict) or bool(ok.get("isError"))
-    elif ptype == "web_search_end":
-        name, args = "web_search", {"query": p.get("query")}
-        results = p.get("results") if isinstance(p.get("results"), list) else []
-        text = "\n".join(f"{r.get('title', '')} <{r.get('url', '')}> {r.get('snippet', '')}".strip()
-                         for r in results if isinstance(r, dict))
-        failed = False
+        ok = result.get("Ok") if isinstance(result, dict) and "Ok" in result else None
+        body = ok if isinstance(ok, dict) else result
+        text = flatten_content(body.get("content")) if isinstance(body, dict) and "content" in body \
+            else compact_json(result)
+        failed = not isinstance(body, dict) or "Err" in body or bool(body.get("isError") or body.get("is_error"))
     elif ptype == "exec_command_end":
         name, args = "exec_command", {"command": p.get("command")}
-        text = str(p.get("aggregated_output") or p.get("formatted_output") or p.get("stdout") or "")
-        failed = p.get("exit_code") not in (None, 0)
+        text = next((p[k] for k in ("formatted_output", "aggregated_output", "stdout")
+                     if isinstance(p.get(k), str) and p[k]), "")
+        failed = (isinstance(p.get("exit_code"), int) and p["exit_code"] != 0) or p.get("status") == "failed"
     else:
-        name, args = "apply_patch", {"changes": sorted((p.get("changes") or {}).keys())}
-        text = str(p.get("stdout") or "") + str(p.get("stderr") or "")
-        failed = p.get("success") is False
+        changes = p.get("changes") if isinstance(p.get("changes"), dict) else {}
+        name, args = "apply_patch", {"changes": sorted(changes)}
+        text = "".join(s for s in (p.get("stdout"), p.get("stderr")) if isinstance(s, str))
+        failed = p.get("success") is False or p.get("status") == "failed"
     st.calls[call_id] = name
-    yield make("tool_call", tool_call_text(name, args), 0, tool={"name": name, "call_id": call_id, "input": args})
-    yield make("tool_result", text, 1, tool={"name": name, "call_id": call_id, "is_error": failed})
+    yield st.draft("tool_call", tool_call_text(name, args), tool={"name": name, "call_id": call_id, "input": args},
+                   by_model=True)
+    yield st.draft("tool_result", text, 1, tool={"name": name, "call_id": call_id, "is_error": failed})
+
+
+def _search_hit(r: dict) -> str:
+    parts = [r.get("title"), f"<{r['url']}>" if isinstance(r.get("url"), str) else None, r.get("snippet")]
+    return " ".join(s for s in parts if isinstance(s, str) and s)
+
+
+# -- the UI stream --------------------------------------------------------------------------
+
+def _event_msg(st: _Rollout, p: dict) -> Iterator[Draft]:
+    ptype = p.get("type")
+    if ptype == "user_message":
+        text = p.get("message") if isinstance(p.get("message"), str) else ""
+        images = sum(len(p[k]) for k in ("images", "local_images") if isinstance(p.get(k), list))
+        harness = _harness(text) or (p.get("kind") if p.get("kind") in _HARNESS_KINDS else None)
+        if harness:
+            yield from _harness_draft(st, text, harness, "event")
+        elif (text or images) and not st.is_twin("user", text, "event"):
+            st.new_turn()
+            st.first_of_pair("user", text, "event")
+            yield st.draft("user", text or _image_placeholder(images), meta={"images": images} if images else None)
+    elif ptype == "agent_message":
+        text = p.get("message") if isinstance(p.get("message"), str) else ""
+        if text and st.first_of_pair("assistant", text, "event"):
+            yield st.draft("assistant", text, by_model=True)
+    elif ptype in ("agent_reasoning", "agent_reasoning_raw_content"):
+        text = p.get("text") if isinstance(p.get("text"), str) else ""
+        if text and st.first_of_pair("reasoning", text, "event"):
+            yield _thinking(st, text)
+    elif ptype == "turn_aborted":
+        reason = p.get("reason")
+        text = f"<turn_aborted>{' ' + reason if isinstance(reason, str) and reason else ''}"
+        yield from _harness_draft(st, text, "turn_aborted", "event")
+    elif ptype == "context_compacted":
+        yield from _compaction(st, None)
+    elif ptype == "thread_rolled_back":
+        yield st.draft("system", f"<thread_rolled_back num_turns={p.get('num_turns')}>",
+                       meta={"subtype": "rolled_back"})
+    elif ptype == "error" and isinstance(p.get("message"), str):
+        yield st.draft("system", p["message"], meta={"subtype": "error"})
+    elif ptype == "entered_review_mode":
+        text = next((p[k] for k in ("prompt", "user_facing_hint") if isinstance(p.get(k), str) and p[k]), None)
+        if text:
+            yield st.draft("system", text, meta={"subtype": "review"})
+    elif ptype == "exited_review_mode" and isinstance(p.get("review_output"), dict):
+        yield st.draft("assistant", compact_json(p["review_output"]), meta={"subtype": "review_output"})
+    elif ptype in _UI_TOOL_EVENTS:
+        yield from _ui_tool(st, p, ptype)
+    # everything else mirrors a response_item or is UI bookkeeping
+
+
+def _compacted(st: _Rollout, p: dict) -> Iterator[Draft]:
+    message = p.get("message")
+    yield from _compaction(st, message if isinstance(message, str) else None)
+
+
+def _inter_agent(st: _Rollout, p: dict) -> Iterator[Draft]:
+    content = p.get("content")
+    yield from _agent_message(st, content if isinstance(content, str) else "\n".join(_texts(content)),
+                              p.get("author"), p.get("recipient"), "record")
+
+
+_HANDLERS = {
+    "response_item": _response_item,
+    "event_msg": _event_msg,
+    "compacted": _compacted,
+    "inter_agent_communication": _inter_agent,
+}

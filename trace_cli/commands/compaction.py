@@ -8,6 +8,9 @@ import typer
 from trace_cli.options import JsonOpt, WaitOpt
 
 SessionReq = Annotated[str, typer.Option("--session", "-s", metavar="ID", help="The session.")]
+ProtectOpt = Annotated[list[str] | None, typer.Option(
+    "--protect", metavar="TOOL", help="Tools whose calls and results are never evicted or cleared "
+                                      "(repeatable; default TodoWrite and manage_todo_list).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +31,7 @@ def register(app: typer.Typer) -> None:
                                               help="pointer (markers); the baselines for comparison: truncate "
                                                    "(drop, leave nothing), narrative (extractive summary).")] = "pointer",
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+        protect: ProtectOpt = None,
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
@@ -37,7 +41,7 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         out = st.output(json_out)
         result = run(st.store(out), session, budget=budget, headroom=headroom, hot_tail=hot_tail,
-                     strategy=strategy, dry_run=dry_run, wait=wait)
+                     strategy=strategy, dry_run=dry_run, wait=wait, protected=_protected(protect))
         data = result.as_json()
         if out.json:
             out.emit(data)
@@ -73,6 +77,13 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[str, typer.Option("--format", "-f", metavar="openai|anthropic|text|json")] = "json",
         overflow: Annotated[bool, typer.Option("--overflow", help="The last call hit the context limit: shrink and retry.")] = False,
         no_recall: Annotated[bool, typer.Option("--no-recall", help="Leave out the recalled-context block.")] = False,
+        protect: ProtectOpt = None,
+        keep_results: Annotated[int, typer.Option("--keep-tool-results", min=0, metavar="K",
+                                                  help="Tool results always kept whole (the newest K).")] = 8,
+        clear_trigger: Annotated[int, typer.Option("--clear-trigger", min=0, metavar="TOKENS",
+                                                   help="Clear old tool results once they hold more than this.")] = 30_000,
+        clear_at_least: Annotated[int, typer.Option("--clear-at-least", min=0, metavar="TOKENS",
+                                                    help="Once clearing, clear at least this much.")] = 0,
     ) -> int:
         from reducers.pack_formats import to_anthropic, to_json, to_openai, to_text
         from stores.context import push_pack
@@ -83,8 +94,11 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")
         st = state(ctx)
         out = st.output(True)
+        from reducers.retention import Retention
+        retention = Retention(trigger_tokens=clear_trigger, keep_last=keep_results, clear_at_least=clear_at_least,
+                              excluded_tools=tuple(_protected(protect)))
         pack, cache, info = push_pack(st.store(out), session, budget=budget, query=query, overflow=overflow,
-                                      recall=not no_recall)
+                                      recall=not no_recall, retention=retention)
         if fmt == "text":
             out.raw(to_text(pack))
         elif fmt == "openai":
@@ -95,3 +109,13 @@ def register(app: typer.Typer) -> None:
             out.emit(to_json(pack, session, info["markers"], {"cycle": info["cycle"], "query": info["query"],
                                                               "overflow_retries": info["overflow_retries"]}))
         return 0
+
+
+def _protected(tools: list[str] | None) -> frozenset[str]:
+    import os
+
+    from reducers.evict import PROTECTED_TOOLS
+    if tools:
+        return frozenset(tools)
+    env = os.environ.get("TRACE_PROTECTED_TOOLS")
+    return frozenset(t.strip() for t in env.split(",") if t.strip()) if env else frozenset(PROTECTED_TOOLS)
