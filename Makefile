@@ -30,9 +30,14 @@ demo: install
 	$(BIN)/trace --store $(DEMO) ingest sample_sessions
 	@echo "== what the store holds"
 	$(BIN)/trace --store $(DEMO) stats
-	@echo "== find the event that mentions a git sha, then show it verbatim"
-	$(BIN)/trace --store $(DEMO) export | grep -m1 -o '"seq":[0-9]*,"session_id":"[^"]*"' || true
-	$(BIN)/trace --store $(DEMO) show 1..3
+	@echo "== recall an exact string by what it is about (never by its value)"
+	$(BIN)/trace --store $(DEMO) recall "which commit lowered the payments timeout" -k 3
+	$(BIN)/trace --store $(DEMO) recall "which port does the gateway listener use" -k 3 --json | head -c 600; echo
+	@echo "== compact the Claude Code session into a pointer marker, then render what the model sees"
+	$(BIN)/trace --store $(DEMO) compact --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60 --budget 600 --hot-tail 1
+	$(BIN)/trace --store $(DEMO) context --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60 --budget 1200 --format text
+	@echo "== show an event verbatim"
+	$(BIN)/trace --store $(DEMO) show 1..2
 	@echo "== prove the log was not altered"
 	$(BIN)/trace --store $(DEMO) verify
 

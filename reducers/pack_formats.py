@@ -72,7 +72,7 @@ def to_anthropic(pack: Pack) -> dict:
 def to_text(pack: Pack) -> str:
     parts = []
     for m in pack.messages:
-        head = f"[{m.role}{' ' + m.part if m.part not in ('conversation',) else ''}]"
+        head = f"[{m.role}]" if m.part in ("conversation", "system") else f"[{m.role}: {m.part}]"
         body = m.content
         for c in m.tool_calls:
             body += f"\n→ {c['name']}({_args_json(c['input'])}) #{c['id']}"

@@ -262,8 +262,8 @@ def _rules_pattern(m: int) -> str:
  |(?P<authz>(?<![A-Za-z0-9_\]])(?i:authorization)(?:\\?["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\?["'])?
      (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
         [ \t]{{1,8}})?
-     (?P<authz_val>[A-Za-z0-9._~+/=\[\]-]{{1,{m}}}))
- |(?P<bearer>(?<![A-Za-z\]])(?i:bearer)[ \t]{{1,8}}(?P<bearer_val>[A-Za-z0-9._~+/=\[\]-]{{1,{m}}}))
+     (?P<authz_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}}))
+ |(?P<bearer>(?<![A-Za-z\]])(?i:bearer)[ \t]{{1,8}}(?P<bearer_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}}))
  |(?P<basic>(?<![A-Za-z\]])(?i:basic)[ \t]{{1,8}}(?P<basic_val>[A-Za-z0-9+/]{{4,{m}}}={{0,2}})
      (?![A-Za-z0-9+/=]))
  |(?P<url>://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})

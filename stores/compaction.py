@@ -58,7 +58,11 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
     store.require()
     require_session(store, session_id)
     t0 = time.perf_counter()
-    with store.writer(wait=wait, embed=False) as w:       # opening a writer catches the indexes up
+    status = store.index_status()
+    # Keep the vector watermark moving when vectors are current (markers are not
+    # embedded); never start a long vector catch-up from inside compaction.
+    current = status["vector_seq"] >= status["log_seq"]
+    with store.writer(wait=wait, embed=current) as w:     # opening a writer catches the full text up
         index_ms = (time.perf_counter() - t0) * 1000
         ft = FulltextIndex(store.dir)
         cache = load_cache(store, session_id, ft)

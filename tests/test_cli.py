@@ -131,3 +131,22 @@ def test_odd_selectors_never_raise(query, tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
     run = cli("show", query)
     assert run.code in (1, 2) and "Traceback" not in run.err
+
+
+def test_size_aware_reconciler_drops_repeated_output_once_over_budget(tmp_path, monkeypatch):
+    import json as _json
+    turns = []
+    for i in range(6):                       # the same directory listing, read six times
+        turns += [{"role": "user", "content": f"list it again ({i})"},
+                  {"role": "assistant", "tool_calls": [{"id": f"c{i}", "type": "function",
+                                                        "function": {"name": "ls", "arguments": "{}"}}]},
+                  {"role": "tool", "tool_call_id": f"c{i}", "content": "a.txt\nb.txt\nc.txt\n" * 20}]
+    (tmp_path / "s.json").write_text(_json.dumps(turns))
+    monkeypatch.setenv("TRACE_RECONCILE", "size")
+    monkeypatch.setenv("TRACE_RECONCILE_BUDGET", "50")
+    (result,) = cli("ingest", str(tmp_path / "s.json")).lines()
+    assert result["dropped"] > 0 and result["added"] + result["dropped"] == len(turns)
+    kinds = [e["kind"] for e in cli("export").lines()]
+    assert kinds.count("user") == 6 and kinds.count("tool_call") == kinds.count("tool_result")
+    monkeypatch.setenv("TRACE_RECONCILE", "psychic")
+    assert cli("ingest", str(tmp_path / "s.json")).code == 2

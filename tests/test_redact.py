@@ -387,3 +387,11 @@ def test_real_transcripts_stream_like_whole_texts(shared_transcripts):
     joined = big * 4                         # long enough to be cut several times
     out, count, _ = _stream(joined, [4096] * (len(joined) // 4096), max_secret=1024)
     assert (out, count) == redact(joined, max_secret=1024)
+
+
+def test_a_credential_glued_to_a_pem_block_does_not_hide_the_key():
+    # found by hypothesis: the bearer value used to run into "-----BEGIN", leaving the key body
+    key = "MIIEfakefakefakeFAKEFAKEFAKE0123456789+/fakefakefakefakefakefake"
+    text = "Bearer ghp_" + "A" * 36 + f"-----BEGIN RSA PRIVATE KEY-----\n{key}\n-----END RSA PRIVATE KEY-----"
+    out, n = redact(text)
+    assert key not in out and n == 2

@@ -111,6 +111,7 @@ class _Rollout:
     def __init__(self, ctx: ParseContext):
         self.session: str | None = ctx.session
         self.session_fixed = bool(ctx.session)
+        self.meta_seen = False
         self.subagent: str | None = None
         self.model: str | None = None
         self.user_turns = 0
@@ -130,12 +131,12 @@ class _Rollout:
     # with the parent's own rollout and would be dropped as already ingested.)
     # `codex resume` appends to the same file without a new session_meta.
     def session_meta(self, payload: dict) -> None:
-        if self.session_fixed:
-            return
         sid = payload.get("id") or payload.get("session_id")
-        if not isinstance(sid, str) or not sid:
+        if self.meta_seen or not isinstance(sid, str) or not sid:
             return
-        self.session, self.session_fixed = sid, True
+        self.meta_seen = True
+        if not self.session_fixed:                    # --session overrides the file's own id
+            self.session, self.session_fixed = sid, True
         source = payload.get("source")
         if isinstance(source, dict):
             agent = source.get("subagent", source.get("sub_agent"))

@@ -214,6 +214,16 @@ def test_one_session_per_file_keys_unique_and_parsing_deterministic(shared_trans
         assert parse_file(codex, path)[0] == drafts, path.name
 
 
+def test_a_rollout_cut_anywhere_parses_to_a_prefix_of_the_whole(shared_transcripts):
+    # rollouts only grow: what an earlier, shorter copy produced is never changed by what follows
+    for path in _real(shared_transcripts):
+        recs = records(path)
+        whole = list(codex.parse(recs, ParseContext(path=str(path), source_id=str(path))))
+        for cut in range(1, len(recs), max(1, len(recs) // 25)):
+            part = list(codex.parse(recs[:cut], ParseContext(path=str(path), source_id=str(path))))
+            assert part == whole[:len(part)], (path.name, cut)
+
+
 def test_turns_open_at_each_user_message(shared_transcripts):
     for path in _real(shared_transcripts):
         drafts, _ = parse_file(codex, path)
@@ -252,9 +262,12 @@ def test_only_the_event_stream_still_produces_every_message(shared_transcripts):
 
 
 def test_a_sub_agent_rollout_is_flagged(shared_transcripts):
-    drafts, _ = parse_file(codex, shared_transcripts / "codex" / "agtrace_codex_subagent_matched.jsonl")
+    path = shared_transcripts / "codex" / "agtrace_codex_subagent_matched.jsonl"
+    drafts, _ = parse_file(codex, path)
     assert drafts and all(d.meta["subagent"] == "review" and d.session_id == "subagent-matched-001" for d in drafts)
     assert all(d.meta["model"] == "gpt-5.1-codex-max" for d in drafts)       # from the turn_context
+    copied, _ = parse_file(codex, path, session="review-copy")
+    assert all(d.meta["subagent"] == "review" and d.session_id == "review-copy" for d in copied)
 
 
 # ---------------------------------------------------------------- the sample rollout
@@ -476,7 +489,8 @@ def test_ui_tool_events_mirror_their_call_items_and_stand_in_when_none_came_firs
                         aggregated_output="a\n")
     drafts, _ = _parse([_meta(), mcp_end, exec_end, user_shell])
     assert [(d.kind, d.tool["name"], d.text, d.tool.get("is_error")) for d in drafts] == [
-        ("tool_call", "docs.search", 'docs.search {"q":"port"}', None), ("tool_result", "docs.search", "port 48213", False),
+        ("tool_call", "docs.search", 'docs.search {"q":"port"}', None),
+        ("tool_result", "docs.search", "port 48213", False),
         ("tool_call", "exec_command", 'exec_command {"command":["make"]}', None),
         ("tool_result", "exec_command", "make: *** Error 2\n", True)]
     assert [d.key.rsplit("/", 2)[1:] for d in drafts[:2]] == [["L2", "0"], ["L2", "1"]]

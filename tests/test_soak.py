@@ -1,0 +1,63 @@
+"""Long runs (`make soak`): a 100 MB single-line tool output with bounded
+memory, and the property tests at many more examples."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.soak
+
+
+def test_a_100_mb_single_line_tool_output_streams_to_an_artifact_with_bounded_memory(tmp_path):
+    line = "".join(f"{i:08d} build step output with \"quotes\", \\backslashes\\ and é\n" for i in range(1_650_000))
+    assert len(line) > 100_000_000
+    src = tmp_path / "big.jsonl"
+    src.write_text(json.dumps({"messages": [
+        {"role": "user", "content": "build it"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                                              "function": {"name": "sh", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": line}]}, ensure_ascii=False) + "\n")
+    digest = hashlib.sha256(line.encode()).hexdigest()
+    del line
+    env = {**os.environ, "TRACE_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
+    probe = ("import resource, sys; from trace_cli.app import main; code = main(sys.argv[1:]); "
+             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
+    r = subprocess.run([sys.executable, "-c", probe, "ingest", str(src)], env=env, cwd=REPO,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    peak_mb = int(r.stderr.strip().splitlines()[-1]) / 1024
+    assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MB for a 100 MB line"
+    out = subprocess.run([sys.executable, "-m", "trace_cli", "show", "3", "--full"], env=env, cwd=REPO,
+                         capture_output=True, timeout=300)
+    assert hashlib.sha256(out.stdout).hexdigest() == digest
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query=st.text(min_size=1, max_size=500))
+def test_no_query_string_raises_soak(query, tmp_path_factory):
+    from stores.recall import Recaller, RecallQuery
+    from stores.store import Store
+    global _SOAK_STORE
+    if "_SOAK_STORE" not in globals():
+        from trace_cli.bench.needles import build_session
+        root = tmp_path_factory.mktemp("soak")
+        build_session(turns=100, needles=10).write_openai(root / "s.jsonl")
+        store = Store(root / "store")
+        list(store.ingest([str(root / "s.jsonl")]))
+        _SOAK_STORE = Recaller(store)
+        _SOAK_STORE.prepare("hybrid")
+    q = RecallQuery(query=query, k=5)
+    try:
+        q.validate()
+    except Exception:
+        return
+    _SOAK_STORE.recall(q)
