@@ -36,6 +36,7 @@ class WorkingSet:
 
 class AddAll:
     name = "add-all"
+    uses_working_set = False
 
     def decide_turn(self, turn: list[Draft], working: WorkingSet) -> list[str]:
         return [ADD] * len(turn)
@@ -47,6 +48,7 @@ def output_digest(text: str) -> str:
 
 class SizeAware:
     name = "size"
+    uses_working_set = True
 
     def __init__(self, budget_tokens: int, protected_tools=DEFAULT_PROTECTED_TOOLS):
         self.budget_tokens = budget_tokens

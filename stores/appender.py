@@ -35,6 +35,7 @@ PREVIEW_TOKENS = 500                  # the head/tail preview kept in the event
 BATCH_EVENTS = 2000
 _EDGE_CHARS = 256 * 1024              # head/tail kept from a streamed artifact for its preview
 _RECENT_OUTPUTS = 100_000
+_WORKING_SESSIONS = 1024
 
 
 @dataclass(slots=True)
@@ -64,6 +65,7 @@ class Appender:
         self.hooks = list(hooks)
         self.warn = warn
         self._working: dict[str, WorkingSet] = {}
+        self._untracked = WorkingSet()
 
     # -- the stream interface used by ingest -------------------------------
 
@@ -104,7 +106,8 @@ class Appender:
                     continue
                 event = self._event(draft, fmt, path, counts)
                 working.tokens += event["tokens"] + (event.get("artifact") or {}).get("tokens", 0)
-                if event["kind"] == "tool_result" and len(working.recent_outputs) < _RECENT_OUTPUTS:
+                if (working is not self._untracked and event["kind"] == "tool_result"
+                        and len(working.recent_outputs) < _RECENT_OUTPUTS):
                     working.recent_outputs.add(output_digest(draft.text))
                 events.append(event)
         if not events:
@@ -118,8 +121,12 @@ class Appender:
             counts.sessions[e["session_id"]] = counts.sessions.get(e["session_id"], 0) + 1
 
     def _working_set(self, session_id: str) -> WorkingSet:
+        if not getattr(self.reconciler, "uses_working_set", True):
+            return self._untracked                 # nothing reads it: keep memory flat
         ws = self._working.get(session_id)
         if ws is None:
+            if len(self._working) >= _WORKING_SESSIONS:
+                self._working.pop(next(iter(self._working)))
             ws = self._working[session_id] = WorkingSet(tokens=self.state.session_tokens(session_id))
         return ws
 

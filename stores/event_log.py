@@ -136,9 +136,11 @@ class EventLog:
         self._ensure_active(seq + 1)
         fresh_ids = iter(self.ids.new_batch(sum(1 for e in events if not e.get("id"))))
         sealed = []
+        locations = self.last_locations
+        active_first, limit = self._active_first, self.segment_bytes
         for row in events:                        # completed in place: callers build them fresh
             seq += 1
-            if row.get("id"):
+            if "id" in row and row["id"]:
                 self.ids.observe(row["id"])
             else:
                 row["id"] = next(fresh_ids)
@@ -148,12 +150,13 @@ class EventLog:
             row, body, digest = seal(row)
             suffix = line_suffix(digest)
             size = len(body) - 1 + len(suffix)
-            if self._active_size + pending_size + size > self.segment_bytes and self._active_size + pending_size > 0:
+            if self._active_size + pending_size + size > limit and self._active_size + pending_size > 0:
                 self._write(pending, pending_size)
                 pending, pending_size = [], 0
                 self._rotate(seq)
-            self.last_locations.append((self._active_first, self._active_size + pending_size))
-            pending.append(memoryview(body)[:-1])       # no copy: the batch is joined once
+                active_first = self._active_first
+            locations.append((active_first, self._active_size + pending_size))
+            pending.append(body[:-1])                   # joined once per batch (a slice beats a memoryview here)
             pending.append(suffix)
             pending_size += size
             row["hash"] = prev = digest

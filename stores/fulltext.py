@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +29,13 @@ import orjson
 
 from reducers.terms import exact_terms
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
 CTX_EVENTS = 2
 CTX_CHARS = 600
 REINDEX_MAX_CHARS = 16_384           # bigger events are indexed at once, with the context before them only
-_HEAP = 128 * 1024 * 1024
+OPEN_SESSIONS = 256                  # sessions whose recent events are held in memory during an ingest
+_HEAP = 64 * 1024 * 1024       # the writer flushes a segment when it fills: memory stays bounded
 
 
 @dataclass(slots=True)
@@ -83,7 +84,16 @@ def _filter_queries(schema, filters: Filters | None) -> list:
     return out
 
 
-def _document(entry: dict, after: list[str]):
+def _body(event: dict, text: str) -> str:
+    tool = event.get("tool") or {}
+    return f"{tool['name']} {text}" if tool.get("name") else text
+
+
+def _persisted(entry: dict) -> dict:
+    return {k: v for k, v in entry.items() if k != "body"}
+
+
+def _document(entry: dict, body: str, after: list[str]):
     import tantivy
     doc = tantivy.Document()
     doc.add_unsigned("seq", entry["seq"])
@@ -93,11 +103,11 @@ def _document(entry: dict, after: list[str]):
     doc.add_text("session", entry["session"])
     doc.add_text("kind", entry["kind"])
     doc.add_integer("ts", entry["ts"])
-    doc.add_text("body", entry["body"])
+    doc.add_text("body", body)
     ctx = entry["before"] + after
     if ctx:
         doc.add_text("ctx", " ".join(ctx))
-    doc.add_text("exact", entry["exact"])
+    doc.add_text("exact", " ".join(exact_terms(body)))
     return doc
 
 
@@ -129,7 +139,8 @@ class FulltextIndex:
         self._writer = None
         self._db: sqlite3.Connection | None = None
         self._stemmer = None
-        self._ctx: dict[str, tuple[int, deque]] = {}     # session -> (next pos, recent texts), pending commit
+        # session -> (next pos, last CTX_EVENTS entries), an LRU of OPEN_SESSIONS
+        self._ctx: OrderedDict[str, tuple[int, deque]] = OrderedDict()
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -217,6 +228,10 @@ class FulltextIndex:
                 "SELECT next_pos, recent FROM sessions WHERE session_id=?", (sid,)).fetchone()
             recent = orjson.loads(row[1]) if row else []
             state = self._ctx[sid] = (row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS))
+            if len(self._ctx) > OPEN_SESSIONS:
+                self._close_session(next(iter(self._ctx)))
+        else:
+            self._ctx.move_to_end(sid)
         return state
 
     def add(self, events: list[dict], locations: list[tuple[int, int]], full_texts: dict[int, str]) -> None:
@@ -233,31 +248,69 @@ class FulltextIndex:
             sid = event["session_id"]
             pos, recent = self._session_state(sid)
             text = (full_texts.get(event["seq"]) or event.get("text") or "")[:INDEX_MAX_CHARS]
-            tool = event.get("tool") or {}
-            body = f"{tool['name']} {text}" if tool.get("name") else text
+            body = _body(event, text)
             entry = {"seq": event["seq"], "seg": seg, "off": off, "pos": pos, "session": sid,
                      "kind": event["kind"], "ts": ts_millis(event.get("ts") or event.get("ingested_at")),
-                     "body": body, "exact": " ".join(exact_terms(body)),
-                     "before": [e["body"][:CTX_CHARS] for e in recent], "indexed": False}
+                     "head": body[:CTX_CHARS], "before": [e["head"] for e in recent], "indexed": False,
+                     "body": body}
             if len(recent) == CTX_EVENTS:                 # the oldest now has both successors
-                oldest = recent[0]
-                self._index_entry(writer, oldest, [recent[1]["body"][:CTX_CHARS], body[:CTX_CHARS]])
+                self._index_entry(writer, recent[0], [recent[1]["head"], entry["head"]])
             if len(body) > REINDEX_MAX_CHARS:             # too big to hold: index now, never again
                 self._index_entry(writer, entry, [])
-                entry = {**entry, "body": body[:CTX_CHARS], "exact": "", "final": True}
+                entry["final"] = True
+                entry.pop("body", None)
             recent.append(entry)
             self._ctx[sid] = (pos + 1, recent)
 
     def _index_entry(self, writer, entry: dict, after: list[str]) -> None:
         if entry.get("final"):
             return
-        if entry["indexed"]:                              # indexed early at a commit: replace it
+        if entry["indexed"]:                              # indexed early: replace it
             # (delete_documents_by_term cannot match a u64 field from Python; a query can)
             import tantivy
             writer.delete_documents_by_query(tantivy.Query.term_query(self._index.schema, "seq", entry["seq"]))
-        writer.add_document(_document(entry, after))
+        body = entry.get("body")
+        if body is None:
+            body = self._reload_body(entry)
+        writer.add_document(_document(entry, body, after))
         entry["indexed"] = True
         entry["final"] = len(after) >= CTX_EVENTS
+        if entry["final"]:
+            entry.pop("body", None)
+
+    def _reload_body(self, entry: dict) -> str:
+        """An entry kept without its text (its session left memory) is
+        re-read from the log when it must be indexed again."""
+        from stores.artifacts import ArtifactStore
+        from stores.segments import read_event_at
+        store = self.dir.parent
+        event = read_event_at(store / "segments", entry["seg"], entry["off"]) or {}
+        text = event.get("text") or ""
+        art = event.get("artifact")
+        if art:
+            try:
+                text = ArtifactStore(store).read(art["id"])[:INDEX_MAX_CHARS].decode("utf-8", "ignore")
+            except Exception:
+                pass
+        return _body(event, text[:INDEX_MAX_CHARS]) if event else entry["head"]
+
+    def _close_session(self, sid: str) -> None:
+        """Memory stays flat however many sessions an ingest touches: the
+        least recently used session's waiting events are indexed with the
+        context they have, and its state goes to positions.db inside the
+        transaction that commit() closes (a crash rolls it back with the
+        rest)."""
+        pos, recent = self._ctx.pop(sid)
+        writer = self._writer_for()
+        items = list(recent)
+        for i, entry in enumerate(items):
+            if not entry["indexed"] and not entry.get("final"):
+                self._index_entry(writer, entry, [e["head"] for e in items[i + 1:]])
+            entry.pop("body", None)
+        db = self._positions()
+        if not db.in_transaction:
+            db.execute("BEGIN")
+        db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)", (sid, pos, orjson.dumps(items).decode()))
 
     def _flush_waiting(self) -> None:
         """At commit: index the events still waiting for successors, with
@@ -268,8 +321,7 @@ class FulltextIndex:
             for i, entry in enumerate(items):
                 if not entry["indexed"] and not entry.get("final"):
                     writer = writer or self._writer_for()
-                    self._index_entry(writer, entry, [e["body"][:CTX_CHARS] for e in items[i + 1:]])
-                    entry["final"] = False
+                    self._index_entry(writer, entry, [e["head"] for e in items[i + 1:]])
 
     def commit(self, seq: int) -> None:
         """Make everything added searchable, then move the watermark."""
@@ -282,9 +334,11 @@ class FulltextIndex:
         db = self._positions()
         if db is None:
             return
-        db.execute("BEGIN")
+        if not db.in_transaction:
+            db.execute("BEGIN")
         db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
-                       ((sid, pos, orjson.dumps(list(recent)).decode()) for sid, (pos, recent) in self._ctx.items()))
+                       ((sid, pos, orjson.dumps([_persisted(e) for e in recent]).decode())
+                        for sid, (pos, recent) in self._ctx.items()))
         db.execute("INSERT OR REPLACE INTO meta VALUES ('seq', ?)", (str(seq),))
         db.execute("COMMIT")
         self._ctx.clear()

@@ -65,12 +65,14 @@ class IdGenerator:
             raise OverflowError("ULID space exhausted")
         self._last = last
         out = []
+        pairs = _PAIRS
         head_value, head = -1, ""
         for v in range(first, last + 1):
             hv = v >> 60
             if hv != head_value:
-                head_value, head = hv, "".join([_PAIRS[(hv >> s) & 1023] for s in _HEAD_SHIFTS])
-            out.append(head + "".join([_PAIRS[(v >> s) & 1023] for s in _TAIL_SHIFTS]))
+                head_value, head = hv, "".join([pairs[(hv >> s) & 1023] for s in _HEAD_SHIFTS])
+            out.append(head + pairs[(v >> 50) & 1023] + pairs[(v >> 40) & 1023] + pairs[(v >> 30) & 1023]
+                       + pairs[(v >> 20) & 1023] + pairs[(v >> 10) & 1023] + pairs[v & 1023])
         return out
 
     def new(self) -> str:

@@ -199,3 +199,26 @@ def test_session_override_puts_everything_in_one_session(tmp_path):
     store = Store(tmp_path / "s")
     (res,), _ = _ingest(store, src, session="mine")
     assert {e["session_id"] for e in store.events()} == {"mine"} and res.sessions == 1
+
+
+def test_sessions_leaving_memory_mid_ingest_are_indexed_once_and_completed_later(tmp_path, monkeypatch):
+    import stores.fulltext
+    monkeypatch.setattr(stores.fulltext, "OPEN_SESSIONS", 1)         # force the LRU path
+    files = {}
+    for name in ("a", "b", "c"):
+        files[name] = tmp_path / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps({"role": "user" if i % 2 == 0 else "assistant",
+                                                   "content": f"{name} message {i}"}) + "\n" for i in range(4)))
+    store = Store(tmp_path / "s")
+    _ingest(store, files["a"], files["b"], files["c"])
+    with open(files["a"], "a") as f:                 # session a goes on after it left memory
+        f.write(json.dumps({"role": "user", "content": "a follow-up about the zebra migration"}) + "\n")
+    _ingest(store, files["a"])
+    assert store.verify().ok                         # one document per event, none doubled
+    from stores.recall import Recaller, RecallQuery
+    rc = Recaller(store)
+    rc.prepare("fulltext")
+    hits = rc.recall(RecallQuery(query="zebra migration", k=3, mode="fulltext", mmr=1.0))
+    texts = [h.text for h in hits]
+    assert texts[0] == "a follow-up about the zebra migration"
+    assert "a message 3" in texts                    # found by its successor, through ctx

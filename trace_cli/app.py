@@ -70,8 +70,17 @@ def _register() -> None:
 _register()
 
 
+def tune_gc() -> None:
+    """Ingest allocates millions of short-lived dicts; the default gen-0
+    threshold (700) makes the collector walk the live batches over and over
+    (~13% of append time measured). A higher threshold costs a little memory."""
+    import gc
+    gc.set_threshold(50_000, 20, 20)
+
+
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
+    tune_gc()
     debug = bool(os.environ.get("TRACE_DEBUG"))
     try:
         rv = app(args=argv, standalone_mode=False)

@@ -1,5 +1,7 @@
-"""`trace bench ingest`: log-only append and full real-transcript ingest,
-with SQLite (one transaction per 1,000 rows) as the peer on the same events.
+"""`trace bench ingest`: log-only append and full real-transcript ingest
+(parse, redact, tokens, artifacts, log, dedupe state, full-text index; with
+--embed also the vector index), with SQLite (one transaction per 1,000
+rows) as the peer on the same events.
 
 Each phase runs in its own process (peak RSS is that phase's alone), and
 the small and full sizes are both measured so "memory flat in input size"
@@ -29,14 +31,16 @@ def _worker(*args: str) -> dict:
 
 
 def run_ingest_bench(events: int, corpus: str | None, workdir: str | None, repeat: int,
-                     note: Callable[[str], None]) -> list[dict]:
+                     note: Callable[[str], None], embed: bool = False) -> list[dict]:
     root = shared_transcripts(corpus)
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-"))
     base.mkdir(parents=True, exist_ok=True)
     try:
         note(f"workdir {base}; corpus {root}")
         one = replicate(root, base / "corpus", 1)
+        shutil.rmtree(base / "probe-store", ignore_errors=True)
         probe = _worker("ingest", str(base / "probe-store"), *map(str, one))
+        note(f"one copy of the corpus, cold (nothing memoised yet): {probe['events'] / probe['seconds']:.0f} events/s")
         per_copy = probe["events"]
         template = base / "template.jsonl"
         from stores.lookup import export_events
@@ -55,8 +59,9 @@ def run_ingest_bench(events: int, corpus: str | None, workdir: str | None, repea
                 rows.append({"size": size_label, **_fresh(base, lambda s: _worker("append", s, str(template), str(n)))})
                 note(f"[{size_label}] run {rep + 1}/{repeat}: SQLite peer, {n} rows")
                 rows.append({"size": size_label, **_fresh(base, lambda s: _worker("sqlite", s + ".db", str(template), str(n)))})
-                note(f"[{size_label}] run {rep + 1}/{repeat}: full ingest of {len(d)} corpus copies")
-                rows.append({"size": size_label, **_fresh(base, lambda s: _worker("ingest", s, *map(str, d)))})
+                phase = "ingest+embed" if embed else "ingest"
+                note(f"[{size_label}] run {rep + 1}/{repeat}: full {phase} of {len(d)} corpus copies")
+                rows.append({"size": size_label, **_fresh(base, lambda s: _worker(phase, s, *map(str, d)))})
         return _summarise(rows)
     finally:
         if not workdir:
@@ -91,7 +96,8 @@ def _summarise(rows: list[dict]) -> list[dict]:
         a, s = by.get((size, "append")), by.get((size, "sqlite"))
         if a and s:
             a["vs_sqlite"] = round(a["events_per_s_median"] / s["events_per_s_median"], 2)
-    small, full = by.get(("10%", "ingest")), by.get(("100%", "ingest"))
+    phase = "ingest+embed" if ("100%", "ingest+embed") in by else "ingest"
+    small, full = by.get(("10%", phase)), by.get(("100%", phase))
     if small and full:
         full["rss_growth_vs_10pct"] = round(full["peak_rss_mb_max"] / small["peak_rss_mb_max"], 2)
     return out

@@ -1,5 +1,5 @@
 """One measured phase per process, so peak RSS is the phase's own:
-    python -m trace_cli.bench.worker ingest STORE DIR...
+    python -m trace_cli.bench.worker ingest|ingest+embed STORE DIR...
     python -m trace_cli.bench.worker append STORE TEMPLATE N
     python -m trace_cli.bench.worker sqlite DB TEMPLATE N
 Prints one JSON object: {phase, events, seconds, rss_mb}."""
@@ -83,20 +83,22 @@ def _insert(con, rows, last_seq) -> float:
     return time.perf_counter() - t
 
 
-def phase_ingest(store: str, dirs: list[str]) -> dict:
+def phase_ingest(store: str, dirs: list[str], embed: bool) -> dict:
     from stores.store import Store
     t = time.perf_counter()
     added = errors = 0
-    for r in Store(store).ingest(dirs):
+    for r in Store(store).ingest(dirs, embed=embed):
         added += r.added
         errors += r.errors
     return {"events": added, "errors": errors, "seconds": time.perf_counter() - t}
 
 
 def main(argv: list[str]) -> None:
+    from trace_cli.app import tune_gc
+    tune_gc()                              # as the `trace` command does
     phase, *args = argv
-    if phase == "ingest":
-        out = phase_ingest(args[0], args[1:])
+    if phase in ("ingest", "ingest+embed"):
+        out = phase_ingest(args[0], args[1:], embed=phase == "ingest+embed")
     elif phase == "append":
         out = phase_append(args[0], args[1], int(args[2]))
     elif phase == "sqlite":

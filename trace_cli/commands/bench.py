@@ -25,13 +25,14 @@ def bench_ingest(
     repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per phase (median).")] = 1,
     corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to replicate.")] = None,
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs here (else a temp dir).")] = None,
+    embed: Annotated[bool, typer.Option("--embed", help="Include the vector index in full ingest.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app import state
     from trace_cli.bench.ingest_bench import run_ingest_bench
 
     out = state(ctx).output(json_out)
-    rows = run_ingest_bench(events, corpus, workdir, repeat, out.note)
+    rows = run_ingest_bench(events, corpus, workdir, repeat, out.note, embed=embed)
     if out.json:
         out.emit_many(rows)
     else:
