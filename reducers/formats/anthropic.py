@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import derived_session_id, flatten_content, to_utc_iso, tool_call_text
+from reducers.formats.common import conversation_session_id, flatten_content, to_utc_iso, tool_call_text
 
 NAME = "anthropic"
 PREFIX = "an"
@@ -136,13 +136,7 @@ class _Parser:
     def open(self, source_id: Any, opening: Any) -> _Conversation:
         index = self.conversations
         self.conversations += 1
-        if self.ctx.session:
-            sid = self.ctx.session
-        elif isinstance(source_id, (str, int)) and not isinstance(source_id, bool) and str(source_id):
-            sid = str(source_id)
-        else:
-            sid = derived_session_id(self.ctx.source_id, index, opening)
-        return _Conversation(sid, index)
+        return _Conversation(conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
         if isinstance(rec, list):

@@ -52,6 +52,16 @@ def derived_session_id(source_id: str, conversation_index: int, opening: Any) ->
     return f"{stem}-{h.hexdigest()[:12]}"
 
 
+def conversation_session_id(ctx, index: int, source_id: Any, opening: Any) -> str:
+    """A conversation's session: --session, else an id the data carries,
+    else one derived from the file, the position and the first message."""
+    if ctx.session:
+        return ctx.session
+    if isinstance(source_id, (str, int)) and not isinstance(source_id, bool) and str(source_id):
+        return str(source_id)
+    return derived_session_id(ctx.source_id, index, opening)
+
+
 def compact_json(value: Any) -> str:
     try:
         return orjson.dumps(value, default=str).decode()
