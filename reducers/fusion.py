@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 K_BM25 = 10.0
 BM25_SCALE = 20.0
 VEC_CENTER = False
@@ -86,11 +88,12 @@ def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: 
         c.scores = {"fulltext": ft, "vector": c.cosine}
         by_pos[(c.session_id, c.pos)] = c
     newest = max((c.ts_ms for c in cands), default=0)
+    base_at = {key: c.base for key, c in by_pos.items()}
     for c in cands:
-        def nb(d: int) -> float:
-            n = by_pos.get((c.session_id, c.pos + d))
-            return n.base if n is not None else 0.0
-        smoothed = c.base + a1 * (nb(-1) + nb(1)) + a2 * (nb(-2) + nb(2))
+        sid, pos = c.session_id, c.pos
+        near = base_at.get((sid, pos - 1), 0.0) + base_at.get((sid, pos + 1), 0.0)
+        far = base_at.get((sid, pos - 2), 0.0) + base_at.get((sid, pos + 2), 0.0)
+        smoothed = c.base + a1 * near + a2 * far
         rec = recency(c.ts_ms, newest)
         c.score = max(smoothed * (1 + w_rec * rec), c.floor) * c.task * (1 - c.sup)
         c.scores["recency"], c.scores["task"] = rec, c.task * (1 - c.sup)
@@ -123,3 +126,25 @@ def mmr(ranked: list[Candidate], k: int, lam: float, similarity) -> list[Candida
         for i in alive:
             redundancy[i] = max(redundancy[i], similarity(pool[i], pool[best]))
     return picked
+
+
+def similarity_matrix(word_sets: list[set[str]], vectors: list[np.ndarray | None]) -> np.ndarray:
+    """Pairwise redundancy for MMR, all at once: cosine (clipped at 0) where
+    both items have a vector, else Jaccard overlap of their word sets."""
+    n = len(word_sets)
+    vocab: dict[str, int] = {}
+    rows = [[vocab.setdefault(w, len(vocab)) for w in ws] for ws in word_sets]
+    bits = np.zeros((n, max(len(vocab), 1)), dtype=np.float32)
+    for i, row in enumerate(rows):
+        bits[i, row] = 1.0
+    inter = bits @ bits.T
+    sizes = bits.sum(axis=1)
+    union = sizes[:, None] + sizes[None, :] - inter
+    sim = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    has = np.array([v is not None for v in vectors])
+    if has.any():
+        dim = next(v for v in vectors if v is not None).shape[0]
+        mat = np.stack([v if v is not None else np.zeros(dim, dtype=np.float32) for v in vectors])
+        both = has[:, None] & has[None, :]
+        sim = np.where(both, np.clip(mat @ mat.T, 0.0, None), sim)
+    return sim

@@ -36,6 +36,8 @@ CTX_CHARS = 600
 REINDEX_MAX_CHARS = 16_384           # bigger events are indexed at once, with the context before them only
 OPEN_SESSIONS = 256                  # sessions whose recent events are held in memory during an ingest
 _HEAP = 64 * 1024 * 1024       # the writer flushes a segment when it fills: memory stays bounded
+COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
+COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
 
 
 @dataclass(slots=True)
@@ -354,23 +356,51 @@ class FulltextIndex:
 
     def search(self, words: list[str], exact: list[str], filters: Filters | None = None, *,
                limit: int = 100, exact_boost: float = 2.0, ctx_boost: float = 0.5) -> list[FulltextHit]:
-        """BM25 over body (+ ctx, weighted lower) and exact terms, inside the filters."""
+        """BM25 over body (+ ctx, weighted lower) and exact terms, inside the filters.
+
+        In a big index a term found in more than COMMON_SHARE of the events
+        (`commit`, `test`, `file` in agent logs) has a posting list of
+        hundreds of thousands of entries and an IDF near zero. When the
+        query also has rarer terms, those decide which events are
+        candidates and the common terms only add to their scores (the
+        scores are exactly those of the full query; events matching nothing
+        but common terms are left out). A query of common terms alone runs
+        in full."""
         import tantivy
         index = self.open()
         if index is None:
             return []
         schema = index.schema
-        should = []
-        if words:
-            parsed = index.parse_query(" ".join(words), ["body", "ctx"],
-                                       field_boosts={"body": 1.0, "ctx": ctx_boost})
-            should.append((tantivy.Occur.Should, parsed))
+        searcher = index.searcher()
+        common_df = max(COMMON_MIN_DOCS, int(searcher.num_docs * COMMON_SHARE))
+        rare, common = [], []
+        for token in dict.fromkeys(t for w in words for t in self._stem(w)):
+            parts = [tantivy.Query.term_query(schema, "body", token),
+                     tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ctx", token), ctx_boost)]
+            df = max(searcher.doc_freq("body", token), searcher.doc_freq("ctx", token))
+            (common if df > common_df else rare).extend(parts)
         for term in exact:
-            q = tantivy.Query.term_query(schema, "exact", term, index_option="basic")
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, exact_boost)))
-        if not should:
+            q = tantivy.Query.boost_query(
+                tantivy.Query.term_query(schema, "exact", term, index_option="basic"), exact_boost)
+            (common if searcher.doc_freq("exact", term) > common_df else rare).append(q)
+        if not rare and not common:
             return []
-        return self._run(tantivy.Query.boolean_query(should), filters, limit)
+        should = lambda qs: tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in qs])
+        if rare and common:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, should(rare)),
+                                                 (tantivy.Occur.Should, should(common))])
+        else:
+            query = should(rare or common)
+        return self._run(query, filters, limit)
+
+    def _stem(self, word: str) -> list[str]:
+        """A word as the index's en_stem tokenizer splits and stems it."""
+        if self._stemmer is None:
+            import tantivy
+            self._stemmer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
+                             .filter(tantivy.Filter.stemmer("english")).build())
+        return self._stemmer.analyze(word)
 
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
         """Locate events by seq (those inside the filters), score 0."""
@@ -449,12 +479,7 @@ class FulltextIndex:
         index = self.open()
         if index is None:
             return 0
-        if self._stemmer is None:
-            import tantivy
-            self._stemmer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-                             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
-                             .filter(tantivy.Filter.stemmer("english")).build())
-        tokens = self._stemmer.analyze(word)
+        tokens = self._stem(word)
         return index.searcher().doc_freq("body", tokens[0]) if tokens else 0
 
     def session_locations(self, session_id: str, after_seq: int = 0, page: int = 10_000):

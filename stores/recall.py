@@ -23,7 +23,8 @@ from datetime import datetime, timezone
 import orjson
 
 from reducers.drafts import KINDS
-from reducers.fusion import DELETED, SUPERSEDED, Candidate, mmr, score_candidates, task_factor
+from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, similarity_matrix,
+                             task_factor)
 from reducers.snippets import snippet
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, exact_terms, query_words, words
@@ -247,16 +248,11 @@ class Recaller:
         ranked = score_candidates(list(cands.values()))
         pool = [c for c in ranked[:max(RERANK_POOL, q.k * 3)] if c.seq in events]
         vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
-        word_sets = {c.seq: self._word_set(events, c.seq) for c in pool if c.seq not in vecs}
-
-        def similarity(a: Candidate, b: Candidate) -> float:
-            if a.seq in vecs and b.seq in vecs:
-                return max(float(vecs[a.seq] @ vecs[b.seq]), 0.0)
-            wa = word_sets.get(a.seq) or self._word_set(events, a.seq)
-            wb = word_sets.get(b.seq) or self._word_set(events, b.seq)
-            return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
+        sim = similarity_matrix([set() if c.seq in vecs else self._word_set(events, c.seq) for c in pool],
+                                [vecs.get(c.seq) for c in pool])
+        at = {c.seq: i for i, c in enumerate(pool)}
         self._events = events
-        return mmr(pool, max(q.k, 1) * 2, q.mmr, similarity)
+        return mmr(pool, max(q.k, 1) * 2, q.mmr, lambda a, b: float(sim[at[a.seq], at[b.seq]]))
 
     def _second_hop(self, first: list[Candidate], q: RecallQuery, qvec, filters) -> list[Candidate]:
         """Follow what the first hop found. From each of the top hits, the

@@ -123,11 +123,13 @@ def flood(rng: random.Random, n_words: int) -> str:
 
 
 def build_session(turns: int, needles: int, chains: int = 0, flood_words: int = 80,
-                  seed: int = 7) -> NeedleSession:
+                  seed: int = 7, tag: str = "") -> NeedleSession:
     """`turns` agent turns of 4 messages each; needles spread evenly; each
-    chain's halves at least a quarter of the session apart."""
+    chain's halves at least a quarter of the session apart. A `tag` is
+    appended to every subject, so many sessions in one store never state
+    different facts about the same subject (each question has one answer)."""
     rng = random.Random(seed)
-    subjects = list(SERVICES)
+    subjects = [f"{s}-{tag}" if tag else s for s in SERVICES]
     rng.shuffle(subjects)
     kinds = ["hash", "path", "email", "code", "param", "port"]
     needle_list = [make_needle(rng, subjects[i % len(subjects)] + ("" if i < len(subjects) else f"-{i}"),

@@ -2,7 +2,9 @@
 peers measured in the same run on the same events.
 
 For each size: a store of synthetic agent sessions (trace_cli/bench/
-needles.py) with needles spread through it is ingested (embedding on, so
+needles.py) with needles spread through it is ingested (each session's
+subjects carry its own tag, so a question about a subject has one answer
+in the whole store) (embedding on, so
 ingest-with-embedding speed is measured too); then, in process, p50/p95 of
 recall in fulltext, vector and hybrid mode over the needle questions; the
 wall time of a cold `trace recall` process in fulltext and hybrid mode; and
@@ -43,7 +45,8 @@ def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
         done, n = 0, 0
         while done < turns:
             size = min(TURNS_PER_SESSION, turns - done)
-            s = build_session(turns=size, needles=max(1, size // 50), flood_words=60, seed=seed + n)
+            s = build_session(turns=size, needles=max(1, size // 50), flood_words=60, seed=seed + n,
+                              tag=f"s{n}")
             import json
             f.write(json.dumps({"messages": s.messages}) + "\n")
             needles.extend(s.needles)

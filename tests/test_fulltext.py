@@ -1,0 +1,52 @@
+"""The full-text index at scale: in a big store, terms found in a large
+share of events only add to the scores of events that match a rarer query
+term, and a query of common terms alone still runs in full."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import stores.fulltext as fulltext
+from stores.store import Store
+
+
+@pytest.fixture()
+def store(tmp_path):
+    msgs = []
+    for i in range(40):
+        text = f"ran the test suite again, round {i}"          # 'test' is in every event
+        if i in (7, 23):
+            text += " and the zebra migration passed the test"
+        if i == 30:
+            text = "zebra crossing noted"                       # rare term only
+        msgs.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
+    (tmp_path / "s.jsonl").write_text(json.dumps({"messages": msgs}) + "\n")
+    s = Store(tmp_path / "store")
+    list(s.ingest([str(tmp_path / "s.jsonl")]))
+    return s
+
+
+def _search(store, words, monkeypatch, split: bool):
+    monkeypatch.setattr(fulltext, "COMMON_MIN_DOCS", 0 if split else 10**9)
+    monkeypatch.setattr(fulltext, "COMMON_SHARE", 0.5)
+    ft = fulltext.FulltextIndex(store.dir)
+    try:
+        return {h.seq: h.score for h in ft.search(words, [], limit=100)}
+    finally:
+        ft.close()
+
+
+def test_rare_terms_choose_the_candidates_and_common_terms_keep_their_share_of_the_score(store, monkeypatch):
+    full = _search(store, ["zebra", "test"], monkeypatch, split=False)
+    split = _search(store, ["zebra", "test"], monkeypatch, split=True)
+    assert len(full) == 40                      # every event says 'test'
+    assert 3 <= len(split) < 40                 # only events near a zebra (body or ctx) are candidates
+    for seq, score in split.items():
+        assert score == pytest.approx(full[seq], rel=1e-5)
+    ranked = sorted(full, key=lambda s: -full[s])
+    assert set(ranked[:len(split)]) == set(split)   # what it leaves out ranked below all it keeps
+
+
+def test_a_query_of_common_terms_alone_runs_in_full(store, monkeypatch):
+    assert len(_search(store, ["test", "suite"], monkeypatch, split=True)) == 40

@@ -1,0 +1,75 @@
+"""Scoring recall candidates (reducers/fusion.py): pure functions, so each
+rule is checked on hand-made candidates."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, similarity_matrix,
+                             task_factor)
+
+DAY = 86_400_000
+
+
+def cand(seq, bm25=0.0, pos=None, session="s", ts_ms=100 * DAY, **kw) -> Candidate:
+    return Candidate(seq=seq, session_id=session, pos=seq if pos is None else pos, ts_ms=ts_ms, bm25=bm25, **kw)
+
+
+def test_a_stronger_lexical_match_ranks_first_and_scores_are_on_a_fixed_scale():
+    ranked = score_candidates([cand(1, bm25=4.0, pos=10), cand(2, bm25=12.0, pos=20)])
+    assert [c.seq for c in ranked] == [2, 1]
+    # The same bm25 gives the same score whatever else is in the pool.
+    alone = score_candidates([cand(2, bm25=12.0, pos=20)])[0].score
+    assert alone == pytest.approx(ranked[0].score)
+
+
+def test_a_neighbour_of_a_strong_match_is_lifted_above_an_unrelated_weak_match():
+    ranked = score_candidates([cand(1, bm25=20.0, pos=5), cand(2, bm25=0.0, pos=6),
+                               cand(3, bm25=0.0, pos=50, session="other")])
+    scores = {c.seq: c.score for c in ranked}
+    assert scores[2] > 0 and scores[3] == 0
+
+
+def test_neighbours_count_only_within_the_same_session():
+    ranked = score_candidates([cand(1, bm25=20.0, pos=5, session="a"), cand(2, pos=6, session="b")])
+    assert {c.seq: c.score for c in ranked}[2] == 0
+
+
+def test_superseded_and_deleted_facts_are_penalised_but_kept():
+    live, sup, gone = (score_candidates([cand(1, bm25=10.0, sup=s)])[0] for s in (0.0, SUPERSEDED, DELETED))
+    assert live.score > sup.score > gone.score > 0
+    assert sup.scores["task"] == pytest.approx(1 - SUPERSEDED)
+
+
+def test_recency_breaks_a_tie_in_favour_of_the_newer_event():
+    ranked = score_candidates([cand(1, bm25=10.0, pos=1, ts_ms=10 * DAY), cand(2, bm25=10.0, pos=40, ts_ms=100 * DAY)])
+    assert [c.seq for c in ranked] == [2, 1]
+    assert ranked[0].scores["recency"] == pytest.approx(1.0)
+    assert ranked[1].scores["recency"] < 0.2          # 90 days at a 30-day half-life
+
+
+def test_task_factor_boosts_by_the_share_of_task_terms_mentioned():
+    assert task_factor({"deploy", "ssl"}, set()) == 1.0
+    assert task_factor({"deploy", "ssl"}, {"deploy", "ssl", "docker", "cert"}) == pytest.approx(1.125)
+    assert task_factor({"unrelated"}, {"deploy"}) == 1.0
+
+
+def test_similarity_is_jaccard_for_texts_and_cosine_for_vectors():
+    v = np.array([1.0, 0.0], dtype=np.float32)
+    w = np.array([0.0, 1.0], dtype=np.float32)
+    sim = similarity_matrix([{"a", "b"}, {"b", "c"}, set(), set()], [None, None, v, w])
+    assert sim[0, 1] == pytest.approx(1 / 3)
+    assert sim[2, 2] == pytest.approx(1.0) and sim[2, 3] == pytest.approx(0.0)
+    assert sim[0, 2] == 0.0                             # no vector on one side, no shared words
+    assert np.allclose(sim, sim.T)
+
+
+def test_mmr_keeps_relevance_order_at_lambda_one_and_demotes_a_duplicate_below_it():
+    ranked = [cand(1, score=1.0), cand(2, score=0.95), cand(3, score=0.9)]
+    for c, s in zip(ranked, (1.0, 0.95, 0.9)):
+        c.score = s
+    dup = {frozenset((1, 2)): 1.0}
+    similarity = lambda a, b: dup.get(frozenset((a.seq, b.seq)), 0.0)
+    assert [c.seq for c in mmr(ranked, 3, 1.0, similarity)] == [1, 2, 3]
+    assert [c.seq for c in mmr(ranked, 3, 0.7, similarity)] == [1, 3, 2]
+    assert len(mmr(ranked, 2, 0.7, similarity)) == 2
