@@ -23,8 +23,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 K_BM25 = 10.0
 BM25_SCALE = 20.0
 VEC_CENTER = False
@@ -100,6 +98,14 @@ def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: 
     return sorted(cands, key=lambda c: (-c.score, c.seq))
 
 
+def set_task(c: Candidate, task: float) -> None:
+    """Give a scored candidate a new task factor without rescoring the pool
+    (the score is a product, so the old factor divides out)."""
+    c.score = c.score / c.task * task
+    c.task = task
+    c.scores["task"] = task * (1 - c.sup)
+
+
 def task_factor(event_terms: set[str], task_terms: set[str]) -> float:
     """1 + TASK_BOOST × the share of the task's terms the event mentions."""
     if not task_terms or not event_terms:
@@ -128,23 +134,34 @@ def mmr(ranked: list[Candidate], k: int, lam: float, similarity) -> list[Candida
     return picked
 
 
-def similarity_matrix(word_sets: list[set[str]], vectors: list[np.ndarray | None]) -> np.ndarray:
+def similarity_matrix(word_sets: list[set[str]], vectors: list) -> list[list[float]]:
     """Pairwise redundancy for MMR, all at once: cosine (clipped at 0) where
-    both items have a vector, else Jaccard overlap of their word sets."""
-    n = len(word_sets)
+    both items have a vector, else Jaccard overlap of their word sets.
+    Word sets become bitmasks (popcounts are cheap), and numpy is touched
+    only when there are vectors, so a full-text recall never imports it."""
     vocab: dict[str, int] = {}
-    rows = [[vocab.setdefault(w, len(vocab)) for w in ws] for ws in word_sets]
-    bits = np.zeros((n, max(len(vocab), 1)), dtype=np.float32)
-    for i, row in enumerate(rows):
-        bits[i, row] = 1.0
-    inter = bits @ bits.T
-    sizes = bits.sum(axis=1)
-    union = sizes[:, None] + sizes[None, :] - inter
-    sim = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-    has = np.array([v is not None for v in vectors])
-    if has.any():
-        dim = next(v for v in vectors if v is not None).shape[0]
-        mat = np.stack([v if v is not None else np.zeros(dim, dtype=np.float32) for v in vectors])
-        both = has[:, None] & has[None, :]
-        sim = np.where(both, np.clip(mat @ mat.T, 0.0, None), sim)
+    masks, sizes = [], []
+    for ws in word_sets:
+        ids = [vocab.setdefault(w, len(vocab)) for w in ws]
+        bits = bytearray(len(vocab) // 8 + 1)
+        for i in ids:
+            bits[i >> 3] |= 1 << (i & 7)
+        masks.append(int.from_bytes(bits, "little"))
+        sizes.append(len(ids))
+    n = len(word_sets)
+    sim = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        sim[i][i] = 1.0 if sizes[i] else 0.0
+        for j in range(i + 1, n):
+            inter = (masks[i] & masks[j]).bit_count()
+            union = sizes[i] + sizes[j] - inter
+            sim[i][j] = sim[j][i] = inter / union if union else 0.0
+    have = [i for i, v in enumerate(vectors) if v is not None]
+    if have:
+        import numpy as np
+        cos = np.clip(np.stack([vectors[i] for i in have]) @ np.stack([vectors[i] for i in have]).T,
+                      0.0, None).tolist()
+        for a, i in enumerate(have):
+            for b, j in enumerate(have):
+                sim[i][j] = cos[a][b]
     return sim

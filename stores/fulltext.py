@@ -362,10 +362,10 @@ class FulltextIndex:
         (`commit`, `test`, `file` in agent logs) has a posting list of
         hundreds of thousands of entries and an IDF near zero. When the
         query also has rarer terms, those decide which events are
-        candidates and the common terms only add to their scores (the
-        scores are exactly those of the full query; events matching nothing
-        but common terms are left out). A query of common terms alone runs
-        in full."""
+        candidates and the common terms only add to their scores, from the
+        body (events matching nothing but common terms are left out, and a
+        common term's near-zero share from `ctx` is skipped). A query of
+        common terms alone runs in full."""
         import tantivy
         index = self.open()
         if index is None:
@@ -373,24 +373,29 @@ class FulltextIndex:
         schema = index.schema
         searcher = index.searcher()
         common_df = max(COMMON_MIN_DOCS, int(searcher.num_docs * COMMON_SHARE))
-        rare, common = [], []
+        rare, common, common_ctx = [], [], []
         for token in dict.fromkeys(t for w in words for t in self._stem(w)):
-            parts = [tantivy.Query.term_query(schema, "body", token),
-                     tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ctx", token), ctx_boost)]
-            df = max(searcher.doc_freq("body", token), searcher.doc_freq("ctx", token))
-            (common if df > common_df else rare).extend(parts)
+            body = tantivy.Query.term_query(schema, "body", token)
+            ctx = tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ctx", token), ctx_boost)
+            if max(searcher.doc_freq("body", token), searcher.doc_freq("ctx", token)) > common_df:
+                common.append(body)
+                common_ctx.append(ctx)
+            else:
+                rare += [body, ctx]
         for term in exact:
             q = tantivy.Query.boost_query(
                 tantivy.Query.term_query(schema, "exact", term, index_option="basic"), exact_boost)
             (common if searcher.doc_freq("exact", term) > common_df else rare).append(q)
-        if not rare and not common:
-            return []
         should = lambda qs: tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in qs])
         if rare and common:
+            # A common term's share from ctx has IDF ~0: skip that posting
+            # list of most of the index.
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, should(rare)),
                                                  (tantivy.Occur.Should, should(common))])
+        elif rare or common:
+            query = should(rare or common + common_ctx)
         else:
-            query = should(rare or common)
+            return []
         return self._run(query, filters, limit)
 
     def _stem(self, word: str) -> list[str]:

@@ -23,8 +23,8 @@ from datetime import datetime, timezone
 import orjson
 
 from reducers.drafts import KINDS
-from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, similarity_matrix,
-                             task_factor)
+from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, set_task,
+                             similarity_matrix, task_factor)
 from reducers.snippets import snippet
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, exact_terms, query_words, words
@@ -244,15 +244,16 @@ class Recaller:
         for c in pool:                        # task conditioning needs the text
             task_terms = self._task_terms(c.session_id)
             if task_terms and c.seq in events:
-                c.task = task_factor(set(words(events[c.seq].get("text", ""))), task_terms)
-        ranked = score_candidates(list(cands.values()))
-        pool = [c for c in ranked[:max(RERANK_POOL, q.k * 3)] if c.seq in events]
+                set_task(c, task_factor(set(words(events[c.seq].get("text", ""))), task_terms))
+        # Task factors are >= 1 and only the pool got one: nothing outside
+        # it can overtake, so re-sorting the pool is enough.
+        pool = sorted((c for c in pool if c.seq in events), key=lambda c: (-c.score, c.seq))
         vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
         sim = similarity_matrix([set() if c.seq in vecs else self._word_set(events, c.seq) for c in pool],
                                 [vecs.get(c.seq) for c in pool])
         at = {c.seq: i for i, c in enumerate(pool)}
         self._events = events
-        return mmr(pool, max(q.k, 1) * 2, q.mmr, lambda a, b: float(sim[at[a.seq], at[b.seq]]))
+        return mmr(pool, max(q.k, 1) * 2, q.mmr, lambda a, b: sim[at[a.seq]][at[b.seq]])
 
     def _second_hop(self, first: list[Candidate], q: RecallQuery, qvec, filters) -> list[Candidate]:
         """Follow what the first hop found. From each of the top hits, the

@@ -42,8 +42,8 @@ def test_rare_terms_choose_the_candidates_and_common_terms_keep_their_share_of_t
     split = _search(store, ["zebra", "test"], monkeypatch, split=True)
     assert len(full) == 40                      # every event says 'test'
     assert 3 <= len(split) < 40                 # only events near a zebra (body or ctx) are candidates
-    for seq, score in split.items():
-        assert score == pytest.approx(full[seq], rel=1e-5)
+    for seq, score in split.items():              # common terms still count (their ctx share aside)
+        assert full[seq] * 0.9 <= score <= full[seq] + 1e-6
     ranked = sorted(full, key=lambda s: -full[s])
     assert set(ranked[:len(split)]) == set(split)   # what it leaves out ranked below all it keeps
 

@@ -58,10 +58,18 @@ def test_similarity_is_jaccard_for_texts_and_cosine_for_vectors():
     v = np.array([1.0, 0.0], dtype=np.float32)
     w = np.array([0.0, 1.0], dtype=np.float32)
     sim = similarity_matrix([{"a", "b"}, {"b", "c"}, set(), set()], [None, None, v, w])
-    assert sim[0, 1] == pytest.approx(1 / 3)
-    assert sim[2, 2] == pytest.approx(1.0) and sim[2, 3] == pytest.approx(0.0)
-    assert sim[0, 2] == 0.0                             # no vector on one side, no shared words
-    assert np.allclose(sim, sim.T)
+    assert sim[0][1] == pytest.approx(1 / 3)
+    assert sim[2][2] == pytest.approx(1.0) and sim[2][3] == pytest.approx(0.0)
+    assert sim[0][2] == 0.0                             # no vector on one side, no shared words
+    assert np.allclose(sim, np.array(sim).T)
+
+
+def test_jaccard_over_many_words_matches_set_arithmetic():
+    a = {f"w{i}" for i in range(0, 300)}
+    b = {f"w{i}" for i in range(150, 500)}
+    sim = similarity_matrix([a, b, set()], [None, None, None])
+    assert sim[0][1] == pytest.approx(len(a & b) / len(a | b))
+    assert sim[2][2] == 0.0 and sim[0][2] == 0.0
 
 
 def test_mmr_keeps_relevance_order_at_lambda_one_and_demotes_a_duplicate_below_it():
