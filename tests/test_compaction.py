@@ -11,9 +11,9 @@ from tests.helpers import cli
 from trace_cli.bench.needles import build_session
 
 
-def _write_parts(tmp_path, turns=40, needles=10, parts=5, seed=4):
+def _write_parts(tmp_path, turns=40, needles=10, parts=5, seed=4, chains=0):
     """One session streamed as `parts` growing snapshots (JSONL of messages)."""
-    s = build_session(turns=turns, needles=needles, flood_words=80, seed=seed)
+    s = build_session(turns=turns, needles=needles, chains=chains, flood_words=80, seed=seed)
     path = tmp_path / "live.jsonl"
     per = len(s.messages) // parts
     return s, path, [s.messages[: per * (i + 1)] if i < parts - 1 else s.messages for i in range(parts)]
@@ -24,7 +24,7 @@ def _snapshot(path, messages):
 
 
 def test_streamed_session_compacted_each_part_keeps_every_needle_and_the_budget(tmp_path):
-    s, path, parts = _write_parts(tmp_path)
+    s, path, parts = _write_parts(tmp_path, chains=3)
     for messages in parts:
         _snapshot(path, messages)
         assert cli("ingest", str(path), "--session", "live").code == 0
@@ -37,6 +37,10 @@ def test_streamed_session_compacted_each_part_keeps_every_needle_and_the_budget(
     for needle in s.needles:
         hits = cli("recall", needle.query, "-k", "10").lines()
         assert any(needle.value in h["text"] for h in hits), needle.query
+    for chain in s.chains:                                        # both halves evicted, both come back
+        texts = [h["text"] for h in cli("recall", chain.query, "-k", "10", "--hops", "2").lines()]
+        assert any(chain.path in t and "private key" in t for t in texts), chain.query
+        assert any(chain.checksum in t for t in texts), chain.query
     assert cli("verify").code == 0
 
 

@@ -2,13 +2,18 @@
     python -m trace_cli.bench.worker ingest|ingest+embed STORE DIR...
     python -m trace_cli.bench.worker append STORE TEMPLATE N
     python -m trace_cli.bench.worker sqlite DB TEMPLATE N
-Prints one JSON object: {phase, events, seconds, rss_mb}."""
+Prints one JSON object: {phase, events, seconds, rss_mb, anon_mb}: rss_mb is
+the peak resident set (it includes pages of memory-mapped files, such as
+Tantivy's segments while a merge reads them: page cache the kernel can
+drop), anon_mb the peak of anonymous memory, sampled every 0.1 s (what the
+process itself allocated; Linux only)."""
 from __future__ import annotations
 
 import itertools
 import resource
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -93,9 +98,47 @@ def phase_ingest(store: str, dirs: list[str], embed: bool) -> dict:
     return {"events": added, "errors": errors, "seconds": time.perf_counter() - t}
 
 
+class AnonPeak:
+    """The peak of RssAnon, sampled in a background thread."""
+
+    def __init__(self, every: float = 0.1):
+        self.peak_kb: int | None = None
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> int | None:
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        return int(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+    def _run(self) -> None:
+        while True:
+            kb = self._sample()
+            if kb is not None:
+                self.peak_kb = max(self.peak_kb or 0, kb)
+            if self._stop.wait(self._every):
+                return
+
+    def stop(self) -> float | None:
+        self._stop.set()
+        self._thread.join()
+        kb = self._sample()
+        if kb is not None:
+            self.peak_kb = max(self.peak_kb or 0, kb)
+        return None if self.peak_kb is None else self.peak_kb / 1024
+
+
 def main(argv: list[str]) -> None:
     from trace_cli.app import tune_gc
     tune_gc()                              # as the `trace` command does
+    anon = AnonPeak()
     phase, *args = argv
     if phase in ("ingest", "ingest+embed"):
         out = phase_ingest(args[0], args[1:], embed=phase == "ingest+embed")
@@ -107,6 +150,7 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"unknown phase {phase}")
     out["phase"] = phase
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["anon_mb"] = anon.stop()
     sys.stdout.write(orjson.dumps(out).decode() + "\n")
 
 

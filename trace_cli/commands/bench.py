@@ -36,9 +36,11 @@ def bench_ingest(
     if out.json:
         out.emit_many(rows)
     else:
-        out.table(["size", "phase", "events", "events/s (median)", "seconds", "peak RSS MB", "vs SQLite", "RSS 100%/10%"],
+        out.table(["size", "phase", "events", "events/s (median)", "seconds", "peak RSS MB", "peak anon MB",
+                   "vs SQLite", "RSS 100%/10%", "anon 100%/10%"],
                   ([r["size"], r["phase"], r["events"], r["events_per_s_median"], r["seconds_median"],
-                    r["peak_rss_mb_max"], r.get("vs_sqlite", ""), r.get("rss_growth_vs_10pct", "")] for r in rows),
+                    r["peak_rss_mb_max"], r.get("peak_anon_mb_max") or "", r.get("vs_sqlite", ""),
+                    r.get("rss_growth_vs_10pct", ""), r.get("anon_growth_vs_10pct", "")] for r in rows),
                   title="trace bench ingest")
     return 0
 
