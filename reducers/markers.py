@@ -40,13 +40,17 @@ def _clock(ts: str | None, day: str | None) -> str:
 
 
 def marker_text(seq_from: int, seq_to: int, ts_from: str | None, ts_to: str | None, count: int,
-                topics: list[str]) -> str:
+                topics: list[str], session_id: str | None = None) -> str:
+    """The pointer. When the range holds events other than the evicted ones
+    (another session's, interleaved in the log), the show directive names
+    the session, so following it prints this session's events only."""
     day = ts_to[:10] if ts_to and ts_from and ts_from[:10] == ts_to[:10] else None
     span = f"{_clock(ts_from, None)}–{_clock(ts_to, day)}"
     topic_part = f" Topics: {', '.join(topics)}." if topics else ""
     query = " ".join(topics[:3]) if topics else "…"
+    scope = f" --session {session_id}" if session_id and count < seq_to - seq_from + 1 else ""
     return (f"[Events {seq_from}–{seq_to} ({span}) evicted: {count} events.{topic_part} "
-            f'Use recall("{query}") or trace show {seq_from}..{seq_to}.]')
+            f'Use recall("{query}") or trace show {seq_from}..{seq_to}{scope}.]')
 
 
 def merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -93,7 +97,7 @@ def build_marker(session_id: str, evicted: list[dict], topics: list[str], cycle:
     ts_from, ts_to = (min(times), max(times)) if times else (None, None)
     count = len(evicted) + sum(int(i.get("count") or 0) for i in infos)
     if strategy == "pointer":
-        text = marker_text(seq_from, seq_to, ts_from, ts_to, count, all_topics)
+        text = marker_text(seq_from, seq_to, ts_from, ts_to, count, all_topics, session_id)
     elif strategy == "narrative":
         text = summary or ""
     else:

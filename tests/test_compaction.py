@@ -168,3 +168,23 @@ def test_overflow_retries_shrink_the_pack(tmp_path):
     normal = cli("context", "--session", "o", "--budget", "2000", "--no-recall").lines()[0]
     shrunk = cli("context", "--session", "o", "--budget", "2000", "--no-recall", "--overflow").lines()[0]
     assert shrunk["overflow_retries"] >= 1 and shrunk["tokens"] < normal["tokens"]
+
+
+def test_a_marker_over_interleaved_sessions_points_at_its_own_events(tmp_path):
+    """Two sessions growing side by side interleave in the log; following
+    the marker's show directive prints only the compacted session."""
+    a, b = build_session(turns=20, needles=2, seed=5), build_session(turns=20, needles=2, seed=6)
+    for i in range(0, len(a.messages), 8):                 # cron ingests both, a piece at a time
+        for name, s in (("a", a), ("b", b)):
+            _snapshot(tmp_path / f"{name}.jsonl", s.messages[: i + 8])
+            assert cli("ingest", str(tmp_path / f"{name}.jsonl"), "--session", name).code == 0
+    cli("compact", "--session", "a", "--budget", "900")
+    marker = cli("context", "--session", "a", "--budget", "900", "--no-recall").lines()[0]["markers"][0]
+    directive = marker["text"].split(" or ", 1)[1].rstrip(".]")
+    assert directive.endswith("--session a")
+    selector = directive.split()[2]
+    shown = cli("show", selector, "--session", "a").lines()
+    assert shown and {e["session_id"] for e in shown} == {"a"}
+    assert {e["session_id"] for e in cli("show", selector).lines()} == {"a", "b"}   # the bare range is everything
+    assert cli("show", selector, "--session", "nobody").code == 1
+    assert cli("show", selector, "--marker", marker["id"]).code == 2

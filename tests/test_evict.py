@@ -115,6 +115,13 @@ def test_marker_text_is_a_pointer_not_a_summary():
                     'Use recall("docker build ssl") or trace show 812..947.]')
 
 
+def test_a_marker_whose_range_holds_other_events_scopes_show_to_its_session():
+    whole = marker_text(812, 947, None, None, 136, ["ssl"], "4f1c")
+    interleaved = marker_text(812, 947, None, None, 120, ["ssl"], "4f1c")
+    assert whole.endswith("trace show 812..947.]")
+    assert interleaved.endswith("trace show 812..947 --session 4f1c.]")
+
+
 def test_topic_hints_prefer_words_frequent_here_and_rare_in_the_store():
     texts = ["docker build failed", "docker build ssl cert expired", "the the the config"]
     df = {"docker": 3, "build": 2, "ssl": 1, "cert": 1, "config": 900, "failed": 50, "expired": 40}

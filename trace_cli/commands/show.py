@@ -12,17 +12,20 @@ from trace_cli.options import JsonOpt
 def register(app: typer.Typer) -> None:
     @app.command(help=(
         "Print events exactly as logged. SELECTOR is a seq (812), a range (812..947) or an event id; "
+        "With --session, a range prints that session's events only. "
         "--marker ID prints what a compaction marker evicted. "
         "--full replaces artifact previews with the original output; for a single event with an "
         "artifact it writes the original bytes as they were (use --json to get the event instead).\n\n"
         "Examples:\n\n"
         "  trace show 812..947\n\n"
+        "  trace show 812..947 --session 4f1c…\n\n"
         "  trace show 812 --full > output.txt\n\n"
         "  trace show --session 4f1c… --tail 20"))
     def show(
         ctx: typer.Context,
         selector: Annotated[str | None, typer.Argument(metavar="SEQ|SEQ..SEQ|ID")] = None,
-        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Every event of a session.")] = None,
+        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
+                                                    help="Every event of a session (with a range: its events in it).")] = None,
         marker: Annotated[str | None, typer.Option("--marker", "-m", metavar="ID",
                                                    help="The events a marker's span evicted.")] = None,
         tail: Annotated[int | None, typer.Option("--tail", "-n", min=1, help="With --session: only the last N.")] = None,
@@ -36,8 +39,9 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
-        if sum(map(bool, (selector, session, marker))) != 1:
-            raise UsageError("give exactly one of SELECTOR (seq, range, id), --session ID or --marker ID")
+        if marker and (selector or session) or not (selector or session or marker):
+            raise UsageError("give SELECTOR (seq, range, id), --session ID, both (a range within a session) "
+                             "or --marker ID alone")
         if tail and not session:
             raise UsageError("--tail goes with --session")
         if selector:
@@ -46,11 +50,14 @@ def register(app: typer.Typer) -> None:
         if marker:
             from stores.lookup import marker_events
             events = marker_events(store, marker)
+        elif selector:
+            events = [e for e in events_by_selector(store, selector) if not session or e["session_id"] == session]
+            events = events[-tail:] if tail else events
         else:
-            events = list(session_events(store, session, tail) if session else events_by_selector(store, selector))
+            events = list(session_events(store, session, tail))
         if not events:
-            raise TraceError(f"no event matches {selector or ('session ' + session if session else 'marker ' + marker)}; "
-                             f"`trace stats` lists sessions and the last seq")
+            what = " ".join(filter(None, (selector, session and f"in session {session}", marker and f"marker {marker}")))
+            raise TraceError(f"no event matches {what}; `trace stats` lists sessions and the last seq")
         if full and len(events) == 1 and events[0].get("artifact") and not json_out:
             for chunk in store.artifacts.iter_bytes(events[0]["artifact"]["id"]):
                 out.raw(chunk)
