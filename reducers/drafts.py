@@ -37,6 +37,7 @@ class Draft:
     ingested_at: str | None = None
     merged_keys: list[str] = field(default_factory=list)
     source: dict | None = None          # the original `source` of a re-ingested exported event
+    media: list[dict] | None = None     # image/document/audio blocks, kept whole as attachments
 
     def all_keys(self) -> list[str]:
         return [self.key, *self.merged_keys]
@@ -76,6 +77,8 @@ def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
                 copied.add(id(prev))
             prev.text = f"{prev.text}\n\n{d.text}" if prev.text and d.text else (prev.text or d.text)
             prev.merged_keys.extend(d.all_keys())
+            if d.media:
+                prev.media = [*(prev.media or ()), *d.media]
             if d.meta or prev.meta:
                 merged = {**(d.meta or {}), **(prev.meta or {})}
                 if bool((prev.meta or {}).get("thinking")) != bool((d.meta or {}).get("thinking")):

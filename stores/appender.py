@@ -8,7 +8,7 @@ Per turn, in order:
   3. redact secrets (before anything is written, artifacts included);
   4. the hot-path reconciler decides the turn: ADD or NONE per event;
   5. large tool output goes to the artifact store; the event keeps a
-     head/tail preview;
+     head/tail preview; images and documents go there whole, as attachments;
   6. token counts; then `EventLog.append`, one fsync per batch;
   7. the derived state (keys, counters) and any index hooks catch up.
 """
@@ -20,11 +20,13 @@ from typing import Callable, Iterable, Iterator
 import orjson
 
 from reducers.drafts import Draft, merge_adjacent
+from reducers.media import redact_block
 from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
 from reducers.redact import StreamRedactor, redact
 from reducers.tokens import count_tokens
 from reducers.truncate import count_lines, middle_stub
-from stores.artifacts import ArtifactStore
+from stores.artifacts import ArtifactStore, BadArtifactId
+from stores.attachments import store_media
 from stores.big_lines import SpillRegistry
 from stores.event_log import EventLog
 from stores.ingest_state import IngestState
@@ -131,6 +133,11 @@ class Appender:
         return ws
 
     def _redacted(self, d: Draft, counts: AppendCounts) -> Draft:
+        if d.media:
+            media = [redact_block(b) for b in d.media]
+            if any(n for _, n in media):
+                counts.redacted += sum(n for _, n in media)
+                d = _copy(d, media=[b for b, _ in media])
         if self.spills is not None and self.spills.holds_marker(d.text):
             return d                              # redacted while streaming to the artifact store
         text, n = redact(d.text)
@@ -182,9 +189,24 @@ class Appender:
             event["tool"] = tool
         if artifact is not None:
             event["artifact"] = artifact
-        if d.meta:
+        if d.media:
+            # Images and documents are kept whole; the text has a placeholder.
+            attachments = store_media(d.media, self.artifacts, self.spills)
+            counts.artifacts += len(attachments)
+            event["meta"] = {**(d.meta or {}), "attachments": attachments}
+        elif d.meta:
             event["meta"] = d.meta
+            for att in d.meta.get("attachments") or () if d.source is not None else ():
+                if not (isinstance(att, dict) and self._holds(att.get("id"))):
+                    self.warn(f"{path}:{d.line or '?'}: event {d.event_id} has attachment {str(att.get('id'))[:12]}… "
+                              f"which this store does not hold (export with its artifacts to carry it)")
         return event
+
+    def _holds(self, artifact_id) -> bool:
+        try:
+            return self.artifacts.exists(str(artifact_id))
+        except BadArtifactId:                     # not an artifact id at all
+            return False
 
     def _too_big(self, d: Draft) -> bool:
         if d.kind == "tool_result":

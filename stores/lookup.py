@@ -87,7 +87,14 @@ def export_events(store, session_id: str | None = None, with_artifacts: bool = T
     for event in events:
         if with_artifacts and event.get("artifact"):
             event = {**event, "artifact_content": full_text(store, event)}
+        if with_artifacts and (event.get("meta") or {}).get("attachments"):
+            event = {**event, "attachments_content": attachment_blocks(store, event)}
         yield event
+
+
+def attachment_blocks(store, event: dict) -> list:
+    """The media blocks an event's attachments hold, as the source gave them."""
+    return [orjson.loads(store.artifacts.read(a["id"])) for a in event["meta"]["attachments"]]
 
 
 def marker_events(store, marker_id: str) -> list[dict]:

@@ -80,6 +80,10 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
             art = event.get("artifact")
             if isinstance(art, dict) and art.get("id"):
                 artifact_ids.setdefault(str(art["id"]), (name, raw.line_no))
+            meta = event.get("meta") if isinstance(event.get("meta"), dict) else {}
+            for att in meta.get("attachments") or ():         # images and documents kept whole
+                if isinstance(att, dict) and att.get("id"):
+                    artifact_ids.setdefault(str(att["id"]), (name, raw.line_no))
             prev_hash, prev_seq = event["hash"], seq if isinstance(seq, int) else prev_seq
         if n == len(segments) - 1:
             _, _, end = read_last_line(seg.path)

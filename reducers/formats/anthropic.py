@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import conversation_session_id, flatten_content, to_utc_iso, tool_call_text
+from reducers.formats.common import (conversation_session_id, flatten_content, media_blocks, to_utc_iso,
+                                     tool_call_text)
 
 NAME = "anthropic"
 PREFIX = "an"
@@ -202,14 +203,16 @@ class _Parser:
             return
 
         run: list[str] = []          # text of adjacent plain blocks, flushed as one draft
+        media: list[dict] = []       # ...and the images/documents among them, kept whole
         run_start = 0
         started_turn = False
 
         def flush() -> Iterator[Draft]:
             if run and any(run):
                 yield Draft(kind=kind, text="\n\n".join(t for t in run if t != ""), key=conv.key(index, run_start),
-                            turn_id=conv.turn(), meta=extra, **base)
+                            turn_id=conv.turn(), meta=extra, media=list(media) or None, **base)
             run.clear()
+            media.clear()
 
         for bi, block in enumerate(content):
             btype = block.get("type") if isinstance(block, dict) else None
@@ -234,6 +237,7 @@ class _Parser:
                 if not run:
                     run_start = bi
                 run.append(_block_text(block))
+                media.extend(media_blocks(block))
         yield from flush()
 
     def call(self, block: dict, btype: str, key: str, turn: str, base: dict, extra: dict | None) -> Draft:
@@ -260,7 +264,7 @@ class _Parser:
         meta = {"block": block["type"]} if block.get("type") != "tool_result" else None
         return Draft(kind="tool_result", text=text,
                      tool={"name": self.call_names.get(call_id or ""), "call_id": call_id, "is_error": is_error},
-                     key=key, turn_id=turn, meta=meta, **base)
+                     key=key, turn_id=turn, meta=meta, media=media_blocks(content) or None, **base)
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:

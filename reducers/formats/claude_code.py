@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import compact_json, derived_session_id, flatten_content, to_utc_iso, tool_call_text
+from reducers.formats.common import (compact_json, derived_session_id, flatten_content, media_blocks, to_utc_iso,
+                                     tool_call_text)
 
 NAME = "claude-code"
 PREFIX = "cc"
@@ -224,7 +225,8 @@ class _Parser:
                 meta: dict | None = None) -> Draft:
         return self._draft(at, "tool_result", flatten_content(body), part, meta=meta,
                            tool={"name": name if isinstance(name, str) else self.tool_names.get(call_id),
-                                 "call_id": call_id, "is_error": bool(is_error)})
+                                 "call_id": call_id, "is_error": bool(is_error)},
+                           media=media_blocks(body) or None)
 
     # -- user ------------------------------------------------------------------
 
@@ -238,7 +240,7 @@ class _Parser:
         else:
             kind, extra = "user", {}
         if isinstance(content, str):
-            yield from self._user_text(rec, at, kind, extra, [content], 0)
+            yield from self._user_text(rec, at, kind, extra, [content], 0, [])
             return
         if not isinstance(content, list):
             # A user line whose message holds nothing readable (a typo'd key, a
@@ -246,27 +248,30 @@ class _Parser:
             yield BadRecord(at.line, "user line without a readable message.content")
             return
         run: list[str] = []
+        media: list[dict] = []
         first = 0
         for i, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 if run:
-                    yield from self._user_text(rec, at, kind, extra, run, first)
-                    run = []
+                    yield from self._user_text(rec, at, kind, extra, run, first, media)
+                    run, media = [], []
                 yield self._user_result(rec, at, i, block)
                 continue
             if not run:
                 first = i
             run.append(flatten_content(block))      # text verbatim; image -> "[image]"; documents named
+            media += media_blocks(block)             # ...and the image itself kept as an attachment
         if run:
-            yield from self._user_text(rec, at, kind, extra, run, first)
+            yield from self._user_text(rec, at, kind, extra, run, first, media)
 
-    def _user_text(self, rec: dict, at: _Line, kind: str, extra: dict, parts: list[str], index: int):
+    def _user_text(self, rec: dict, at: _Line, kind: str, extra: dict, parts: list[str], index: int,
+                   media: list[dict]):
         text = "\n\n".join(p for p in parts if p != "")
         if text == "":
             return
         if kind == "user":
             self._start_turn(at, rec)
-        yield self._draft(at, kind, text, index, meta=extra)
+        yield self._draft(at, kind, text, index, meta=extra, media=media or None)
 
     def _user_result(self, rec: dict, at: _Line, index: int, block: dict) -> Draft:
         call_id = block.get("tool_use_id")

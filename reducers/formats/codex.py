@@ -34,7 +34,8 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import compact_json, derived_session_id, flatten_content, to_utc_iso, tool_call_text
+from reducers.formats.common import (compact_json, derived_session_id, flatten_content, media_blocks, to_utc_iso,
+                                     tool_call_text)
 
 NAME = "codex"
 
@@ -175,7 +176,7 @@ class _Rollout:
         return True
 
     def draft(self, kind: str, text: str, part: int = 0, *, tool: dict | None = None, meta: dict | None = None,
-              by_model: bool = False, compaction: bool = False) -> Draft:
+              by_model: bool = False, compaction: bool = False, media: list[dict] | None = None) -> Draft:
         info = dict(meta or ())
         if by_model and self.model:
             info["model"] = self.model
@@ -183,7 +184,8 @@ class _Rollout:
             info["subagent"] = self.subagent
         self.compaction_open = compaction
         return Draft(kind=kind, text=text, session_id=self.session, key=f"codex/{self.session}/L{self.line}/{part}",
-                     turn_id=self.turn, ts=self.ts, tool=tool, line=self.line, uuid=self.uuid, meta=info or None)
+                     turn_id=self.turn, ts=self.ts, tool=tool, line=self.line, uuid=self.uuid, meta=info or None,
+                     media=media or None)
 
 
 # -- response items: what the model was sent and what it produced -------------------------
@@ -227,7 +229,8 @@ def _message(st: _Rollout, p: dict) -> Iterator[Draft]:
         elif not st.is_twin("user", text, "item"):
             st.new_turn()
             st.first_of_pair("user", text, "item")
-            yield st.draft("user", text or _image_placeholder(images), meta=extra)
+            yield st.draft("user", text or _image_placeholder(images), meta=extra,
+                           media=media_blocks(p.get("content")))
     elif role == "assistant":
         # the UI stream repeats an assistant message one event per text part
         fresh = [t for t in parts if st.first_of_pair("assistant", t, "item")]
@@ -266,6 +269,13 @@ def _texts(blocks: Any) -> list[str]:
         return []
     return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"]
             and b.get("type") != "encrypted_content"]
+
+
+def _event_images(p: dict) -> list[dict]:
+    """A user_message event's images (data URLs, or paths of local files) as
+    media blocks, so they are kept when the event is the copy that is stored."""
+    return [{"type": "input_image", "image_url": url} for url in p.get("images") or () if isinstance(url, str)] + \
+        [{"type": "input_image", "local_path": path} for path in p.get("local_images") or () if isinstance(path, str)]
 
 
 def _image_placeholder(images: int) -> str:
@@ -328,7 +338,8 @@ def _call(st: _Rollout, p: dict, ptype: str) -> Iterator[Draft]:
                    meta=meta, by_model=True)
     if ptype == "image_generation_call":               # the call item also holds its result: an image
         failed = p.get("status") == "failed"
-        yield st.draft("tool_result", "[image]", 1, tool={"name": name, "call_id": call_id, "is_error": failed})
+        yield st.draft("tool_result", "[image]", 1, tool={"name": name, "call_id": call_id, "is_error": failed},
+                       media=[p] if p.get("result") else None)
 
 
 def _output(st: _Rollout, p: dict, ptype: str) -> Draft:
@@ -349,7 +360,8 @@ def _output(st: _Rollout, p: dict, ptype: str) -> Draft:
         text = flatten_content(output)
         if isinstance(output, dict) and output.get("success") is False:
             failed = True
-    return st.draft("tool_result", text, tool={"name": name, "call_id": call_id, "is_error": failed}, meta=meta)
+    return st.draft("tool_result", text, tool={"name": name, "call_id": call_id, "is_error": failed}, meta=meta,
+                    media=media_blocks(output))
 
 
 def _outcome(output: str) -> tuple[int | None, bool]:
@@ -479,7 +491,8 @@ def _event_msg(st: _Rollout, p: dict) -> Iterator[Draft]:
         elif (text or images) and not st.is_twin("user", text, "event"):
             st.new_turn()
             st.first_of_pair("user", text, "event")
-            yield st.draft("user", text or _image_placeholder(images), meta={"images": images} if images else None)
+            yield st.draft("user", text or _image_placeholder(images), meta={"images": images} if images else None,
+                           media=_event_images(p))
     elif ptype == "agent_message":
         text = p.get("message") if isinstance(p.get("message"), str) else ""
         if text and st.first_of_pair("assistant", text, "event"):

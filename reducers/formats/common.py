@@ -80,6 +80,28 @@ def tool_call_text(name: str | None, arguments: Any) -> str:
     return f"{name or 'tool'} {args}"
 
 
+MEDIA_TYPES = frozenset({"image", "image_url", "input_image", "document", "file", "input_file", "input_audio"})
+
+
+def media_blocks(content: Any) -> list[dict]:
+    """The media blocks (images, documents, audio) inside message or
+    tool-result content, as given: the text keeps a placeholder for each,
+    the blocks themselves are kept whole as attachments."""
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return []
+    found: list[dict] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") in MEDIA_TYPES:
+            found.append(block)
+        elif isinstance(block.get("content"), (list, dict)):
+            found.extend(media_blocks(block["content"]))
+    return found
+
+
 def flatten_content(content: Any) -> str:
     """Text of a message or tool-result content: a string, or a list of
     content blocks (text, image, document, tool_reference...). Non-text

@@ -20,7 +20,8 @@ import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
-from reducers.formats.common import conversation_session_id, flatten_content, to_utc_iso, tool_call_text
+from reducers.formats.common import (conversation_session_id, flatten_content, media_blocks, to_utc_iso,
+                                     tool_call_text)
 
 NAME = "openai"
 PREFIX = "oa"
@@ -164,7 +165,7 @@ class _Parser:
             meta = {**(meta or {}), "role": "developer"}
         yield Draft(kind="user" if role == "user" else "system", text=text, session_id=conv.session_id,
                     key=conv.key(index, 0), turn_id=conv.turn(), ts=_ts(msg), line=line,
-                    uuid=_uuid(msg), meta=meta)
+                    uuid=_uuid(msg), meta=meta, media=media_blocks(content) or None)
 
     def assistant(self, line: int, msg: dict, conv: _Conversation, index: int | str,
                   extra: dict | None = None) -> Iterator[Draft]:
@@ -220,7 +221,8 @@ class _Parser:
         return Draft(kind="tool_result", text=flatten_parts(msg.get("content")),
                      tool={"name": name, "call_id": call_id, "is_error": False},
                      session_id=conv.session_id, key=conv.key(index, 0), turn_id=conv.turn(),
-                     ts=_ts(msg), line=line, uuid=_uuid(msg), meta=meta or None)
+                     ts=_ts(msg), line=line, uuid=_uuid(msg), meta=meta or None,
+                     media=media_blocks(msg.get("content")) or None)
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:

@@ -54,6 +54,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             line=source.get("line"), uuid=source.get("uuid"), meta=rec.get("meta"),
             event_id=None if ctx.session else rec["id"], tokens=rec.get("tokens"), artifact=rec.get("artifact"),
             artifact_text=rec.get("artifact_content"),
+            media=rec.get("attachments_content") if isinstance(rec.get("attachments_content"), list) else None,
             merged_keys=keys[1:],
             source={**source, "key": keys[0], **({"merged": keys[1:]} if keys[1:] else {})} if source else None,
         )

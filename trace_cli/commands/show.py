@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         raw: Annotated[bool, typer.Option("--raw", help="Print only the text of each event.")] = False,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.lookup import events_by_selector, full_text, parse_selector, session_events
+        from stores.lookup import attachment_blocks, events_by_selector, full_text, parse_selector, session_events
         from trace_cli.app import state
 
         st = state(ctx)
@@ -64,6 +64,9 @@ def register(app: typer.Typer) -> None:
             return 0
         if full:
             events = [{**e, "text": full_text(store, e), "full": True} if e.get("artifact") else e for e in events]
+            if out.json:
+                events = [{**e, "attachments_content": attachment_blocks(store, e)}
+                          if (e.get("meta") or {}).get("attachments") else e for e in events]
         if raw:
             for e in events:
                 out.raw(e["text"] if e["text"].endswith("\n") else e["text"] + "\n")

@@ -1,0 +1,71 @@
+"""Media blocks (images, documents, audio) inside transcripts: what the
+event records about each one, and redaction that leaves the payload alone.
+
+The event's text keeps a placeholder ("[image]") where the block was; the
+block itself, exactly as the source gave it, is stored whole as an
+attachment in the artifact store and listed in `meta.attachments`."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+from reducers.redact import redact
+
+_DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?[;,]")
+_PAYLOAD_KEYS = frozenset({"data", "result", "file_data"})      # base64 payloads
+
+
+def block_bytes(block: dict) -> bytes:
+    """The canonical bytes an attachment is stored as (keys sorted, so the
+    same block always has the same content address)."""
+    try:
+        return orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
+    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
+        return json.dumps(block, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                          default=str).encode("utf-8", "surrogatepass")
+
+
+def media_type(block: dict) -> str | None:
+    """The MIME type a block declares, in any of the formats' layouts."""
+    for holder in (block, block.get("source"), block.get("image_url"), block.get("file"), block.get("input_audio")):
+        if not isinstance(holder, dict):
+            continue
+        for key in ("media_type", "mime_type", "output_format", "format"):
+            if isinstance(holder.get(key), str):
+                return holder[key]
+        for key in ("url", "data", "file_data"):
+            m = _DATA_URL.match(holder[key]) if isinstance(holder.get(key), str) else None
+            if m and m.group(1):
+                return m.group(1)
+    for key in ("image_url", "url"):
+        m = _DATA_URL.match(block[key]) if isinstance(block.get(key), str) else None
+        if m and m.group(1):
+            return m.group(1)
+    return None
+
+
+def redact_block(value: Any, key: str | None = None) -> tuple[Any, int]:
+    """Redact a block's strings (captions, URLs with tokens in them) but not
+    its payload: base64 data and data: URLs are not text, and a key-shaped run
+    inside base64 is a coincidence, not a secret."""
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for k, v in value.items():
+            out[k], m = redact_block(v, k)
+            n += m
+        return (out, n) if n else (value, 0)
+    if isinstance(value, list):
+        items = [redact_block(v, key) for v in value]
+        n = sum(m for _, m in items)
+        return ([v for v, _ in items], n) if n else (value, 0)
+    if isinstance(value, str) and not _is_payload(key, value):
+        text, n = redact(value)
+        return (text, n) if n else (value, 0)
+    return value, 0
+
+
+def _is_payload(key: str | None, value: str) -> bool:
+    return value.startswith("data:") or (key in _PAYLOAD_KEYS and len(value) > 256 and " " not in value[:256])
