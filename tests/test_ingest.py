@@ -49,6 +49,44 @@ def test_a_grown_file_adds_only_what_is_new(tmp_path):
     assert store.verify().ok          # the index re-filed the waiting tail without duplicates
 
 
+def _parts(tmp_path, fmt: str, n: int = 3) -> list:
+    """One conversation split into `n` files, each starting at message 0."""
+    out = []
+    for p in range(n):
+        msgs = [{"role": "user", "content": f"part {p} question"}, {"role": "assistant", "content": f"part {p} answer"}]
+        if fmt == "codex":
+            path = tmp_path / f"part{p}.jsonl"
+            path.write_text("".join(json.dumps({"timestamp": f"2026-01-0{p + 1}T00:00:0{i}Z", "type": "response_item",
+                                                "payload": {"type": "message", "role": m["role"], "content": [
+                                                    {"type": "input_text", "text": m["content"]}]}}) + "\n"
+                                    for i, m in enumerate(msgs)))
+        elif fmt == "anthropic":
+            path = tmp_path / f"part{p}.json"
+            path.write_text(json.dumps({"model": "claude", "messages": msgs}))
+        else:
+            path = tmp_path / f"part{p}.jsonl"
+            path.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+        out.append(path)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "codex"])
+def test_a_session_streamed_as_separate_files_keeps_every_part(tmp_path, fmt):
+    """Files forced into one session all start at message 0: position is not
+    identity, so no part is taken for a repeat of another."""
+    store = Store(tmp_path / "s")
+    parts = _parts(tmp_path, fmt)
+    for path in parts:
+        (res,), errors = _ingest(store, path, session="live", format=fmt)
+        assert res.added == 2 and not errors, path.name
+    texts = [e["text"] for e in store.events()]
+    assert texts == [f"part {p} {w}" for p in range(3) for w in ("question", "answer")]
+    assert len({e["turn_id"] for e in store.events()}) == 3          # three turns, not one
+    for path in parts:                                                # and each part is still idempotent
+        (res,), _ = _ingest(store, path, session="live", format=fmt)
+        assert res.added == 0
+
+
 def test_same_content_arriving_again_after_the_state_is_lost_is_still_not_doubled(tmp_path):
     src = openai_conversations(tmp_path / "chat.jsonl", 2)
     store = Store(tmp_path / "s")

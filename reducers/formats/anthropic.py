@@ -12,11 +12,10 @@ run: thinking, tool_use, tool_result. A user message holding only
 tool_result blocks answers the previous turn; it does not start a new one."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import (conversation_session_id, flatten_content, media_blocks, to_utc_iso,
+from reducers.formats.common import (Conversation, conversation_session_id, flatten_content, media_blocks, to_utc_iso,
                                      tool_call_text)
 
 NAME = "anthropic"
@@ -112,32 +111,17 @@ def sniff(samples: list) -> bool:
 
 # ---------------------------------------------------------------- parse
 
-@dataclass(slots=True)
-class _Conversation:
-    session_id: str
-    index: int
-    messages: int = 0           # messages seen so far: the m<index> of the next one
-    users: int = 0              # user messages that started a turn: the t<n> of the current turn
-
-    def turn(self) -> str:
-        return f"{self.session_id}/c{self.index}/t{self.users}"
-
-    def key(self, message: int | str, part: int) -> str:
-        record = f"m{message}" if isinstance(message, int) else message    # "system", "response"
-        return f"{PREFIX}/{self.session_id}/c{self.index}/{record}/{part}"
-
-
 class _Parser:
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.conversations = 0
-        self.loose: _Conversation | None = None     # the stream of one-message-per-line records
+        self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # tool_use id -> tool name, for results
 
-    def open(self, source_id: Any, opening: Any) -> _Conversation:
+    def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
         self.conversations += 1
-        return _Conversation(conversation_session_id(self.ctx, index, source_id, opening), index)
+        return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
         if isinstance(rec, list):
@@ -163,6 +147,7 @@ class _Parser:
         text = ("\n\n".join(t for t in (flatten_content(b) for b in system) if t) if isinstance(system, list)
                 else flatten_content(system))
         if text:
+            conv.begin(system)
             yield Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("system", 0),
                         turn_id=conv.turn(), line=line)
         for msg in msgs:
@@ -178,11 +163,12 @@ class _Parser:
         extra = {"model": model} if isinstance(model, str) else None
         yield from self.message(line, {"role": "assistant", **response}, conv, "response", extra)
 
-    def message(self, line: int, msg: Any, conv: _Conversation, index: int | str | None = None,
+    def message(self, line: int, msg: Any, conv: Conversation, index: int | str | None = None,
                 extra: dict | None = None) -> Iterator[Draft | BadRecord]:
         if index is None:
             index = conv.messages
             conv.messages += 1
+        conv.begin(msg)
         if not isinstance(msg, dict):
             yield BadRecord(line, f"message {index} is not an object")
             return
@@ -196,7 +182,7 @@ class _Parser:
         content = msg.get("content")
         if not isinstance(content, list):
             if role == "user":
-                conv.users += 1
+                conv.start_turn()
             text = content if isinstance(content, str) else flatten_content(content)   # verbatim
             if text != "":
                 yield Draft(kind=kind, text=text, key=conv.key(index, 0), turn_id=conv.turn(), meta=extra, **base)
@@ -221,7 +207,7 @@ class _Parser:
                 yield self.result(block, conv.key(index, bi), conv.turn(), base)
                 continue
             if role == "user" and not started_turn:          # real user content: a new turn begins
-                conv.users += 1
+                conv.start_turn()
                 started_turn = True
             if btype in _THINKING_BLOCKS:
                 yield from flush()

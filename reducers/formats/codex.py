@@ -34,7 +34,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import (compact_json, derived_session_id, flatten_content, media_blocks, to_utc_iso,
+from reducers.formats.common import (compact_json, content_digest, derived_session_id, flatten_content, media_blocks, to_utc_iso,
                                      tool_call_text)
 
 NAME = "codex"
@@ -101,7 +101,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             continue
         if st.session is None:
             st.session = derived_session_id(ctx.source_id, 0, rec)
-        st.at(line, to_utc_iso(rec.get("timestamp")), payload.get("id"))
+        st.at(line, to_utc_iso(rec.get("timestamp")), payload.get("id"), content_digest(rec))
         yield from handler(st, payload)
 
 
@@ -116,6 +116,8 @@ class _Rollout:
         self.subagent: str | None = None
         self.model: str | None = None
         self.user_turns = 0
+        self.digest = ""                              # of the record being read
+        self.opener = ""                              # digest of the record that opened the turn
         self.calls: dict[str, str | None] = {}
         self.searched: set[str] = set()               # web searches whose results were stored
         self.idless_call: str | None = None           # the open call of the id-less legacy layout
@@ -146,16 +148,20 @@ class _Rollout:
             elif isinstance(agent, dict) and agent:
                 self.subagent = next(iter(agent))
 
-    def at(self, line: int, ts: str | None, uuid: Any) -> None:
-        self.line, self.ts = line, ts
+    def at(self, line: int, ts: str | None, uuid: Any, digest: str) -> None:
+        # A line number alone is no identity when two rollouts share a
+        # session (--session): keys and turns also carry the record's digest.
+        self.line, self.ts, self.digest = line, ts, digest
         self.uuid = uuid if isinstance(uuid, str) and uuid else None
 
     @property
     def turn(self) -> str:
-        return f"{self.session}/t{self.user_turns}"
+        base = f"{self.session}/t{self.user_turns}"
+        return f"{base}-{self.opener}" if self.opener else base
 
     def new_turn(self) -> None:
         self.user_turns += 1
+        self.opener = self.digest
         self.twins.clear()
 
     def is_twin(self, channel: str, text: str, source: str) -> bool:
@@ -183,7 +189,7 @@ class _Rollout:
         if self.subagent:
             info["subagent"] = self.subagent
         self.compaction_open = compaction
-        return Draft(kind=kind, text=text, session_id=self.session, key=f"codex/{self.session}/L{self.line}/{part}",
+        return Draft(kind=kind, text=text, session_id=self.session, key=f"codex/{self.session}/{self.digest}/L{self.line}/{part}",
                      turn_id=self.turn, ts=self.ts, tool=tool, line=self.line, uuid=self.uuid, meta=info or None,
                      media=media or None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -60,6 +61,50 @@ def conversation_session_id(ctx, index: int, source_id: Any, opening: Any) -> st
     if isinstance(source_id, (str, int)) and not isinstance(source_id, bool) and str(source_id):
         return str(source_id)
     return derived_session_id(ctx.source_id, index, opening)
+
+
+def content_digest(value: Any) -> str:
+    """A short, stable digest of a source record (keys sorted)."""
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
+        data = json.dumps(value, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:10]
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One conversation of a message-list source (OpenAI, Anthropic), and
+    where its dedupe keys and turn ids come from.
+
+    Positions alone are not an identity: two files forced into one session
+    (`--session`, a session streamed in parts) both start at message 0. So a
+    key also carries a digest of the message it stands for, and a turn id a
+    digest of the user message that opened the turn. Re-reading the same or
+    a grown source gives the same keys (the same messages at the same
+    places); a different message at the same place is new."""
+    prefix: str
+    session_id: str
+    index: int
+    messages: int = 0           # messages seen so far: the m<index> of the next one
+    users: int = 0              # user messages that opened a turn: the t<n> of the current turn
+    digest: str = ""            # of the message being read
+    opener: str = ""            # digest of the user message that opened the current turn
+
+    def begin(self, message: Any) -> None:
+        self.digest = content_digest(message)
+
+    def start_turn(self) -> None:
+        self.users += 1
+        self.opener = self.digest
+
+    def turn(self) -> str:
+        base = f"{self.session_id}/c{self.index}/t{self.users}"
+        return f"{base}-{self.opener}" if self.opener else base
+
+    def key(self, message: int | str, part: int) -> str:
+        record = f"m{message}" if isinstance(message, int) else message    # "system", "response"
+        return f"{self.prefix}/{self.session_id}/c{self.index}/{self.digest}/{record}/{part}"
 
 
 def compact_json(value: Any) -> str:

@@ -13,14 +13,13 @@ every key and turn id, so conversations that share a session id (--session,
 or the same id in the data) never collide."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
-from reducers.formats.common import (conversation_session_id, flatten_content, media_blocks, to_utc_iso,
+from reducers.formats.common import (Conversation, conversation_session_id, flatten_content, media_blocks, to_utc_iso,
                                      tool_call_text)
 
 NAME = "openai"
@@ -68,32 +67,17 @@ def sniff(samples: list) -> bool:
 
 # ---------------------------------------------------------------- parse
 
-@dataclass(slots=True)
-class _Conversation:
-    session_id: str
-    index: int
-    messages: int = 0           # messages seen so far: the m<index> of the next one
-    users: int = 0              # user messages so far: the t<n> of the current turn
-
-    def turn(self) -> str:
-        return f"{self.session_id}/c{self.index}/t{self.users}"
-
-    def key(self, message: int | str, part: int) -> str:
-        record = f"m{message}" if isinstance(message, int) else message    # "system", "response"
-        return f"{PREFIX}/{self.session_id}/c{self.index}/{record}/{part}"
-
-
 class _Parser:
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.conversations = 0
-        self.loose: _Conversation | None = None     # the stream of one-message-per-line records
+        self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # call id -> tool name, for results that lack it
 
-    def open(self, source_id: Any, opening: Any) -> _Conversation:
+    def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
         self.conversations += 1
-        return _Conversation(conversation_session_id(self.ctx, index, source_id, opening), index)
+        return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
         if isinstance(rec, list):
@@ -112,11 +96,12 @@ class _Parser:
         else:
             yield BadRecord(line, "not an OpenAI chat record (no role, messages or history)")
 
-    def conversation(self, line: int, msgs: list, conv: _Conversation, body: dict | None = None
+    def conversation(self, line: int, msgs: list, conv: Conversation, body: dict | None = None
                      ) -> Iterator[Draft | BadRecord]:
         body = body or {}
         system = flatten_content(body.get("system"))       # some request recorders keep it beside messages
         if system:
+            conv.begin(body.get("system"))
             yield Draft(kind="system", text=system, session_id=conv.session_id, key=conv.key("system", 0),
                         turn_id=conv.turn(), line=line)
         for msg in msgs:
@@ -136,11 +121,13 @@ class _Parser:
             yield BadRecord(line, "response is not an assistant message or chat.completion")
             return
         extra = {"model": model} if isinstance(model, str) else None
+        conv.begin(response)
         yield from self.assistant(line, response, conv, "response", extra)
 
-    def message(self, line: int, msg: Any, conv: _Conversation) -> Iterator[Draft | BadRecord]:
+    def message(self, line: int, msg: Any, conv: Conversation) -> Iterator[Draft | BadRecord]:
         index = conv.messages
         conv.messages += 1
+        conv.begin(msg)
         if not isinstance(msg, dict):
             yield BadRecord(line, f"message {index} is not an object")
             return
@@ -152,7 +139,7 @@ class _Parser:
             yield from self.assistant(line, msg, conv, index)
             return
         if role == "user":
-            conv.users += 1
+            conv.start_turn()
         meta = _meta(msg)
         if role in ("tool", "function"):
             yield self.result(line, msg, conv, index, meta)
@@ -167,7 +154,7 @@ class _Parser:
                     key=conv.key(index, 0), turn_id=conv.turn(), ts=_ts(msg), line=line,
                     uuid=_uuid(msg), meta=meta, media=media_blocks(content) or None)
 
-    def assistant(self, line: int, msg: dict, conv: _Conversation, index: int | str,
+    def assistant(self, line: int, msg: dict, conv: Conversation, index: int | str,
                   extra: dict | None = None) -> Iterator[Draft]:
         base = dict(session_id=conv.session_id, turn_id=conv.turn(), ts=_ts(msg), line=line, uuid=_uuid(msg))
         meta = {**(_meta(msg) or {}), **(extra or {})} or None
@@ -207,7 +194,7 @@ class _Parser:
                      tool={"name": name, "call_id": call_id, "input": _parse_arguments(raw)},
                      key=key, meta=meta, **base)
 
-    def result(self, line: int, msg: dict, conv: _Conversation, index: int, meta: dict | None) -> Draft:
+    def result(self, line: int, msg: dict, conv: Conversation, index: int, meta: dict | None) -> Draft:
         call_id = msg.get("tool_call_id")
         ids = msg.get("tool_call_ids")
         if call_id is None and isinstance(ids, list) and ids:        # SWE-agent keeps a list
