@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import (compact_json, derived_session_id, flatten_content, media_blocks, to_utc_iso,
+from reducers.formats.common import (compact_json, content_digest, derived_session_id, flatten_content, media_blocks, to_utc_iso,
                                      tool_call_text)
 
 NAME = "claude-code"
@@ -144,8 +144,12 @@ class _Parser:
             self.used_ids.add(uuid)
             return uuid
         # Missing, or reused (fixtures with "[trimmed for fixture]"): the line
-        # number keeps the key unique, and stays stable as the file grows.
-        return f"{uuid if isinstance(uuid, str) and uuid else 'L'}@{line}"
+        # number keeps the key unique, and stays stable as the file grows; a
+        # line with no uuid also carries its digest, so another file forced
+        # into the same session (--session) is not taken for this one.
+        if isinstance(uuid, str) and uuid:
+            return f"{uuid}@{line}"
+        return f"L@{line}~{content_digest(rec)}"
 
     def _turn_of(self, rec: dict, sid: str, sidechain: bool) -> str:
         if self.turn_session != sid:

@@ -11,6 +11,7 @@ import pytest
 
 from reducers.drafts import BadRecord, Draft, ParseContext, merge_adjacent
 from reducers.formats import claude_code
+from reducers.formats.common import content_digest
 from tests.formats.real_files import parse_file, records
 
 SID = "0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
@@ -438,8 +439,9 @@ def test_sidechain_lines_carry_flags_and_do_not_move_the_main_turn():
 def test_reused_or_missing_uuids_fall_back_to_the_line():
     lines = [_user("dup", "first"), _user("dup", "second"), {**_user("x", "third"), "uuid": None}]
     drafts, _ = _parse(lines)
-    assert [d.key for d in drafts] == [f"cc/{SID}/dup/0", f"cc/{SID}/dup@2/0", f"cc/{SID}/L@3/0"]
-    assert [d.turn_id for d in drafts] == [f"{SID}/dup", f"{SID}/dup@2", f"{SID}/L@3"]
+    digest = content_digest(lines[2])                  # no uuid: the line and what it holds
+    assert [d.key for d in drafts] == [f"cc/{SID}/dup/0", f"cc/{SID}/dup@2/0", f"cc/{SID}/L@3~{digest}/0"]
+    assert [d.turn_id for d in drafts] == [f"{SID}/dup", f"{SID}/dup@2", f"{SID}/L@3~{digest}"]
 
 
 def test_session_comes_from_the_override_the_file_or_a_derivation():
