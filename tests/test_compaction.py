@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from reducers.tokens import count_tokens
 from stores.store import Store
 from tests.helpers import cli
@@ -23,10 +25,17 @@ def _snapshot(path, messages):
     path.write_text("".join(json.dumps(m) + "\n" for m in messages))
 
 
-def test_streamed_session_compacted_each_part_keeps_every_needle_and_the_budget(tmp_path):
+@pytest.mark.parametrize("delivery", ["growing file", "separate files"])
+def test_streamed_session_compacted_each_part_keeps_every_needle_and_the_budget(tmp_path, delivery):
     s, path, parts = _write_parts(tmp_path, chains=3)
-    for messages in parts:
-        _snapshot(path, messages)
+    done = 0
+    for i, messages in enumerate(parts):
+        if delivery == "separate files":              # each part holds only its new messages
+            path = tmp_path / f"part{i}.jsonl"
+            _snapshot(path, messages[done:])
+            done = len(messages)
+        else:
+            _snapshot(path, messages)
         assert cli("ingest", str(path), "--session", "live").code == 0
         result = cli("compact", "--session", "live", "--budget", "1500", "--headroom", "100").lines()[0]
         assert result["tokens_after"] <= 1400 and result["fits"]
