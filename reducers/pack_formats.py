@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from reducers.render import Message, Pack
+from reducers.render import Pack
 
 
 def _args_json(value) -> str:

@@ -245,20 +245,27 @@ def _trigger_finders() -> list[tuple[str, dict[str, int]]]:
     return finders
 
 
+# A key's characters, where a dash never starts "-----": a key glued to a
+# PEM header must not swallow it (the private key behind it would go unseen).
+_KEY_CHAR = r"(?:[A-Za-z0-9_]|-(?!----))"
+_DASHED_CHAR = r"(?:[A-Za-z0-9]|-(?!----))"
+
+
 def _rules_pattern(m: int) -> str:
     third = max(m // 3, 8)
+    key, dashed = _KEY_CHAR, _DASHED_CHAR
     return rf"""
   (?P<pem>-----BEGIN[ ](?P<pem_label>(?:[A-Z0-9]{{1,16}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?)-----
      (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
        |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}})))
- |(?P<ant>(?<![A-Za-z0-9_\]-])sk-ant-(?=[a-z_-]{{0,{m}}}[A-Z0-9])[A-Za-z0-9_-]{{20,{m}}})
- |(?P<oai>(?<![A-Za-z0-9_\]-])sk-(?=[a-z_-]{{0,{m}}}[A-Z0-9])[A-Za-z0-9_-]{{20,{m}}})
+ |(?P<ant>(?<![A-Za-z0-9_\]-])sk-ant-(?=[a-z_-]{{0,{m}}}[A-Z0-9]){key}{{20,{m}}})
+ |(?P<oai>(?<![A-Za-z0-9_\]-])sk-(?=[a-z_-]{{0,{m}}}[A-Z0-9]){key}{{20,{m}}})
  |(?P<gh>(?<![A-Za-z0-9_\]])(?:gh[pousr]_[A-Za-z0-9]{{36,{m}}}|github_pat_[A-Za-z0-9_]{{22,{m}}}))
- |(?P<slack>(?<![A-Za-z0-9\]-])(?:xox[abposre]-[0-9][A-Za-z0-9-]{{8,{m}}}
-                              |xapp-[0-9]-[A-Za-z0-9-]{{8,{m}}}))
+ |(?P<slack>(?<![A-Za-z0-9\]-])(?:xox[abposre]-[0-9]{dashed}{{8,{m}}}
+                              |xapp-[0-9]-{dashed}{{8,{m}}}))
  |(?P<aws>(?<![A-Za-z0-9\]])AKIA[A-Z0-9]{{16}}(?![A-Za-z0-9]))
- |(?P<jwt>(?<![A-Za-z0-9_\]-])eyJ[A-Za-z0-9_-]{{8,{third}}}\.eyJ[A-Za-z0-9_-]{{8,{third}}}
-          \.[A-Za-z0-9_-]{{0,{third}}})
+ |(?P<jwt>(?<![A-Za-z0-9_\]-])eyJ{key}{{8,{third}}}\.eyJ{key}{{8,{third}}}
+          \.{key}{{0,{third}}})
  |(?P<authz>(?<![A-Za-z0-9_\]])(?i:authorization)(?:\\?["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\?["'])?
      (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
         [ \t]{{1,8}})?

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from reducers.cache import NON_EVICTABLE, Cache, project
+from reducers.cache import NON_EVICTABLE, project
 from reducers.drafts import Draft
 from reducers.evict import PROTECTED_TOOLS, STRATEGIES, plan_compaction
 from reducers.markers import topic_hints

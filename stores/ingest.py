@@ -138,7 +138,8 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
 
     try:
         if strict:
-            n = sum(1 for _ in drafts(emit_errors=True))
+            for _ in drafts(emit_errors=True):    # a dry parse: only the errors count
+                pass
             if result.errors:
                 report(f"{src.display}: --strict: {result.errors} bad record(s), nothing written from this file")
                 return _finish(result, sessions, AppendCounts())

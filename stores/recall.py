@@ -29,7 +29,8 @@ from reducers.snippets import snippet
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, exact_terms, query_words, words
 from stores.errors import UsageError
-from stores.fulltext import Filters, FulltextHit, FulltextIndex
+from stores.fulltext import FulltextIndex
+from stores.fulltext_search import Filters, FulltextHit
 from stores.ledger import ledger_marks
 from stores.segments import read_event_at
 from stores.vectors import EMBED_KINDS

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

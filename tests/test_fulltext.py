@@ -8,6 +8,7 @@ import json
 import pytest
 
 import stores.fulltext as fulltext
+import stores.fulltext_search as fulltext_search
 from stores.store import Store
 
 
@@ -28,8 +29,8 @@ def store(tmp_path):
 
 
 def _search(store, words, monkeypatch, split: bool):
-    monkeypatch.setattr(fulltext, "COMMON_MIN_DOCS", 0 if split else 10**9)
-    monkeypatch.setattr(fulltext, "COMMON_SHARE", 0.5)
+    monkeypatch.setattr(fulltext_search, "COMMON_MIN_DOCS", 0 if split else 10**9)
+    monkeypatch.setattr(fulltext_search, "COMMON_SHARE", 0.5)
     ft = fulltext.FulltextIndex(store.dir)
     try:
         return {h.seq: h.score for h in ft.search(words, [], limit=100)}

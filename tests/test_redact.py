@@ -202,6 +202,9 @@ mixed_text = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8))
 @example("ghp_" + "A" * 36 + "--user=bob:Hunter22")    # a replacement's "]" must not open a new match
 @example("-u sk-" + "A" * 48)
 @example("TOKEN--user=password\x1bsk-" + "A" * 48)      # nor shorten a value seen the first time
+@example("-----BEGIN RSA PRIVATE KEY-----sk-" + "A" * 48 + ":sk-" + "A" * 48 + "-----BEGIN RSA PRIVATE KEY-----\n"
+         + "MIIEfakefakefakeFAKEFAKEFAKE0123456789+/fakefakefakefakefakefake\n" * 3
+         + "-----END RSA PRIVATE KEY-----")                # a key must not run into a PEM header
 def test_redaction_is_idempotent(text):
     once, _ = redact(text)
     assert redact(once) == (once, 0)
@@ -395,3 +398,14 @@ def test_a_credential_glued_to_a_pem_block_does_not_hide_the_key():
     text = "Bearer ghp_" + "A" * 36 + f"-----BEGIN RSA PRIVATE KEY-----\n{key}\n-----END RSA PRIVATE KEY-----"
     out, n = redact(text)
     assert key not in out and n == 2
+
+
+@pytest.mark.parametrize("glued", ["sk-" + "A" * 48, "sk-ant-api03-" + "B" * 40, "xoxb-1-" + "c" * 20,
+                                   "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefgh"])
+def test_a_key_shape_glued_to_a_pem_header_stops_before_it(glued):
+    # found by hypothesis: an sk- key ran on into "-----BEGIN", so the private key behind it stayed
+    key = "MIIEfakefakefakeFAKEFAKEFAKE0123456789+/fakefakefakefakefakefake"
+    text = f"x {glued}-----BEGIN RSA PRIVATE KEY-----\n{key}\n-----END RSA PRIVATE KEY-----"
+    out, n = redact(text)
+    assert key not in out and glued not in out and n == 2
+    assert redact(out) == (out, 0)
