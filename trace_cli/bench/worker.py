@@ -135,6 +135,19 @@ class AnonPeak:
         return None if self.peak_kb is None else self.peak_kb / 1024
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak resident set. VmHWM where Linux has it: after
+    fork + exec, ru_maxrss still counts the parent's image."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def main(argv: list[str]) -> None:
     from trace_cli.app import tune_gc
     tune_gc()                              # as the `trace` command does
@@ -149,7 +162,7 @@ def main(argv: list[str]) -> None:
     else:
         raise SystemExit(f"unknown phase {phase}")
     out["phase"] = phase
-    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"] = _peak_rss_kb() / 1024
     out["anon_mb"] = anon.stop()
     sys.stdout.write(orjson.dumps(out).decode() + "\n")
 
