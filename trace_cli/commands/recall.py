@@ -118,14 +118,19 @@ def _table(out, hits, query: str) -> None:
     from rich.text import Text
     from reducers.terms import query_words
     table = Table(header_style="bold", title=f"recall: {query[:80]}")
-    for col in ("#", "score", "ft", "vec", "seq", "kind", "ts", "snippet"):
-        table.add_column(col, overflow="fold")
+    # The numbers never wrap and the snippet takes the width that is left;
+    # a narrow terminal drops the per-signal scores (--json has them all).
+    wide = out.console.width >= 120
+    columns = ("#", "score", "ft", "vec", "seq", "kind", "when") if wide else ("#", "score", "seq", "kind", "when")
+    for col in columns:
+        table.add_column(col, no_wrap=True)
+    table.add_column("snippet", overflow="fold", ratio=1)
     terms = query_words(query)
     for h in hits:
-        snip = Text(h.snippet)
+        snip = Text(" ".join(h.snippet.split()))          # one paragraph: newlines waste rows
         snip.highlight_words(terms, style="bold yellow", case_sensitive=False)
         s = h.scores
-        table.add_row(str(h.rank), f"{h.score:.3f}", f"{s.get('fulltext') or 0:.2f}",
-                      "-" if s.get("vector") is None else f"{s['vector']:.2f}", str(h.seq), h.kind,
-                      (h.ts or "")[:16], snip)
+        when = (h.ts or "")[:16].replace("T", " ") if wide else (h.ts or "")[5:16].replace("T", " ")
+        signals = [f"{s.get('fulltext') or 0:.2f}", "-" if s.get("vector") is None else f"{s['vector']:.2f}"]
+        table.add_row(str(h.rank), f"{h.score:.3f}", *(signals if wide else []), str(h.seq), h.kind, when, snip)
     out.console.print(table)
