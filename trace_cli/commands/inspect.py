@@ -30,6 +30,12 @@ def register(app: typer.Typer) -> None:
         if s.by_session:
             shown = s.by_session[:20]
             out.table(["session", "events", "tokens", "first", "last"],
-                      ([r["session_id"], r["events"], r["tokens"], r["first_ts"], r["last_ts"]] for r in shown),
+                      ([r["session_id"], r["events"], r["tokens"], _minute(r["first_ts"]), _minute(r["last_ts"])]
+                       for r in shown),
                       title=f"sessions (latest {len(shown)} of {s.sessions}; --json for all)")
         return 0
+
+
+def _minute(ts: str | None) -> str:
+    """A timestamp to the minute, readable in a narrow table (--json has it whole)."""
+    return (ts or "")[:16].replace("T", " ")
