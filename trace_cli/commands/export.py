@@ -9,8 +9,8 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command(help=(
         "Write the log (or one session) as JSON Lines in the `trace` format, with each artifact's "
-        "content inlined as artifact_content. `trace ingest --format trace` reads it back and adds "
-        "nothing twice.\n\n"
+        "content inlined as artifact_content (and an event's images and documents as "
+        "attachments_content). `trace ingest --format trace` reads it back and adds nothing twice.\n\n"
         "Example:  trace export --session 4f1c… > session.trace.jsonl"))
     def export(
         ctx: typer.Context,

@@ -12,7 +12,7 @@ from trace_cli.options import JsonOpt
 def register(app: typer.Typer) -> None:
     @app.command(help=(
         "Print events exactly as logged. SELECTOR is a seq (812), a range (812..947) or an event id; "
-        "With --session, a range prints that session's events only. "
+        "with --session, a range prints that session's events only. "
         "--marker ID prints what a compaction marker evicted. "
         "--full replaces artifact previews with the original output; for a single event with an "
         "artifact it writes the original bytes as they were (use --json to get the event instead).\n\n"
