@@ -22,6 +22,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections import OrderedDict, deque
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -40,13 +41,29 @@ _HEAP = 64 * 1024 * 1024       # the writer flushes a segment when it fills: mem
 
 
 def ts_millis(ts: str | None) -> int:
+    """Epoch milliseconds of a log timestamp ("...:SS.mmmZ"), 0 when unreadable.
+    Events arrive in runs from the same minute: that minute's start is
+    remembered, so most calls only add the seconds."""
     if not ts:
         return 0
-    from datetime import datetime
+    global _minute_key, _minute_ms
+    if len(ts) == 24 and ts[16] == ":" and ts[19] == "." and ts[23] == "Z":
+        if ts[:16] != _minute_key:
+            try:
+                _minute_ms = int(datetime.fromisoformat(ts[:16] + "+00:00").timestamp()) * 1000
+            except ValueError:
+                return 0
+            _minute_key = ts[:16]
+        sec, ms = ts[17:19], ts[20:23]
+        if sec.isdigit() and ms.isdigit() and sec < "60":
+            return _minute_ms + int(sec) * 1000 + int(ms)
     try:
         return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
     except ValueError:
         return 0
+
+
+_minute_key, _minute_ms = "", 0
 
 
 def _body(event: dict, text: str) -> str:

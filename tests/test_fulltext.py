@@ -51,3 +51,14 @@ def test_rare_terms_choose_the_candidates_and_common_terms_keep_their_share_of_t
 
 def test_a_query_of_common_terms_alone_runs_in_full(store, monkeypatch):
     assert len(_search(store, ["test", "suite"], monkeypatch, split=True)) == 40
+
+
+def test_event_times_become_exact_epoch_milliseconds():
+    from datetime import datetime, timezone
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    for ts in ("2025-09-03T00:52:31.217Z", "2004-05-20T21:32:18.393Z", "1999-12-31T23:59:59.999Z"):
+        d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        assert fulltext.ts_millis(ts) == int((d - epoch).total_seconds()) * 1000 + d.microsecond // 1000
+    assert fulltext.ts_millis("2025-09-03T00:52:31+02:00") == fulltext.ts_millis("2025-09-02T22:52:31.000Z")
+    for bad in ("", None, "2025-09-03T00:52:61.217Z", "2025-09-03T00:52:3a.217Z", "not a time"):
+        assert fulltext.ts_millis(bad) == 0

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 _ISO_FRACTION = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
+_ALREADY_NORMAL = re.compile(r"\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d\.\d{3}Z")
 
 
 def to_utc_iso(value: Any) -> str | None:
@@ -19,6 +20,12 @@ def to_utc_iso(value: Any) -> str | None:
     milliseconds) to 'YYYY-MM-DDTHH:MM:SS.mmmZ'; None when absent or unreadable."""
     if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, str) and len(value) == 24 and _ALREADY_NORMAL.fullmatch(value):
+        try:                               # Claude Code's own form: valid as it stands?
+            datetime.fromisoformat(value[:23])
+            return value
+        except ValueError:
+            return None
     try:
         if isinstance(value, (int, float)):
             seconds = value / 1000.0 if value > 1e11 else float(value)
