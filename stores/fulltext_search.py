@@ -142,8 +142,10 @@ class FulltextSearch:
         parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)),
                  (tantivy.Occur.Must, tantivy.Query.boolean_query(
                      [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
-        if words:
-            parts.append((tantivy.Occur.Must, index.parse_query(" ".join(words), ["body"])))
+        tokens = [t for w in words or () for t in self._stem(w)]
+        if tokens:
+            parts.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in tokens])))
         searcher = index.searcher()
         res = searcher.search(tantivy.Query.boolean_query(parts), 1, order_by_field="seq")
         if not res.hits:
