@@ -130,3 +130,23 @@ def test_an_image_too_big_for_memory_streams_into_its_attachment(tmp_path):
     assert cli("ingest", str(path)).code == 0
     (event,) = cli("export").lines()
     assert event["attachments_content"] == [block]
+
+
+@pytest.mark.parametrize("block, expected", [
+    (IMAGE, "image/png"),                                                        # Anthropic / Claude Code
+    (OPENAI_IMAGE, "image/png"),                                                 # a data: URL
+    ({"type": "input_image", "image_url": "data:image/jpeg;base64,AAAA"}, "image/jpeg"),   # Codex
+    ({"type": "image_url", "image_url": {"url": "https://example.org/cat.png"}}, None),    # a link says nothing
+    ({"type": "file", "file": {"filename": "q3.pdf", "file_data": "data:application/pdf;base64,JVBE"}},
+     "application/pdf"),
+])
+def test_the_media_type_is_read_from_any_layout(block, expected):
+    from reducers.media import media_type
+    assert media_type(block) == expected
+
+
+def test_a_link_with_a_token_in_it_is_redacted():
+    from reducers.media import redact_block
+    block = {"type": "image_url", "image_url": {"url": "https://x.invalid/cat.png?token=ghp_" + "a1" * 18}}
+    out, n = redact_block(block)
+    assert n == 1 and "ghp_" not in json.dumps(out) and block["image_url"]["url"].startswith("https://")
