@@ -6,12 +6,10 @@ block itself, exactly as the source gave it, is stored whole as an
 attachment in the artifact store and listed in `meta.attachments`."""
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-import orjson
-
+from reducers.formats.common import sorted_json
 from reducers.redact import redact
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?[;,]")
@@ -19,13 +17,9 @@ _PAYLOAD_KEYS = frozenset({"data", "result", "file_data"})      # base64 payload
 
 
 def block_bytes(block: dict) -> bytes:
-    """The canonical bytes an attachment is stored as (keys sorted, so the
-    same block always has the same content address)."""
-    try:
-        return orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
-    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
-        return json.dumps(block, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                          default=str).encode("utf-8", "surrogatepass")
+    """The bytes an attachment is stored as: keys sorted, so the same block
+    always has the same content address."""
+    return sorted_json(block)
 
 
 def media_type(block: dict) -> str | None:
@@ -36,14 +30,10 @@ def media_type(block: dict) -> str | None:
         for key in ("media_type", "mime_type", "output_format", "format"):
             if isinstance(holder.get(key), str):
                 return holder[key]
-        for key in ("url", "data", "file_data"):
+        for key in ("url", "image_url", "data", "file_data"):       # a data: URL names its type
             m = _DATA_URL.match(holder[key]) if isinstance(holder.get(key), str) else None
             if m and m.group(1):
                 return m.group(1)
-    for key in ("image_url", "url"):
-        m = _DATA_URL.match(block[key]) if isinstance(block.get(key), str) else None
-        if m and m.group(1):
-            return m.group(1)
     return None
 
 

@@ -23,6 +23,7 @@ import shutil
 import sqlite3
 from collections import OrderedDict, deque
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 import orjson
@@ -42,28 +43,27 @@ _HEAP = 64 * 1024 * 1024       # the writer flushes a segment when it fills: mem
 
 def ts_millis(ts: str | None) -> int:
     """Epoch milliseconds of a log timestamp ("...:SS.mmmZ"), 0 when unreadable.
-    Events arrive in runs from the same minute: that minute's start is
-    remembered, so most calls only add the seconds."""
+    Events arrive in runs from the same minute: the minute's start is
+    cached, so most calls only add the seconds."""
     if not ts:
         return 0
-    global _minute_key, _minute_ms
     if len(ts) == 24 and ts[16] == ":" and ts[19] == "." and ts[23] == "Z":
-        if ts[:16] != _minute_key:
-            try:
-                _minute_ms = int(datetime.fromisoformat(ts[:16] + "+00:00").timestamp()) * 1000
-            except ValueError:
-                return 0
-            _minute_key = ts[:16]
         sec, ms = ts[17:19], ts[20:23]
         if sec.isdigit() and ms.isdigit() and sec < "60":
-            return _minute_ms + int(sec) * 1000 + int(ms)
+            minute = _minute_ms(ts[:16])
+            return minute + int(sec) * 1000 + int(ms) if minute is not None else 0
     try:
         return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
     except ValueError:
         return 0
 
 
-_minute_key, _minute_ms = "", 0
+@lru_cache(maxsize=256)
+def _minute_ms(minute: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(minute + "+00:00").timestamp()) * 1000
+    except ValueError:
+        return None
 
 
 def _body(event: dict, text: str) -> str:
@@ -122,7 +122,6 @@ class FulltextIndex(FulltextSearch):
         self._index = None
         self._writer = None
         self._db: sqlite3.Connection | None = None
-        self._stemmer = None
         # session -> (next pos, last CTX_EVENTS entries), an LRU of OPEN_SESSIONS
         self._ctx: OrderedDict[str, tuple[int, deque]] = OrderedDict()
 

@@ -150,3 +150,15 @@ def test_a_link_with_a_token_in_it_is_redacted():
     block = {"type": "image_url", "image_url": {"url": "https://x.invalid/cat.png?token=ghp_" + "a1" * 18}}
     out, n = redact_block(block)
     assert n == 1 and "ghp_" not in json.dumps(out) and block["image_url"]["url"].startswith("https://")
+
+
+def test_an_imported_event_whose_attachments_are_elsewhere_is_kept_with_a_warning(tmp_path):
+    cli("ingest", str(claude_code(tmp_path)))
+    lines = [json.loads(line) for line in cli("export").out.splitlines()]
+    for e in lines:
+        e.pop("attachments_content", None)                   # exported without its blobs
+    lines[0]["meta"]["attachments"].append({"id": "../../etc/passwd"})     # and one that is no id at all
+    (tmp_path / "bare.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    result = cli("--store", str(tmp_path / "other"), "ingest", "--format", "trace", str(tmp_path / "bare.jsonl"))
+    assert result.code == 0 and result.lines()[0]["added"] == len(lines)
+    assert result.err.count("which this store does not hold") == 3      # two real ids, one bogus

@@ -70,13 +70,19 @@ def conversation_session_id(ctx, index: int, source_id: Any, opening: Any) -> st
     return derived_session_id(ctx.source_id, index, opening)
 
 
-def content_digest(value: Any) -> str:
-    """A short, stable digest of a source record (keys sorted)."""
+def sorted_json(value: Any) -> bytes:
+    """A value's JSON with keys sorted: the same record always gives the
+    same bytes (for digests and content addresses)."""
     try:
-        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:                      # an integer beyond 64 bits, a lone surrogate
-        data = json.dumps(value, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()[:10]
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                          default=str).encode("utf-8", "surrogatepass")
+
+
+def content_digest(value: Any) -> str:
+    """A short, stable digest of a source record."""
+    return hashlib.sha256(sorted_json(value)).hexdigest()[:10]
 
 
 @dataclass(slots=True)

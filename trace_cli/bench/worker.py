@@ -108,19 +108,9 @@ class AnonPeak:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def _sample(self) -> int | None:
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        return int(line.split()[1])
-        except OSError:
-            return None
-        return None
-
     def _run(self) -> None:
         while True:
-            kb = self._sample()
+            kb = _status_kb("RssAnon")
             if kb is not None:
                 self.peak_kb = max(self.peak_kb or 0, kb)
             if self._stop.wait(self._every):
@@ -129,23 +119,29 @@ class AnonPeak:
     def stop(self) -> float | None:
         self._stop.set()
         self._thread.join()
-        kb = self._sample()
+        kb = _status_kb("RssAnon")
         if kb is not None:
             self.peak_kb = max(self.peak_kb or 0, kb)
         return None if self.peak_kb is None else self.peak_kb / 1024
 
 
-def _peak_rss_kb() -> int:
-    """This process's peak resident set. VmHWM where Linux has it: after
-    fork + exec, ru_maxrss still counts the parent's image."""
+def _status_kb(field: str) -> int | None:
+    """A kB figure from /proc/self/status (None where Linux has none)."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return None
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak resident set. VmHWM where Linux has it: after
+    fork + exec, ru_maxrss still counts the parent's image."""
+    hwm = _status_kb("VmHWM")
+    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def main(argv: list[str]) -> None:
