@@ -10,7 +10,8 @@ Per turn, in order:
   5. large tool output goes to the artifact store; the event keeps a
      head/tail preview; images and documents go there whole, as attachments;
   6. token counts; then `EventLog.append`, one fsync per batch;
-  7. the derived state (keys, counters) and any index hooks catch up.
+  7. the derived state (keys, counters) and any index hooks catch up; the
+     hooks are handed the artifact contents still in memory, by seq.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ BATCH_EVENTS = 2000
 _EDGE_CHARS = 256 * 1024              # head/tail kept from a streamed artifact for its preview
 _RECENT_OUTPUTS = 100_000
 _WORKING_SESSIONS = 1024
+_KEPT_TEXT_CHARS = 64 << 20           # artifact content a batch hands its hooks (the rest is read back)
 
 
 @dataclass(slots=True)
@@ -55,7 +57,7 @@ class Appender:
                  redact_secrets: bool = True, reconciler=None,
                  artifact_threshold: int = ARTIFACT_THRESHOLD_TOKENS,
                  spills: SpillRegistry | None = None,
-                 hooks: Iterable[Callable[[list[dict], list[tuple[int, int]]], None]] = (),
+                 hooks: Iterable[Callable[[list[dict], list[tuple[int, int]], dict[int, str]], None]] = (),
                  warn: Callable[[str], None] = lambda msg: None):
         self.log = log
         self.state = state
@@ -97,6 +99,8 @@ class Appender:
         fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))]
         counts.skipped += len(drafts) - len(fresh)
         events: list[dict] = []
+        full_texts: dict[int, str] = {}      # event index -> artifact content still in memory
+        kept_chars = 0
         for turn in _turns(merge_adjacent(fresh)):
             if self.redact_secrets:
                 turn = [self._redacted(d, counts) for d in turn]
@@ -106,7 +110,10 @@ class Appender:
                 if decision != ADD:
                     counts.dropped += 1
                     continue
-                event = self._event(draft, fmt, path, counts)
+                event, full_text = self._event(draft, fmt, path, counts)
+                if full_text is not None and kept_chars + len(full_text) <= _KEPT_TEXT_CHARS:
+                    kept_chars += len(full_text)
+                    full_texts[len(events)] = full_text
                 working.tokens += event["tokens"] + (event.get("artifact") or {}).get("tokens", 0)
                 if (working is not self._untracked and event["kind"] == "tool_result"
                         and len(working.recent_outputs) < _RECENT_OUTPUTS):
@@ -116,8 +123,9 @@ class Appender:
             return
         sealed = self.log.append(events)
         self.state.record(sealed)
+        known = {sealed[i]["seq"]: text for i, text in full_texts.items()}
         for hook in self.hooks:
-            hook(sealed, self.log.last_locations)
+            hook(sealed, self.log.last_locations, known)
         counts.added += len(sealed)
         for e in sealed:
             counts.sessions[e["session_id"]] = counts.sessions.get(e["session_id"], 0) + 1
@@ -159,20 +167,25 @@ class Appender:
 
     # -- building the event ------------------------------------------------
 
-    def _event(self, d: Draft, fmt: str, path: str, counts: AppendCounts) -> dict:
+    def _event(self, d: Draft, fmt: str, path: str, counts: AppendCounts) -> tuple[dict, str | None]:
+        """The event to append, and the full content of its artifact when
+        that is in memory (the index need not read it back)."""
         text = d.text
         artifact = d.artifact
         tool = d.tool
+        full_text = None
         if self.spills is not None and self.spills.holds_marker(text):
             artifact, text = self._externalize_stream(d, counts)
             if tool and d.kind == "tool_call":
                 tool = {**tool, "input": "[input too large: in the artifact]"}
         elif d.artifact_text is not None:
+            full_text = d.artifact_text
             artifact, text = self._externalize_text(d.artifact_text, d, counts, preview=text if artifact else None)
         elif artifact is not None and not self.artifacts.exists(artifact["id"]):
             self.warn(f"{path}:{d.line or '?'}: event {d.event_id} refers to artifact {artifact['id'][:12]}… "
                       f"which this store does not hold (export with its artifacts to carry it)")
         elif artifact is None and self._too_big(d):
+            full_text = text
             artifact, text = self._externalize_text(text, d, counts)
         if d.source is not None:
             source = d.source                      # an exported event keeps its provenance
@@ -200,7 +213,7 @@ class Appender:
                 if not (isinstance(att, dict) and self._holds(att.get("id"))):
                     self.warn(f"{path}:{d.line or '?'}: event {d.event_id} has attachment {str(att.get('id'))[:12]}… "
                               f"which this store does not hold (export with its artifacts to carry it)")
-        return event
+        return event, full_text
 
     def _holds(self, artifact_id) -> bool:
         try:

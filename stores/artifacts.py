@@ -35,12 +35,15 @@ def check_artifact_id(artifact_id: str) -> str:
 class ArtifactStore:
     def __init__(self, store: Path):
         self.root = store / "artifacts"
+        self._real_root: Path | None = None
 
     def path_for(self, artifact_id: str) -> Path:
         check_artifact_id(artifact_id)
         path = (self.root / artifact_id[:2] / f"{artifact_id}.gz").resolve()
-        if self.root.resolve() not in path.parents:      # belt and braces: symlinked dirs
-            raise BadArtifactId(f"artifact path escapes the store: {artifact_id}")
+        if self._real_root is None or self._real_root not in path.parents:
+            self._real_root = self.root.resolve()         # (resolved once; again only when a check fails)
+            if self._real_root not in path.parents:       # belt and braces: symlinked dirs
+                raise BadArtifactId(f"artifact path escapes the store: {artifact_id}")
         return path
 
     def put_chunks(self, chunks: Iterable[bytes]) -> tuple[str, int]:
@@ -74,6 +77,11 @@ class ArtifactStore:
         return artifact_id, size
 
     def put(self, data: bytes) -> tuple[str, int]:
+        """Store bytes held in memory. Content already stored (the same
+        output read again, a re-sent image) costs one hash, not a compression."""
+        artifact_id = hashlib.sha256(data).hexdigest()
+        if self.path_for(artifact_id).is_file():
+            return artifact_id, len(data)
         return self.put_chunks([data])
 
     def exists(self, artifact_id: str) -> bool:

@@ -51,6 +51,7 @@ class FulltextSearch:
     (the opened Tantivy index, or None when there is none yet)."""
 
     _stemmer = None
+    _plain_analyzer = None
 
     def search(self, words: list[str], exact: list[str], filters: Filters | None = None, *,
                limit: int = 100, exact_boost: float = 2.0, ctx_boost: float = 0.5) -> list[FulltextHit]:
@@ -72,10 +73,12 @@ class FulltextSearch:
         searcher = index.searcher()
         common_df = max(COMMON_MIN_DOCS, int(searcher.num_docs * COMMON_SHARE))
         rare, common, common_ctx = [], [], []
-        for token in dict.fromkeys(t for w in words for t in self._stem(w)):
-            body = tantivy.Query.term_query(schema, "body", token)
-            ctx = tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ctx", token), ctx_boost)
-            if max(searcher.doc_freq("body", token), searcher.doc_freq("ctx", token)) > common_df:
+        # Both analyzers split a word alike; `body` is stemmed, `ctx` is not.
+        pairs = dict.fromkeys(p for w in words for p in zip(self._stem(w), self._plain(w)))
+        for stem, plain in pairs:
+            body = tantivy.Query.term_query(schema, "body", stem)
+            ctx = tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ctx", plain), ctx_boost)
+            if max(searcher.doc_freq("body", stem), searcher.doc_freq("ctx", plain)) > common_df:
                 common.append(body)
                 common_ctx.append(ctx)
             else:
@@ -95,6 +98,14 @@ class FulltextSearch:
         else:
             return []
         return self._run(query, filters, limit)
+
+    def _plain(self, word: str) -> list[str]:
+        """A word as the `ctx` field's tokenizer splits it (not stemmed)."""
+        if self._plain_analyzer is None:
+            import tantivy
+            self._plain_analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                                    .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()).build())
+        return self._plain_analyzer.analyze(word)
 
     def _stem(self, word: str) -> list[str]:
         """A word as the index's en_stem tokenizer splits and stems it."""

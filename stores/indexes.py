@@ -32,12 +32,16 @@ def iter_located(segments_dir: Path, start_seq: int) -> Iterator[tuple[dict, tup
                 yield event, (seg.first_seq, raw.offset)
 
 
-def artifact_texts(artifacts: ArtifactStore, events: list[dict]) -> dict[int, str]:
-    """The searchable prefix of each artifact-backed event's full content."""
+def artifact_texts(artifacts: ArtifactStore, events: list[dict], known: dict[int, str] | None = None) -> dict[int, str]:
+    """The searchable prefix of each artifact-backed event's full content;
+    `known` (seq -> content) saves reading back what the caller holds."""
     out = {}
     for e in events:
         art = e.get("artifact")
         if not art:
+            continue
+        if known and e["seq"] in known:
+            out[e["seq"]] = _indexable(known[e["seq"]][:INDEX_MAX_CHARS])
             continue
         chunks, size = [], 0
         try:
@@ -50,6 +54,15 @@ def artifact_texts(artifacts: ArtifactStore, events: list[dict]) -> dict[int, st
             continue
         out[e["seq"]] = b"".join(chunks)[:INDEX_MAX_CHARS].decode("utf-8", "ignore")
     return out
+
+
+def _indexable(text: str) -> str:
+    """Text as it reads back from the artifact: lone surrogates dropped."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "ignore")
 
 
 class DerivedIndexes:
@@ -128,12 +141,13 @@ class DerivedIndexes:
         ft.commit(log_seq)
         return done
 
-    def on_append(self, events: list[dict], locations: list[tuple[int, int]]) -> None:
+    def on_append(self, events: list[dict], locations: list[tuple[int, int]],
+                  known_texts: dict[int, str] | None = None) -> None:
         if not events:
             return
         if self.embed and self.vectors.watermark >= 0:
             self._embed_async(events)
-        self.fulltext.add(events, locations, artifact_texts(self.artifacts, events))
+        self.fulltext.add(events, locations, artifact_texts(self.artifacts, events, known_texts))
         self._dirty = True
 
     def _embed_async(self, events: list[dict]) -> None:

@@ -90,7 +90,7 @@ class Store:
             finally:
                 lock.release()
 
-    def append_hooks(self, writer: Writer) -> list[Callable[[list[dict], list[tuple[int, int]]], None]]:
+    def append_hooks(self, writer: Writer) -> list[Callable[[list[dict], list[tuple[int, int]], dict[int, str]], None]]:
         """Derived indexes that follow every append."""
         return [writer.indexes.on_append]
 
