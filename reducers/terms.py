@@ -72,6 +72,18 @@ def _exact_terms_memo(text: str) -> tuple[str, ...]:
     return tuple(_exact_terms(text))
 
 
+def exact_text(text: str) -> str:
+    """exact_terms() joined by spaces: what the index's `exact` field holds."""
+    if len(text) <= _MEMO_MAX_CHARS:
+        return _exact_text_memo(text)
+    return " ".join(_exact_terms(text))
+
+
+@lru_cache(maxsize=8192)
+def _exact_text_memo(text: str) -> str:
+    return " ".join(_exact_terms(text))
+
+
 def _candidates(text: str):
     for word in dict.fromkeys(text.split()):      # code and logs repeat words: look at each once
         if not _MAYBE_STRUCTURAL.isdisjoint(word):

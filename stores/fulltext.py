@@ -28,7 +28,7 @@ from pathlib import Path
 
 import orjson
 
-from reducers.terms import exact_terms
+from reducers.terms import exact_text
 from stores.fulltext_search import FulltextSearch
 
 SCHEMA_VERSION = 8
@@ -67,6 +67,7 @@ def _minute_ms(minute: str) -> int | None:
 
 
 def _body(event: dict, text: str) -> str:
+    """What `body` indexes: the tool's name, then the text (as in add())."""
     tool = event.get("tool") or {}
     return f"{tool['name']} {text}" if tool.get("name") else text
 
@@ -76,8 +77,8 @@ def _persisted(entry: dict) -> dict:
 
 
 def _document(entry: dict, body: str, after: list[str]):
-    import tantivy
-    doc = tantivy.Document()
+    from tantivy import Document
+    doc = Document()
     doc.add_unsigned("seq", entry["seq"])
     doc.add_unsigned("seg", entry["seg"])
     doc.add_unsigned("off", entry["off"])
@@ -89,7 +90,7 @@ def _document(entry: dict, body: str, after: list[str]):
     ctx = entry["before"] + after
     if ctx:
         doc.add_text("ctx", " ".join(ctx))
-    doc.add_text("exact", " ".join(exact_terms(body)))
+    doc.add_text("exact", exact_text(body))
     return doc
 
 
@@ -124,8 +125,8 @@ class FulltextIndex(FulltextSearch):
         self._index = None
         self._writer = None
         self._db: sqlite3.Connection | None = None
-        # session -> (next pos, last CTX_EVENTS entries), an LRU of OPEN_SESSIONS
-        self._ctx: OrderedDict[str, tuple[int, deque]] = OrderedDict()
+        # session -> [next pos, last CTX_EVENTS entries], an LRU of OPEN_SESSIONS
+        self._ctx: OrderedDict[str, list] = OrderedDict()
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -206,13 +207,14 @@ class FulltextIndex(FulltextSearch):
             self._writer = self._index.writer(heap_size=_HEAP, num_threads=1)
         return self._writer
 
-    def _session_state(self, sid: str) -> tuple[int, deque]:
+    def _session_state(self, sid: str) -> list:
+        """[next position, deque of the last CTX_EVENTS entries] of a session."""
         state = self._ctx.get(sid)
         if state is None:
             row = self._positions().execute(
                 "SELECT next_pos, recent FROM sessions WHERE session_id=?", (sid,)).fetchone()
             recent = orjson.loads(row[1]) if row else []
-            state = self._ctx[sid] = (row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS))
+            state = self._ctx[sid] = [row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS)]
             if len(self._ctx) > OPEN_SESSIONS:
                 self._close_session(next(iter(self._ctx)))
         else:
@@ -229,23 +231,29 @@ class FulltextIndex(FulltextSearch):
         commit: Tantivy keeps deleted documents in its BM25 statistics until
         segments merge, so churn would skew scores."""
         writer = self._writer_for()
+        last_sid, state = None, None
         for event, (seg, off) in zip(events, locations):
             sid = event["session_id"]
-            pos, recent = self._session_state(sid)
-            text = (full_texts.get(event["seq"]) or event.get("text") or "")[:INDEX_MAX_CHARS]
-            body = _body(event, text)
-            entry = {"seq": event["seq"], "seg": seg, "off": off, "pos": pos, "session": sid,
+            if sid != last_sid:                           # events come in runs of one session
+                state, last_sid = self._session_state(sid), sid
+            recent = state[1]
+            seq = event["seq"]
+            text = full_texts.get(seq) if full_texts else None
+            text = (text or event.get("text") or "")[:INDEX_MAX_CHARS]
+            tool = event.get("tool")
+            body = f"{tool['name']} {text}" if tool and tool.get("name") else text
+            head = body[:CTX_CHARS]
+            entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "session": sid,
                      "kind": event["kind"], "ts": ts_millis(event.get("ts") or event.get("ingested_at")),
-                     "head": body[:CTX_CHARS], "before": [e["head"] for e in recent], "indexed": False,
-                     "body": body}
+                     "head": head, "before": [e["head"] for e in recent], "indexed": False, "body": body}
             if len(recent) == CTX_EVENTS:                 # the oldest now has both successors
-                self._index_entry(writer, recent[0], [recent[1]["head"], entry["head"]])
+                self._index_entry(writer, recent[0], [recent[1]["head"], head])
             if len(body) > REINDEX_MAX_CHARS:             # too big to hold: index now, never again
                 self._index_entry(writer, entry, [])
                 entry["final"] = True
                 entry.pop("body", None)
             recent.append(entry)
-            self._ctx[sid] = (pos + 1, recent)
+            state[0] += 1
 
     def _index_entry(self, writer, entry: dict, after: list[str]) -> None:
         if entry.get("final"):

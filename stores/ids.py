@@ -18,8 +18,6 @@ _MAX = (1 << 128) - 1
 
 _PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]     # 10 bits -> 2 characters
 _SHIFTS = tuple(range(120, -1, -10))                        # 13 chunks cover the 130 bits of 26 chars
-_HEAD_SHIFTS = tuple(range(60, -1, -10))                    # bits 60..129 of the value: 14 chars
-_TAIL_SHIFTS = tuple(range(50, -1, -10))                    # bits 0..59: 12 chars
 
 
 def encode_ulid(value: int) -> str:
@@ -55,8 +53,9 @@ class IdGenerator:
 
     def new_batch(self, n: int) -> list[str]:
         """n consecutive ids (one clock read, one random draw): the counter
-        counts up inside the batch, so only the low 12 characters change and
-        the 14-character head is encoded once."""
+        counts up inside the batch, so within each run of 1024 values only
+        the last two characters change and the 24 before them are encoded
+        once per run."""
         if n <= 0:
             return []
         first = decode_ulid(self.new())
@@ -64,15 +63,14 @@ class IdGenerator:
         if last > _MAX:
             raise OverflowError("ULID space exhausted")
         self._last = last
-        out = []
+        out: list[str] = []
         pairs = _PAIRS
-        head_value, head = -1, ""
-        for v in range(first, last + 1):
-            hv = v >> 60
-            if hv != head_value:
-                head_value, head = hv, "".join([pairs[(hv >> s) & 1023] for s in _HEAD_SHIFTS])
-            out.append(head + pairs[(v >> 50) & 1023] + pairs[(v >> 40) & 1023] + pairs[(v >> 30) & 1023]
-                       + pairs[(v >> 20) & 1023] + pairs[(v >> 10) & 1023] + pairs[v & 1023])
+        v = first
+        while v <= last:
+            run_end = min(last, v | 1023)
+            prefix = encode_ulid(v)[:-2]
+            out += [prefix + pairs[x & 1023] for x in range(v, run_end + 1)]
+            v = run_end + 1
         return out
 
     def new(self) -> str:

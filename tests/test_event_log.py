@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from reducers.canonical import GENESIS
 from stores.event_log import EventLog
-from stores.ids import IdGenerator, decode_ulid, is_ulid
+from stores.ids import IdGenerator, decode_ulid, encode_ulid, is_ulid
 from stores.segments import iter_events, list_segments
 from stores.store import Store
 
@@ -130,6 +130,16 @@ def test_ids_are_monotonic_within_a_millisecond_and_when_the_clock_steps_back():
     gen = IdGenerator(clock=lambda: next(times))
     ids = [decode_ulid(gen.new()) for _ in range(100)]
     assert ids == sorted(ids) and len(set(ids)) == 100
+
+
+def test_a_batch_of_ids_counts_up_across_runs_of_1024_and_encodes_like_single_ids():
+    gen = IdGenerator(clock=lambda: 1.0)
+    gen.observe(encode_ulid((1000 << 80) | ((1 << 79) - 1000)))   # the next batch starts mid-run
+    batch = gen.new_batch(5000)
+    first = decode_ulid(batch[0])
+    assert [decode_ulid(x) for x in batch] == list(range(first, first + 5000))
+    assert all(encode_ulid(decode_ulid(x)) == x for x in batch)
+    assert decode_ulid(gen.new()) == first + 5000
 
 
 def test_an_imported_id_raises_the_floor():
