@@ -203,6 +203,31 @@ def test_a_large_tool_output_becomes_an_artifact_with_an_honest_preview(tmp_path
     assert store.verify().ok
 
 
+def test_the_whole_of_a_large_output_is_searchable_not_just_its_preview(tmp_path):
+    # Right after ingest the index gets the artifact's content from memory;
+    # a rebuild reads it back from the artifact store. Both must find the middle.
+    out = "".join(f"line {i}: building target_{i} with flags -O2 -Wall\n" for i in range(3000))
+    out = out.replace("line 1500:", "line 1500: zanzibar")
+    (tmp_path / "t.json").write_text(json.dumps([
+        {"role": "user", "content": "build"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sh", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": out}]))
+    store = Store(tmp_path / "s")
+    _ingest(store, tmp_path / "t.json")
+    from stores.recall import Recaller, RecallQuery
+
+    def top_kind():
+        rc = Recaller(store)
+        rc.prepare("fulltext")
+        hits = rc.recall(RecallQuery(query="zanzibar", k=3, mode="fulltext"))
+        return hits[0].kind if hits else None
+
+    assert "zanzibar" not in [e for e in store.events() if e["kind"] == "tool_result"][0]["text"]
+    assert top_kind() == "tool_result"
+    store.reindex()
+    assert top_kind() == "tool_result"
+
+
 def test_artifact_ids_cannot_escape_the_store(tmp_path):
     for bad in ("../../etc/passwd", "a" * 63, "A" * 64, "/" + "a" * 63, "a" * 64 + "/.."):
         with pytest.raises(BadArtifactId):
