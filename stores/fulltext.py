@@ -67,7 +67,7 @@ def _minute_ms(minute: str) -> int | None:
 
 
 def _body(event: dict, text: str) -> str:
-    """What `body` indexes: the tool's name, then the text (as in add())."""
+    """What `body` indexes: the tool's name, then the text."""
     tool = event.get("tool") or {}
     return f"{tool['name']} {text}" if tool.get("name") else text
 
@@ -240,8 +240,7 @@ class FulltextIndex(FulltextSearch):
             seq = event["seq"]
             text = full_texts.get(seq) if full_texts else None
             text = (text or event.get("text") or "")[:INDEX_MAX_CHARS]
-            tool = event.get("tool")
-            body = f"{tool['name']} {text}" if tool and tool.get("name") else text
+            body = _body(event, text)
             head = body[:CTX_CHARS]
             entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "session": sid,
                      "kind": event["kind"], "ts": ts_millis(event.get("ts") or event.get("ingested_at")),

@@ -102,18 +102,13 @@ class FulltextSearch:
     def _plain(self, word: str) -> list[str]:
         """A word as the `ctx` field's tokenizer splits it (not stemmed)."""
         if self._plain_analyzer is None:
-            import tantivy
-            self._plain_analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-                                    .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()).build())
+            self._plain_analyzer = _word_analyzer(stem=False)
         return self._plain_analyzer.analyze(word)
 
     def _stem(self, word: str) -> list[str]:
         """A word as the index's en_stem tokenizer splits and stems it."""
         if self._stemmer is None:
-            import tantivy
-            self._stemmer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-                             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
-                             .filter(tantivy.Filter.stemmer("english")).build())
+            self._stemmer = _word_analyzer(stem=True)
         return self._stemmer.analyze(word)
 
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
@@ -223,3 +218,14 @@ class FulltextSearch:
     def num_docs(self) -> int:
         index = self.open()
         return index.searcher().num_docs if index is not None else 0
+
+
+def _word_analyzer(stem: bool):
+    """Tantivy's `default` analyzer (simple, remove_long 40, lowercase), or
+    its `en_stem` (the same plus the English stemmer)."""
+    import tantivy
+    builder = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+               .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()))
+    if stem:
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
+    return builder.build()

@@ -185,14 +185,20 @@ def test_directories_recurse_and_skip_non_transcripts(tmp_path):
     assert [os.path.basename(r.source) for r in results] == ["a.jsonl", "b.jsonl"]
 
 
-def test_a_large_tool_output_becomes_an_artifact_with_an_honest_preview(tmp_path):
-    out = "".join(f"line {i}: building target_{i} with flags -O2 -Wall\n" for i in range(3000))
+def _ingest_build_output(tmp_path, out: str) -> Store:
+    """A store holding one OpenAI conversation whose shell call printed `out`."""
     (tmp_path / "t.json").write_text(json.dumps([
         {"role": "user", "content": "build"},
         {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sh", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": out}]))
     store = Store(tmp_path / "s")
     _ingest(store, tmp_path / "t.json")
+    return store
+
+
+def test_a_large_tool_output_becomes_an_artifact_with_an_honest_preview(tmp_path):
+    out = "".join(f"line {i}: building target_{i} with flags -O2 -Wall\n" for i in range(3000))
+    store = _ingest_build_output(tmp_path, out)
     result = [e for e in store.events() if e["kind"] == "tool_result"][0]
     art = result["artifact"]
     assert art["bytes"] == len(out.encode()) and art["tokens"] > 2000 and art["sha256"] == art["id"]
@@ -208,12 +214,7 @@ def test_the_whole_of_a_large_output_is_searchable_not_just_its_preview(tmp_path
     # a rebuild reads it back from the artifact store. Both must find the middle.
     out = "".join(f"line {i}: building target_{i} with flags -O2 -Wall\n" for i in range(3000))
     out = out.replace("line 1500:", "line 1500: zanzibar")
-    (tmp_path / "t.json").write_text(json.dumps([
-        {"role": "user", "content": "build"},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sh", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": out}]))
-    store = Store(tmp_path / "s")
-    _ingest(store, tmp_path / "t.json")
+    store = _ingest_build_output(tmp_path, out)
     from stores.recall import Recaller, RecallQuery
 
     def top_kind():
