@@ -212,19 +212,22 @@ def _pem_body(body: str) -> bool:
 # Lowercase words every rule starts with (its match starts exactly there), found on the
 # ASCII-lowered text. CPython scans a regex with a literal prefix fast and one with a set
 # of first characters slowly, so the words are grouped under one letter each (a rare one
-# inside the word when that keeps the group small): ten literal-prefix scans.
+# inside the word when that keeps the group small): ten literal-prefix scans. Short texts
+# use one regex whose cost grows with how often its first letters occur: `z` and `j`
+# (0.05% and 0.1% of transcript characters) rather than `a` and `e` (5.6%, 8.2%) cut
+# redaction of real transcripts from 7.4 to 6.0 us per text.
 _TRIGGERS = {
     "k": ("token", "sk-", "akia", "api_key", "api-key", "apikey", "access_key", "access-key",
           "accesskey", "private_key", "private-key", "privatekey"),
     "c": ("secret", "credential"),
     "b": ("bearer", "basic ", "basic\t"),
     "w": ("passw", "pwd"),
-    "a": ("authoriz",),
+    "z": ("authoriz",),
     ":": ("://",),
     "-": ("-----begin", "-u ", "-u\t", "-u=", "--user"),
     "_": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "x": ("xox", "xapp-"),
-    "e": ("eyj",),
+    "j": ("eyj",),
 }
 
 
