@@ -68,6 +68,8 @@ class Appender:
         self.spills = spills
         self.hooks = list(hooks)
         self.warn = warn
+        self._unrecorded: list[dict] | None = None      # appended, not yet in the ingest state
+        self._after_durable: list[Callable[[], None]] = []
         self._working: dict[str, WorkingSet] = {}
         self._untracked = WorkingSet()
 
@@ -87,14 +89,40 @@ class Appender:
 
     def append_drafts(self, drafts: list[Draft], *, source_format: str, source_path: str) -> AppendCounts:
         counts = AppendCounts()
-        self._append_batch(drafts, source_format, source_path, counts)
+        try:
+            self._append_batch(drafts, source_format, source_path, counts)
+        finally:
+            self.settle()
         return counts
+
+    # -- durability ----------------------------------------------------------
+
+    def after_durable(self, action: Callable[[], None]) -> None:
+        """Run `action` once everything appended so far is on disk (a file's
+        fingerprint must not be remembered before its events are)."""
+        self._after_durable.append(action)
+        if self._unrecorded is None:
+            self.settle()
+
+    def settle(self) -> None:
+        """Wait for the last batch's fsync, then record it in the ingest
+        state (the state never gets ahead of the log) and run what waited.
+        The fsync overlaps with parsing the next batch, which is why
+        recording waits until the next batch, or the end, calls this."""
+        if self._unrecorded is not None:
+            sealed, self._unrecorded = self._unrecorded, None
+            self.log.wait_durable()
+            self.state.record(sealed)
+        actions, self._after_durable = self._after_durable, []
+        for action in actions:
+            action()
 
     # -- one batch ---------------------------------------------------------
 
     def _append_batch(self, drafts: list[Draft], fmt: str, path: str, counts: AppendCounts) -> None:
         if not drafts:
             return
+        self.settle()                              # the previous batch's keys count as seen
         seen = self.state.seen_among(k for d in drafts for k in d.all_keys())
         fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))]
         counts.skipped += len(drafts) - len(fresh)
@@ -121,8 +149,8 @@ class Appender:
                 events.append(event)
         if not events:
             return
-        sealed = self.log.append(events)
-        self.state.record(sealed)
+        sealed = self.log.append(events, durable=False)
+        self._unrecorded = sealed
         known = {sealed[i]["seq"]: text for i, text in full_texts.items()}
         for hook in self.hooks:
             hook(sealed, self.log.last_locations, known)

@@ -3,7 +3,8 @@
 There is exactly one way in: `EventLog.append(batch)`. It assigns each
 event its store-wide `seq`, a time-sortable `id`, `ingested_at` and the hash
 chain (`prev`, `hash`), writes the batch with one write, fsyncs once per
-batch, and rotates to a new segment (fsyncing the directory) when the
+batch (in the background if the caller asks, who must then wait for it
+before recording anything that depends on the batch), and rotates to a new segment (fsyncing the directory) when the
 active one passes its size target. There is no update and no delete:
 sealed segments are never opened for writing again.
 
@@ -63,6 +64,8 @@ class EventLog:
         self._active_first = 0
         self.last_locations: list[tuple[int, int]] = []
         self._active_size = 0
+        self._syncer = None                # the fsync thread of append(durable=False)
+        self._syncing = None
         self.tail = self._recover_and_read_tail()
         self.ids = IdGenerator(self.tail.id, clock=clock)
 
@@ -122,10 +125,12 @@ class EventLog:
 
     # -- appending ---------------------------------------------------------
 
-    def append(self, events: list[dict]) -> list[dict]:
+    def append(self, events: list[dict], *, durable: bool = True) -> list[dict]:
         """Seal and persist a batch; returns the events as written (with
         seq, id, ingested_at, prev, hash), which are the given dicts,
-        completed in place. Durable when this returns."""
+        completed in place. Durable when this returns; with durable=False,
+        once `wait_durable()` returns (the next append's fsync, a rotation
+        and close wait for it too)."""
         if not events:
             return []
         now = utc_now_iso(self.clock)
@@ -162,9 +167,27 @@ class EventLog:
             row["hash"] = prev = digest
             sealed.append(row)
         self._write(pending, pending_size)
-        os.fsync(self._fd)
+        if durable:
+            os.fsync(self._fd)
+        else:
+            self._sync_in_background()
         self.tail = Tail(seq=seq, hash=prev, id=sealed[-1]["id"])
         return sealed
+
+    def _sync_in_background(self) -> None:
+        """fsync on a helper thread (the call releases the GIL), so the
+        caller can parse its next batch meanwhile; `wait_durable` joins it."""
+        self.wait_durable()
+        if self._syncer is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-fsync")
+        self._syncing = self._syncer.submit(os.fsync, self._fd)
+
+    def wait_durable(self) -> None:
+        """Return once every appended batch is on disk (raises the fsync's error)."""
+        if self._syncing is not None:
+            pending, self._syncing = self._syncing, None
+            pending.result()
 
     def _ensure_active(self, next_seq: int) -> None:
         if self._fd is not None:
@@ -183,6 +206,7 @@ class EventLog:
         self._active_size = os.fstat(self._fd).st_size
 
     def _rotate(self, first_seq: int) -> None:
+        self.wait_durable()
         if self._fd is not None:
             os.fsync(self._fd)                     # the sealed segment is complete on disk
             os.close(self._fd)
@@ -200,6 +224,12 @@ class EventLog:
         self._active_size += size
 
     def close(self) -> None:
+        try:
+            self.wait_durable()
+        finally:
+            if self._syncer is not None:
+                self._syncer.shutdown()
+                self._syncer = None
         if self._fd is not None:
             os.fsync(self._fd)
             os.close(self._fd)

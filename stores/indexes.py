@@ -16,6 +16,7 @@ import orjson
 from stores.artifacts import ArtifactStore
 from stores.errors import UsageError
 from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex
+from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
 from stores.segments import iter_raw_lines, list_segments, segments_from
 from stores.vectors import VectorIndex
 
@@ -70,7 +71,7 @@ class DerivedIndexes:
     in `trace index`, or in recall for a bounded tail."""
 
     def __init__(self, store: Path, note: Callable[[str], None], embed: bool = True,
-                 embedder: str | None = None):
+                 embedder: str | None = None, lock_fd: int | None = None):
         if embedder is not None and embedder not in EMBEDDERS:
             raise UsageError(f"unknown --embedder {embedder!r}; choose one of: {', '.join(EMBEDDERS)}")
         self.store = store
@@ -84,6 +85,11 @@ class DerivedIndexes:
         self._worker = None
         self._queue = None
         self._worker_error: BaseException | None = None
+        self._lock_fd = lock_fd
+        self._appended = 0
+        self._handoff_after = handoff_after()
+        self._indexer: IndexerProcess | None = None
+        self._indexer_failed = False
 
     def catch_up(self, log_seq: int) -> int:
         """Bring the full-text index up to the log (and the vectors too,
@@ -147,8 +153,40 @@ class DerivedIndexes:
             return
         if self.embed and self.vectors.watermark >= 0:
             self._embed_async(events)
-        self.fulltext.add(events, locations, artifact_texts(self.artifacts, events, known_texts))
+        self._appended += len(events)
         self._dirty = True
+        if self._indexer is None and self._should_hand_off():
+            self._hand_off(events[0]["seq"] - 1)
+        if self._indexer is not None:
+            try:
+                self._indexer.add(locations)
+            except IndexerFailed as exc:
+                self._indexer_gone(exc)
+        elif not self._indexer_failed:
+            self.fulltext.add(events, locations, artifact_texts(self.artifacts, events, known_texts))
+
+    # -- the indexer process (stores/fulltext_process.py) -----------------------
+
+    def _should_hand_off(self) -> bool:
+        return (self._handoff_after is not None and self._appended > self._handoff_after
+                and not self._indexer_failed and self.fulltext.usable())
+
+    def _hand_off(self, indexed_seq: int) -> None:
+        """Commit what this process indexed, then let a child go on from there."""
+        self.fulltext.commit(indexed_seq)
+        self.fulltext.close()
+        try:
+            self._indexer = IndexerProcess(self.store, self._lock_fd)
+        except OSError as exc:
+            self.note(f"could not start the full-text indexer process ({exc}); indexing in this one")
+            self._handoff_after = None
+
+    def _indexer_gone(self, exc: IndexerFailed) -> None:
+        """Stop feeding a failed child; commit catches the index up from the log."""
+        self.note(f"the full-text indexer process stopped ({exc}); the index will catch up from the log")
+        self._indexer.abandon()
+        self._indexer = None
+        self._indexer_failed = True
 
     def _embed_async(self, events: list[dict]) -> None:
         """Embedding and HNSW inserts run in native code that releases the
@@ -189,7 +227,19 @@ class DerivedIndexes:
 
     def commit(self, log_seq: int) -> None:
         self._drain_vectors()
-        if self._dirty or self.fulltext.watermark < log_seq:
+        if self._indexer is not None:
+            indexer, self._indexer = self._indexer, None
+            try:
+                indexer.commit(log_seq)
+                self._dirty = False
+            except IndexerFailed as exc:
+                self.note(f"the full-text indexer process stopped ({exc}); catching the index up from the log")
+                self._indexer_failed = True
+        if self._indexer_failed:
+            self.fulltext.close()
+            self._catch_up_fulltext(log_seq)
+            self._indexer_failed = self._dirty = False
+        elif self._dirty or self.fulltext.watermark < log_seq:
             self.fulltext.commit(log_seq)
             self._dirty = False
         vec = self.vectors
@@ -198,6 +248,9 @@ class DerivedIndexes:
 
     def close(self) -> None:
         try:
+            if self._indexer is not None:           # the writer failed before commit
+                self._indexer.abandon()
+                self._indexer = None
             self._drain_vectors()
         finally:
             self.fulltext.close()

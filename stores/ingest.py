@@ -77,18 +77,22 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
                                 hooks=store.append_hooks(w))
-            for src in expand_inputs(paths):
-                if isinstance(src, MissingSource):
-                    result = IngestResult(source=str(src).split(":", 1)[0], errors=1, error=str(src))
-                    report(str(src))
-                    yield result
-                    continue
-                try:
-                    yield _ingest_source(src, w, appender, spills, format=format, session=session,
-                                         strict=strict, redact=redact, report=report, on_progress=on_progress)
-                finally:
-                    if src.is_stdin:
-                        src.path.unlink(missing_ok=True)
+            try:
+                for src in expand_inputs(paths):
+                    if isinstance(src, MissingSource):
+                        result = IngestResult(source=str(src).split(":", 1)[0], errors=1, error=str(src))
+                        report(str(src))
+                        yield result
+                        continue
+                    try:
+                        yield _ingest_source(src, w, appender, spills, format=format, session=session,
+                                             strict=strict, redact=redact, report=report,
+                                             on_progress=on_progress)
+                    finally:
+                        if src.is_stdin:
+                            src.path.unlink(missing_ok=True)
+            finally:
+                appender.settle()                  # the last batch on disk and in the state
     finally:
         spills.cleanup()
 
@@ -158,7 +162,8 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
         return result
     _finish(result, sessions, counts)
     if fingerprint and result.errors == 0:
-        w.state.remember_file(ident, fingerprint, result.added + result.skipped + result.dropped, fmt)
+        drafts_seen = result.added + result.skipped + result.dropped
+        appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
 
 

@@ -39,6 +39,12 @@ class WriterLock:
         self._fd = fd
         return self
 
+    @property
+    def fd(self) -> int | None:
+        """The locked file: a child process that inherits it keeps the store
+        locked until it exits too."""
+        return self._fd
+
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)

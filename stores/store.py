@@ -72,7 +72,8 @@ class Store:
             try:
                 log = EventLog(self.dir, warn=self.warn)
                 state = IngestState(self.dir)
-                indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder)
+                indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder,
+                                         lock_fd=lock.fd)
                 indexes.force_rebuild = rebuild_fulltext
                 try:
                     if state.keys_seq > log.tail.seq:

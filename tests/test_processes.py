@@ -10,6 +10,7 @@ import sys
 import time
 
 import orjson
+import pytest
 
 from stores.store import Store
 from tests.conftest import REPO
@@ -87,11 +88,13 @@ def test_four_processes_appending_at_once_lose_and_double_nothing(tmp_path):
     assert store.verify().ok
 
 
-def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_path):
+@pytest.mark.parametrize("index_process_after", ["never", "0"])     # indexing in process, or in a child
+def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_path, index_process_after):
     home = tmp_path / "home"
     src = openai_conversations(tmp_path / "big.jsonl", 4000, turns=4, tool_every=2)
+    env = {**_env(home), "TRACE_INDEX_PROCESS_AFTER": index_process_after}
     proc = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", str(src)],
-                            env=_env(home), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 60
     seg_dir = home / "segments"
     while time.time() < deadline:                 # kill once some batches are on disk
@@ -101,7 +104,8 @@ def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_pa
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     partial = sum(1 for _ in Store(home).events())
-    r = _trace("ingest", str(src), home=home)
+    # (--wait: a child indexer holds the lock until it sees its parent gone)
+    r = _trace("ingest", "--wait", "30", str(src), home=home)
     assert r.returncode == 0, r.stderr
     events = list(Store(home).events())
     keys = collections.Counter(e["source"]["key"] for e in events)
@@ -109,3 +113,5 @@ def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_pa
     expected = sum(1 + 4 * 2 + 2 * 2 for _ in range(4000))   # system + (user, assistant) x4 + 2 tool pairs
     assert len(events) == expected and 0 < partial < expected
     assert Store(home).verify().ok
+    found = _trace("recall", "config_3999_3.yaml", "--mode", "fulltext", "--json", home=home)
+    assert found.returncode == 0 and b"config_3999_3.yaml" in found.stdout

@@ -1,0 +1,176 @@
+"""The full-text index, fed in a second process during a long ingest.
+
+Parsing, redaction and the log keep one core busy; building the index's
+documents and Tantivy's own thread need about as much again. In one
+process they share one interpreter lock, so a long ingest hands full-text
+indexing to a child process after its first `TRACE_INDEX_PROCESS_AFTER`
+events (default 20,000; `never` keeps it in process). The child reads
+each appended batch back from the log, where the parent has already
+fsynced it, so a message is only where the batch lies:
+
+    parent -> child, one JSON line each:  {"add": [[segment, offset, count], ...]}
+                                          {"commit": seq}
+    child -> parent, once, after commit:  {"ok": seq}  or  {"error": "..."}
+
+The child inherits the store's writer lock (the same open file), so the
+store stays locked until both processes are done. When the parent goes
+away without a commit (killed, interrupted), the child sees end of input
+and exits without committing: the index keeps its last commit and the
+next writer catches it up from the log, as after any crash."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+DEFAULT_AFTER = 20_000
+
+
+def handoff_after() -> int | None:
+    """Events appended in process before indexing moves to a child (None: never)."""
+    raw = os.environ.get("TRACE_INDEX_PROCESS_AFTER", "").strip().lower()
+    if raw in ("never", "off", "no"):
+        return None
+    try:
+        return max(int(raw), 0) if raw else DEFAULT_AFTER
+    except ValueError:
+        return DEFAULT_AFTER
+
+
+class IndexerFailed(Exception):
+    pass
+
+
+def batch_ranges(locations: list[tuple[int, int]]) -> list[list[int]]:
+    """[segment, first offset, event count] per segment a batch touches."""
+    ranges: list[list[int]] = []
+    for seg, off in locations:
+        if ranges and ranges[-1][0] == seg:
+            ranges[-1][2] += 1
+        else:
+            ranges.append([seg, off, 1])
+    return ranges
+
+
+class IndexerProcess:
+    """The parent's handle on the child."""
+
+    def __init__(self, store: Path, lock_fd: int | None):
+        root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "stores.fulltext_process", str(store)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            pass_fds=(lock_fd,) if lock_fd is not None else ())
+
+    def add(self, locations: list[tuple[int, int]]) -> None:
+        self._send({"add": batch_ranges(locations)})
+
+    def commit(self, seq: int) -> None:
+        """Wait for the child to index everything sent and commit it."""
+        self._send({"commit": seq})
+        self.proc.stdin.close()
+        reply = self.proc.stdout.readline()
+        code = self.proc.wait()
+        try:
+            answer = orjson.loads(reply) if reply else {}
+        except orjson.JSONDecodeError:
+            answer = {}
+        if answer.get("ok") != seq:
+            raise IndexerFailed(answer.get("error") or f"it exited with status {code} before committing")
+
+    def abandon(self) -> None:
+        """Stop the child without a commit (the writer is failing)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def _send(self, msg: dict) -> None:
+        try:
+            self.proc.stdin.write(orjson.dumps(msg) + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise IndexerFailed(self._last_words()) from None
+
+    def _last_words(self) -> str:
+        """Why the child stopped: its error reply, else its exit status."""
+        try:
+            answer = orjson.loads(self.proc.stdout.readline() or b"{}")
+        except (orjson.JSONDecodeError, ValueError, OSError):
+            answer = {}
+        return answer.get("error") or f"it exited with status {self.proc.wait()}"
+
+
+# -- the child ------------------------------------------------------------------
+
+
+def read_batch(segments_dir: Path, ranges: list[list[int]], files: dict) -> tuple[list[dict], list[tuple[int, int]]]:
+    """The events a message names, read back from the log, with their locations."""
+    from stores.segments import segment_name
+    events, locations = [], []
+    for seg, offset, count in ranges:
+        f = files.get(seg)
+        if f is None:
+            for old in files.values():            # the log moved on to a new segment
+                old.close()
+            files.clear()
+            f = files[seg] = open(segments_dir / segment_name(seg), "rb")
+        f.seek(offset)
+        for _ in range(count):
+            raw = f.readline()
+            if not raw.endswith(b"\n"):
+                raise IndexerFailed(f"segment {seg} ends inside the batch at offset {offset}")
+            events.append(orjson.loads(raw))
+            locations.append((seg, offset))
+            offset += len(raw)
+    return events, locations
+
+
+def serve(store: Path, messages, reply) -> None:
+    from stores.artifacts import ArtifactStore
+    from stores.fulltext import FulltextIndex
+    from stores.indexes import artifact_texts
+    ft, artifacts, files = FulltextIndex(store), ArtifactStore(store), {}
+    for line in messages:
+        msg = orjson.loads(line)
+        if "add" in msg:
+            events, locations = read_batch(store / "segments", msg["add"], files)
+            ft.add(events, locations, artifact_texts(artifacts, events))
+        elif "commit" in msg:
+            ft.commit(msg["commit"])
+            ft.close()
+            reply({"ok": msg["commit"]})
+            return
+    # End of input without a commit: the writer went away. Keep the last commit.
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent decides; Ctrl-C reaches it too
+    out = sys.stdout.buffer
+
+    def reply(msg: dict) -> None:
+        out.write(orjson.dumps(msg) + b"\n")
+        out.flush()
+    try:
+        serve(Path(argv[0]), sys.stdin.buffer, reply)
+    except Exception as exc:
+        if os.environ.get("TRACE_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        reply({"error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
