@@ -110,6 +110,40 @@ def _exact_terms(text: str) -> list[str]:
     return list(out)
 
 
+# English suffixes to try on a word and on its stem; the index keeps words as written,
+# and a query keeps the candidates whose stem is the query word's (see fulltext_search).
+_SUFFIXES = ("s", "es", "e", "ed", "d", "ing", "er", "ers", "est", "ly", "ment", "ments", "ion",
+             "ions", "ation", "ations", "al", "ness", "ity", "ities", "ive", "able", "y", "ies", "ied")
+
+
+def inflection_candidates(word: str) -> list[str]:
+    """Spellings that may share `word`'s English stem: the word, the word
+    and its stem with common suffixes, a final y as i, a final consonant
+    doubled or undoubled. Over-generates; the caller keeps those that stem
+    alike."""
+    stems = {word}
+    if len(word) > 3:
+        for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                stems.add(word[: -len(suffix)])
+    out: dict[str, None] = {word: None}
+    for stem in sorted(stems):
+        bases = [stem]
+        if stem.endswith("i"):
+            bases.append(stem[:-1] + "y")
+        if stem.endswith("y"):
+            bases.append(stem[:-1] + "i")
+        if len(stem) >= 3 and stem[-1] not in "aeiouwxy" and stem[-2] in "aeiou":
+            bases.append(stem + stem[-1])                 # stop -> stopped, plan -> planning
+        if len(stem) >= 4 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+            bases.append(stem[:-1])                       # stopping -> stop
+        for base in bases:
+            out.setdefault(base)
+            for suffix in _SUFFIXES:
+                out.setdefault(base + suffix)
+    return list(out)
+
+
 def exact_query_terms(query: str) -> list[str]:
     """The exact terms a query names: only whole structured tokens (and the
     hash prefixes they imply), not every part — a query for

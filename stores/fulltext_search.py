@@ -4,7 +4,11 @@ and document frequencies. `FulltextIndex` (stores/fulltext.py) owns the
 index's files and writing; this is the query side it inherits."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
+
+from reducers.terms import inflection_candidates
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
@@ -50,7 +54,6 @@ class FulltextSearch:
     """Query methods over `self.open()`, which the index class provides
     (the opened Tantivy index, or None when there is none yet)."""
 
-    _stemmer = None
     _plain_analyzer = None
 
     def search(self, words: list[str], exact: list[str], filters: Filters | None = None, *,
@@ -73,16 +76,17 @@ class FulltextSearch:
         searcher = index.searcher()
         common_df = max(COMMON_MIN_DOCS, int(searcher.num_docs * COMMON_SHARE))
         rare, common, common_ctx = [], [], []
-        # Both analyzers split a word alike; `body` is stemmed, `ctx` is not.
-        pairs = dict.fromkeys(p for w in words for p in zip(self._stem(w), self._plain(w)))
-        for stem, plain in pairs:
-            body = tantivy.Query.term_query(schema, "body", stem)
-            ctx = tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ctx", plain), ctx_boost)
-            if max(searcher.doc_freq("body", stem), searcher.doc_freq("ctx", plain)) > common_df:
-                common.append(body)
-                common_ctx.append(ctx)
+        n_docs = searcher.num_docs
+        for token in dict.fromkeys(t for w in words for t in self._plain(w)):
+            body, body_df = _any_spelling(searcher, schema, "body", self._forms(token), n_docs, 1.0)
+            ctx, ctx_df = _any_spelling(searcher, schema, "ctx", self._forms(token), n_docs, ctx_boost)
+            if body is None and ctx is None:
+                continue
+            if max(body_df, ctx_df) > common_df:
+                common += [q for q in (body,) if q is not None]
+                common_ctx += [q for q in (ctx,) if q is not None]
             else:
-                rare += [body, ctx]
+                rare += [q for q in (body, ctx) if q is not None]
         for term in exact:
             q = tantivy.Query.boost_query(
                 tantivy.Query.term_query(schema, "exact", term, index_option="basic"), exact_boost)
@@ -100,16 +104,14 @@ class FulltextSearch:
         return self._run(query, filters, limit)
 
     def _plain(self, word: str) -> list[str]:
-        """A word as the `ctx` field's tokenizer splits it (not stemmed)."""
+        """A word as the index's tokenizer splits it (lowercased, not stemmed)."""
         if self._plain_analyzer is None:
             self._plain_analyzer = _word_analyzer(stem=False)
         return self._plain_analyzer.analyze(word)
 
-    def _stem(self, word: str) -> list[str]:
-        """A word as the index's en_stem tokenizer splits and stems it."""
-        if self._stemmer is None:
-            self._stemmer = _word_analyzer(stem=True)
-        return self._stemmer.analyze(word)
+    def _forms(self, token: str) -> list[str]:
+        """`token` and the spellings that share its English stem."""
+        return _forms(token)
 
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
         """Locate events by seq (those inside the filters), score 0."""
@@ -148,7 +150,7 @@ class FulltextSearch:
         parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)),
                  (tantivy.Occur.Must, tantivy.Query.boolean_query(
                      [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
-        tokens = [t for w in words or () for t in self._stem(w)]
+        tokens = [f for w in words or () for t in self._plain(w) for f in self._forms(t)]
         if tokens:
             parts.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in tokens])))
@@ -186,12 +188,15 @@ class FulltextSearch:
         return index.searcher().doc_freq("exact", term) if index is not None else 0
 
     def word_doc_freq(self, word: str) -> int:
-        """Events whose body holds `word`, stemmed as the index stems it."""
+        """About how many events hold `word` in any spelling with its stem
+        (an upper bound: an event with two spellings counts twice)."""
         index = self.open()
         if index is None:
             return 0
-        tokens = self._stem(word)
-        return index.searcher().doc_freq("body", tokens[0]) if tokens else 0
+        tokens = self._plain(word)
+        searcher = index.searcher()
+        return min(sum(searcher.doc_freq("body", f) for f in self._forms(tokens[0])),
+                   searcher.num_docs) if tokens else 0
 
     def session_locations(self, session_id: str, after_seq: int = 0, page: int = 10_000):
         """(seq, segment, offset) of a session's events after `after_seq`, in seq order."""
@@ -218,6 +223,41 @@ class FulltextSearch:
     def num_docs(self) -> int:
         index = self.open()
         return index.searcher().num_docs if index is not None else 0
+
+
+SPELLING_TIE = 0.4       # a second spelling in one event adds 0.4 of its score (BM25's tf 1 -> 2 adds ~0.375)
+
+
+def _any_spelling(searcher, schema, field: str, forms: list[str], n_docs: int, boost: float):
+    """One word in any of its spellings: the best-scoring spelling an event
+    holds, each weighted to the IDF of all spellings together (as a stemmed
+    index would score the stem). (query or None, events holding any)."""
+    import tantivy
+    dfs = [(f, searcher.doc_freq(field, f)) for f in forms]
+    dfs = [(f, df) for f, df in dfs if df]
+    if not dfs:
+        return None, 0
+    together = min(sum(df for _, df in dfs), n_docs)
+    parts = [tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, f),
+                                       boost * _idf(together, n_docs) / _idf(df, n_docs)) for f, df in dfs]
+    query = parts[0] if len(parts) == 1 else tantivy.Query.disjunction_max_query(parts, SPELLING_TIE)
+    return query, together
+
+
+def _idf(df: int, n_docs: int) -> float:
+    """Tantivy's BM25 IDF."""
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+@lru_cache(maxsize=4096)
+def _forms(token: str) -> list[str]:
+    stem = _stemmer().analyze(token)
+    return [c for c in inflection_candidates(token) if c == token or _stemmer().analyze(c) == stem]
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    return _word_analyzer(stem=True)
 
 
 def _word_analyzer(stem: bool):

@@ -62,3 +62,35 @@ def test_event_times_become_exact_epoch_milliseconds():
     assert fulltext.ts_millis("2025-09-03T00:52:31+02:00") == fulltext.ts_millis("2025-09-02T22:52:31.000Z")
     for bad in ("", None, "2025-09-03T00:52:61.217Z", "2025-09-03T00:52:3a.217Z", "not a time"):
         assert fulltext.ts_millis(bad) == 0
+
+
+def test_a_query_word_finds_the_spellings_that_share_its_stem(tmp_path, monkeypatch):
+    msgs = [{"role": "user", "content": "the deployments stopped at noon"},
+            {"role": "assistant", "content": "studied the logs: nothing unusual"},
+            {"role": "user", "content": "a deploy token was rotated"},
+            {"role": "assistant", "content": "an unrelated remark about lunch"}]
+    (tmp_path / "s.jsonl").write_text(json.dumps({"messages": msgs}) + "\n")
+    s = Store(tmp_path / "store")
+    list(s.ingest([str(tmp_path / "s.jsonl")]))
+    ft = fulltext.FulltextIndex(s.dir)
+    try:
+        # (ctx_boost 0: neighbours' text matches with score 0; only the event's own text counts)
+        found = lambda words: {h.seq for h in ft.search(words, [], limit=10, ctx_boost=0.0) if h.score > 0}
+        assert found(["deploying"]) == {1, 3}          # deployments, deploy
+        assert found(["stopping"]) == {1}              # stopped
+        assert found(["studies"]) == {2}               # studied
+        assert found(["noon", "lunch"]) == {1, 4}      # as written
+        one = {h.seq: round(h.score, 5) for h in ft.search(["deployments"], [], limit=10, ctx_boost=0.0)}
+        other = {h.seq: round(h.score, 5) for h in ft.search(["deploy"], [], limit=10, ctx_boost=0.0)}
+        assert one == other                            # one word, whichever spelling the query uses
+    finally:
+        ft.close()
+
+
+def test_spelling_candidates_cover_common_inflections():
+    from stores.fulltext_search import _forms
+    assert {"stop", "stops", "stopped", "stopping"} <= set(_forms("stopping"))
+    assert {"study", "studies", "studied", "studying"} <= set(_forms("studies"))
+    assert {"deploy", "deployed", "deployment", "deployments"} <= set(_forms("deploy"))
+    assert _forms("lgbtq") == ["lgbtq"]
+    assert "went" not in _forms("go")                  # stemming, not a thesaurus
