@@ -1,15 +1,17 @@
-"""One measured phase per process, so peak RSS is the phase's own:
+"""One measured phase per process, so peak memory is the phase's own:
     python -m trace_cli.bench.worker ingest|ingest+embed STORE DIR...
     python -m trace_cli.bench.worker append STORE TEMPLATE N
     python -m trace_cli.bench.worker sqlite DB TEMPLATE N
-Prints one JSON object: {phase, events, seconds, rss_mb, anon_mb}: rss_mb is
-the peak resident set (it includes pages of memory-mapped files, such as
-Tantivy's segments while a merge reads them: page cache the kernel can
-drop), anon_mb the peak of anonymous memory, sampled every 0.1 s (what the
-process itself allocated; Linux only)."""
+Prints one JSON object: {phase, events, seconds, rss_mb, anon_mb}. Memory
+counts this process and its children (a long ingest indexes in a child):
+rss_mb is the sum of the peak resident sets (they include pages of
+memory-mapped files, such as Tantivy's segments while a merge reads them:
+page cache the kernel can drop), anon_mb the peak of anonymous memory,
+sampled every 0.1 s (what the processes allocated; Linux only)."""
 from __future__ import annotations
 
 import itertools
+import os
 import resource
 import sqlite3
 import sys
@@ -110,25 +112,38 @@ class AnonPeak:
 
     def _run(self) -> None:
         while True:
-            kb = _status_kb("RssAnon")
-            if kb is not None:
-                self.peak_kb = max(self.peak_kb or 0, kb)
+            self._sample()
             if self._stop.wait(self._every):
                 return
+
+    def _sample(self) -> None:
+        # This process and its children (the full-text indexer of a long ingest), together.
+        kbs = [_status_kb("RssAnon", pid) for pid in ["self", *_child_pids()]]
+        if kbs[0] is not None:
+            self.peak_kb = max(self.peak_kb or 0, sum(kb or 0 for kb in kbs))
 
     def stop(self) -> float | None:
         self._stop.set()
         self._thread.join()
-        kb = _status_kb("RssAnon")
-        if kb is not None:
-            self.peak_kb = max(self.peak_kb or 0, kb)
+        self._sample()
         return None if self.peak_kb is None else self.peak_kb / 1024
 
 
-def _status_kb(field: str) -> int | None:
-    """A kB figure from /proc/self/status (None where Linux has none)."""
+def _child_pids() -> list[str]:
+    pids = []
     try:
-        with open("/proc/self/status") as f:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += f.read().split()
+    except OSError:
+        pass
+    return pids
+
+
+def _status_kb(field: str, pid: str = "self") -> int | None:
+    """A kB figure from /proc/<pid>/status (None where Linux has none)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith(field + ":"):
                     return int(line.split()[1])
@@ -141,7 +156,8 @@ def _peak_rss_kb() -> int:
     """This process's peak resident set. VmHWM where Linux has it: after
     fork + exec, ru_maxrss still counts the parent's image."""
     hwm = _status_kb("VmHWM")
-    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    own = hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return own + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss    # + the largest child's peak
 
 
 def main(argv: list[str]) -> None:
