@@ -78,8 +78,10 @@ class FulltextSearch:
         rare, common, common_ctx = [], [], []
         n_docs = searcher.num_docs
         for token in dict.fromkeys(t for w in words for t in self._plain(w)):
-            body, body_df = _any_spelling(searcher, schema, "body", self._forms(token), n_docs, 1.0)
-            ctx, ctx_df = _any_spelling(searcher, schema, "ctx", self._forms(token), n_docs, ctx_boost)
+            # ctx holds other events' text: a spelling no body holds is in no ctx either
+            forms = [f for f in self._forms(token) if searcher.doc_freq("body", f)]
+            body, body_df = _any_spelling(searcher, schema, "body", forms, n_docs, 1.0)
+            ctx, ctx_df = _any_spelling(searcher, schema, "ctx", forms, n_docs, ctx_boost)
             if body is None and ctx is None:
                 continue
             if max(body_df, ctx_df) > common_df:
