@@ -79,9 +79,10 @@ class FulltextSearch:
         n_docs = searcher.num_docs
         for token in dict.fromkeys(t for w in words for t in self._plain(w)):
             # ctx holds other events' text: a spelling no body holds is in no ctx either
-            forms = [f for f in self._forms(token) if searcher.doc_freq("body", f)]
-            body, body_df = _any_spelling(searcher, schema, "body", forms, n_docs, 1.0)
-            ctx, ctx_df = _any_spelling(searcher, schema, "ctx", forms, n_docs, ctx_boost)
+            in_body = [(f, df) for f in self._forms(token) if (df := searcher.doc_freq("body", f))]
+            body, body_df = _any_spelling(schema, "body", in_body, n_docs, 1.0)
+            in_ctx = [(f, df) for f, _ in in_body if (df := searcher.doc_freq("ctx", f))]
+            ctx, ctx_df = _any_spelling(schema, "ctx", in_ctx, n_docs, ctx_boost)
             if body is None and ctx is None:
                 continue
             if max(body_df, ctx_df) > common_df:
@@ -230,13 +231,12 @@ class FulltextSearch:
 SPELLING_TIE = 0.4       # a second spelling in one event adds 0.4 of its score (BM25's tf 1 -> 2 adds ~0.375)
 
 
-def _any_spelling(searcher, schema, field: str, forms: list[str], n_docs: int, boost: float):
-    """One word in any of its spellings: the best-scoring spelling an event
-    holds, each weighted to the IDF of all spellings together (as a stemmed
-    index would score the stem). (query or None, events holding any)."""
+def _any_spelling(schema, field: str, dfs: list[tuple[str, int]], n_docs: int, boost: float):
+    """One word in any of its spellings (with their document frequencies in
+    `field`, all > 0): the best-scoring spelling an event holds, each
+    weighted to the IDF of all spellings together (as a stemmed index would
+    score the stem). (query or None, events holding any)."""
     import tantivy
-    dfs = [(f, searcher.doc_freq(field, f)) for f in forms]
-    dfs = [(f, df) for f, df in dfs if df]
     if not dfs:
         return None, 0
     together = min(sum(df for _, df in dfs), n_docs)
