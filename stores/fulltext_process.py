@@ -114,25 +114,19 @@ class IndexerProcess:
 # -- the child ------------------------------------------------------------------
 
 
-def read_batch(segments_dir: Path, ranges: list[list[int]], files: dict) -> tuple[list[dict], list[tuple[int, int]]]:
+def read_batch(segments_dir: Path, ranges: list[list[int]]) -> tuple[list[dict], list[tuple[int, int]]]:
     """The events a message names, read back from the log, with their locations."""
-    from stores.segments import segment_name
+    from itertools import islice
+
+    from stores.segments import iter_raw_lines, segment_name
     events, locations = [], []
     for seg, offset, count in ranges:
-        f = files.get(seg)
-        if f is None:
-            for old in files.values():            # the log moved on to a new segment
-                old.close()
-            files.clear()
-            f = files[seg] = open(segments_dir / segment_name(seg), "rb")
-        f.seek(offset)
-        for _ in range(count):
-            raw = f.readline()
-            if not raw.endswith(b"\n"):
-                raise IndexerFailed(f"segment {seg} ends inside the batch at offset {offset}")
-            events.append(orjson.loads(raw))
-            locations.append((seg, offset))
-            offset += len(raw)
+        lines = list(islice(iter_raw_lines(segments_dir / segment_name(seg), offset), count))
+        if len(lines) < count:
+            raise IndexerFailed(f"segment {seg} ends {count - len(lines)} line(s) short of the batch at offset {offset}")
+        for raw in lines:
+            events.append(orjson.loads(raw.data))
+            locations.append((seg, raw.offset))
     return events, locations
 
 
@@ -140,11 +134,11 @@ def serve(store: Path, messages, reply) -> None:
     from stores.artifacts import ArtifactStore
     from stores.fulltext import FulltextIndex
     from stores.indexes import artifact_texts
-    ft, artifacts, files = FulltextIndex(store), ArtifactStore(store), {}
+    ft, artifacts = FulltextIndex(store), ArtifactStore(store)
     for line in messages:
         msg = orjson.loads(line)
         if "add" in msg:
-            events, locations = read_batch(store / "segments", msg["add"], files)
+            events, locations = read_batch(store / "segments", msg["add"])
             ft.add(events, locations, artifact_texts(artifacts, events))
         elif "commit" in msg:
             ft.commit(msg["commit"])

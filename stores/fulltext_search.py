@@ -79,7 +79,7 @@ class FulltextSearch:
         n_docs = searcher.num_docs
         for token in dict.fromkeys(t for w in words for t in self._plain(w)):
             # ctx holds other events' text: a spelling no body holds is in no ctx either
-            in_body = [(f, df) for f in self._forms(token) if (df := searcher.doc_freq("body", f))]
+            in_body = [(f, df) for f in _forms(token) if (df := searcher.doc_freq("body", f))]
             body, body_df = _any_spelling(schema, "body", in_body, n_docs, 1.0)
             in_ctx = [(f, df) for f, _ in in_body if (df := searcher.doc_freq("ctx", f))]
             ctx, ctx_df = _any_spelling(schema, "ctx", in_ctx, n_docs, ctx_boost)
@@ -111,10 +111,6 @@ class FulltextSearch:
         if self._plain_analyzer is None:
             self._plain_analyzer = _word_analyzer(stem=False)
         return self._plain_analyzer.analyze(word)
-
-    def _forms(self, token: str) -> list[str]:
-        """`token` and the spellings that share its English stem."""
-        return _forms(token)
 
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
         """Locate events by seq (those inside the filters), score 0."""
@@ -153,7 +149,7 @@ class FulltextSearch:
         parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)),
                  (tantivy.Occur.Must, tantivy.Query.boolean_query(
                      [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
-        tokens = [f for w in words or () for t in self._plain(w) for f in self._forms(t)]
+        tokens = [f for w in words or () for t in self._plain(w) for f in _forms(t)]
         if tokens:
             parts.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in tokens])))
@@ -198,7 +194,7 @@ class FulltextSearch:
             return 0
         tokens = self._plain(word)
         searcher = index.searcher()
-        return min(sum(searcher.doc_freq("body", f) for f in self._forms(tokens[0])),
+        return min(sum(searcher.doc_freq("body", f) for f in _forms(tokens[0])),
                    searcher.num_docs) if tokens else 0
 
     def session_locations(self, session_id: str, after_seq: int = 0, page: int = 10_000):
@@ -253,6 +249,7 @@ def _idf(df: int, n_docs: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _forms(token: str) -> list[str]:
+    """`token` and the spellings that share its English stem."""
     stem = _stemmer().analyze(token)
     return [c for c in inflection_candidates(token) if c == token or _stemmer().analyze(c) == stem]
 

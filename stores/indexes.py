@@ -182,7 +182,7 @@ class DerivedIndexes:
             self._handoff_after = None
 
     def _indexer_gone(self, exc: IndexerFailed) -> None:
-        """Stop feeding a failed child; commit catches the index up from the log."""
+        """Stop a failed child; commit catches the index up from the log."""
         self.note(f"the full-text indexer process stopped ({exc}); the index will catch up from the log")
         self._indexer.abandon()
         self._indexer = None
@@ -233,8 +233,8 @@ class DerivedIndexes:
                 indexer.commit(log_seq)
                 self._dirty = False
             except IndexerFailed as exc:
-                self.note(f"the full-text indexer process stopped ({exc}); catching the index up from the log")
-                self._indexer_failed = True
+                self._indexer = indexer
+                self._indexer_gone(exc)
         if self._indexer_failed:
             self.fulltext.close()
             self._catch_up_fulltext(log_seq)

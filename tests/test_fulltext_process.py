@@ -71,3 +71,15 @@ def test_a_batch_is_sent_as_one_range_per_segment_it_touches():
 def test_when_indexing_moves_to_a_child(raw, expected, monkeypatch):
     monkeypatch.setenv("TRACE_INDEX_PROCESS_AFTER", raw)
     assert fulltext_process.handoff_after() == expected
+
+
+def test_a_batch_the_log_does_not_hold_whole_is_refused_by_name(tmp_path, monkeypatch):
+    from stores.fulltext_process import IndexerFailed, read_batch
+    from stores.segments import list_segments
+    store = _ingest(tmp_path, "s", "never", monkeypatch)
+    seg = list_segments(store.segments_dir)[0]
+    events, locations = read_batch(store.segments_dir, [[seg.first_seq, 0, 3]])
+    assert [e["seq"] for e in events] == [1, 2, 3] and locations[0] == (seg.first_seq, 0)
+    last = sum(1 for _ in store.events())
+    with pytest.raises(IndexerFailed, match=f"segment {seg.first_seq} ends 2 line"):
+        read_batch(store.segments_dir, [[seg.first_seq, locations[1][1], last + 1]])   # from seq 2: 2 past the end
