@@ -49,10 +49,10 @@ def ts_millis(ts: str | None) -> int:
     if not ts:
         return 0
     if len(ts) == 24 and ts[16] == ":" and ts[19] == "." and ts[23] == "Z":
-        sec, ms = ts[17:19], ts[20:23]
-        if sec.isdigit() and ms.isdigit() and sec < "60":
+        millis = ts[17:19] + ts[20:23]                    # "SSmmm" is the milliseconds in the minute
+        if millis.isdigit() and millis < "60000":
             minute = _minute_ms(ts[:16])
-            return minute + int(sec) * 1000 + int(ms) if minute is not None else 0
+            return minute + int(millis) if minute is not None else 0
     try:
         return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
     except ValueError:
@@ -77,9 +77,14 @@ def _persisted(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k != "body"}
 
 
+@lru_cache(maxsize=1)
+def _document_class():
+    from tantivy import Document       # imported once, when the first document is built
+    return Document
+
+
 def _document(entry: dict, body: str, after: list[str]):
-    from tantivy import Document
-    doc = Document()
+    doc = _document_class()()
     doc.add_unsigned("seq", entry["seq"])
     doc.add_unsigned("seg", entry["seg"])
     doc.add_unsigned("off", entry["off"])
@@ -129,6 +134,10 @@ class FulltextIndex(FulltextSearch):
         self._db: sqlite3.Connection | None = None
         # session -> [next pos, last CTX_EVENTS entries], an LRU of OPEN_SESSIONS
         self._ctx: OrderedDict[str, list] = OrderedDict()
+        # Within one add(): rows fetched for the batch's sessions, and the
+        # state of sessions closed since (written at the end of the batch).
+        self._fetched: dict[str, tuple | None] = {}
+        self._closed: dict[str, tuple[int, str]] = {}
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -212,16 +221,36 @@ class FulltextIndex(FulltextSearch):
     def _session_state(self, sid: str) -> list:
         """[next position, deque of the last CTX_EVENTS entries] of a session."""
         state = self._ctx.get(sid)
-        if state is None:
+        if state is not None:
+            self._ctx.move_to_end(sid)
+            return state
+        if sid in self._closed:
+            row = self._closed.pop(sid)
+        elif sid in self._fetched:
+            row = self._fetched.pop(sid)
+        else:
             row = self._positions().execute(
                 "SELECT next_pos, recent FROM sessions WHERE session_id=?", (sid,)).fetchone()
-            recent = orjson.loads(row[1]) if row else []
-            state = self._ctx[sid] = [row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS)]
-            if len(self._ctx) > OPEN_SESSIONS:
-                self._close_session(next(iter(self._ctx)))
-        else:
-            self._ctx.move_to_end(sid)
+        recent = orjson.loads(row[1]) if row else []
+        state = self._ctx[sid] = [row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS)]
+        if len(self._ctx) > OPEN_SESSIONS:
+            self._close_session(next(iter(self._ctx)))
         return state
+
+    def _fetch_sessions(self, events: list[dict]) -> None:
+        """The stored state of a batch's sessions that are not in memory, in
+        one query per 500 (a query per session cost more than indexing a
+        short session's events)."""
+        wanted = list({e["session_id"]: None for e in events if e["session_id"] not in self._ctx})
+        db = self._positions()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for sid, pos, recent in db.execute(
+                    f"SELECT session_id, next_pos, recent FROM sessions WHERE session_id IN ({marks})", chunk):
+                self._fetched[sid] = (pos, recent)
+        for sid in wanted:
+            self._fetched.setdefault(sid, None)
 
     def add(self, events: list[dict], locations: list[tuple[int, int]], full_texts: dict[int, str]) -> None:
         """Index sealed events; `full_texts` maps seq -> artifact content for
@@ -233,6 +262,7 @@ class FulltextIndex(FulltextSearch):
         commit: Tantivy keeps deleted documents in its BM25 statistics until
         segments merge, so churn would skew scores."""
         writer = self._writer_for()
+        self._fetch_sessions(events)
         last_sid, state = None, None
         for event, (seg, off) in zip(events, locations):
             sid = event["session_id"]
@@ -255,6 +285,8 @@ class FulltextIndex(FulltextSearch):
                 entry.pop("body", None)
             recent.append(entry)
             state[0] += 1
+        self._fetched.clear()
+        self._store_closed()
 
     def _index_entry(self, writer, entry: dict, after: list[str]) -> None:
         if entry.get("final"):
@@ -268,6 +300,7 @@ class FulltextIndex(FulltextSearch):
             body = self._reload_body(entry)
         writer.add_document(_document(entry, body, after))
         entry["indexed"] = True
+        entry["ctx_after"] = len(after)                   # successors in its ctx so far
         entry["final"] = len(after) >= CTX_EVENTS
         if entry["final"]:
             entry.pop("body", None)
@@ -295,31 +328,43 @@ class FulltextIndex(FulltextSearch):
         transaction that commit() closes (a crash rolls it back with the
         rest)."""
         pos, recent = self._ctx.pop(sid)
-        writer = self._writer_for()
+        self._index_waiting(recent)
         items = list(recent)
-        for i, entry in enumerate(items):
-            if not entry["indexed"] and not entry.get("final"):
-                self._index_entry(writer, entry, [e["head"] for e in items[i + 1:]])
+        for entry in items:
             entry.pop("body", None)
+        self._closed[sid] = (pos, orjson.dumps(items).decode())
+
+    def _store_closed(self) -> None:
+        """Write the closed sessions' state, inside the transaction commit() closes."""
+        if not self._closed:
+            return
         db = self._positions()
         if not db.in_transaction:
             db.execute("BEGIN")
-        db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)", (sid, pos, orjson.dumps(items).decode()))
+        db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
+                       ((sid, pos, recent) for sid, (pos, recent) in self._closed.items()))
+        self._closed.clear()
+
+    def _index_waiting(self, recent) -> None:
+        """Index a session's events still waiting for successors, with the
+        context they have so far (at commit, or when the session leaves
+        memory). One indexed early is indexed again if successors arrived
+        since (its session left memory and came back)."""
+        items = list(recent)
+        for i, entry in enumerate(items):
+            after = items[i + 1:]
+            if entry.get("final") or (entry["indexed"] and len(after) <= entry.get("ctx_after", 0)):
+                continue
+            self._index_entry(self._writer_for(), entry, [e["head"] for e in after])
 
     def _flush_waiting(self) -> None:
-        """At commit: index the events still waiting for successors, with
-        the context they have so far."""
-        writer = None
         for _, recent in self._ctx.values():
-            items = list(recent)
-            for i, entry in enumerate(items):
-                if not entry["indexed"] and not entry.get("final"):
-                    writer = writer or self._writer_for()
-                    self._index_entry(writer, entry, [e["head"] for e in items[i + 1:]])
+            self._index_waiting(recent)
 
     def commit(self, seq: int) -> None:
         """Make everything added searchable, then move the watermark."""
         self._flush_waiting()
+        self._store_closed()
         if self._writer is not None:
             self._writer.commit()
             self._writer.wait_merging_threads()
@@ -338,6 +383,8 @@ class FulltextIndex(FulltextSearch):
         self._ctx.clear()
 
     def close(self) -> None:
+        self._fetched.clear()
+        self._closed.clear()
         self._writer = None
         self._index = None
         if self._db is not None:

@@ -94,3 +94,35 @@ def test_spelling_candidates_cover_common_inflections():
     assert {"deploy", "deployed", "deployment", "deployments"} <= set(_forms("deploy"))
     assert _forms("lgbtq") == ["lgbtq"]
     assert "went" not in _forms("go")                  # stemming, not a thesaurus
+
+
+def test_sessions_interleaved_in_one_batch_keep_their_positions_and_context(tmp_path, monkeypatch):
+    """With room for one open session, every switch closes a session and
+    reopens another inside the same batch: each session's positions still
+    count its events in order, once each, and every event is found through
+    the words of the events beside it in its own session (ctx)."""
+    monkeypatch.setattr(fulltext, "OPEN_SESSIONS", 1)
+    order = ["a", "a", "b", "a", "c", "b", "b", "a", "c", "c", "a", "b"]
+    lines = [json.dumps({"type": "user", "sessionId": f"s-{sid}", "uuid": f"u{i}",
+                         "timestamp": f"2026-05-01T12:00:{i:02d}.000Z",
+                         "message": {"role": "user", "content": f"note {i} mentions marker{i}q"}})
+             for i, sid in enumerate(order)]
+    (tmp_path / "mixed.jsonl").write_text("\n".join(lines) + "\n")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "mixed.jsonl")]))
+    events = list(store.events())
+    ft = fulltext.FulltextIndex(store.dir)
+    try:
+        hits = ft.lookup([e["seq"] for e in events])
+        assert sorted(h.seq for h in hits) == [e["seq"] for e in events]           # each once
+        for sid in ("s-a", "s-b", "s-c"):
+            mine = sorted((h.seq, h.pos) for h in hits if h.session_id == sid)
+            assert [pos for _, pos in mine] == list(range(len(mine)))
+        for sid in ("s-a", "s-b", "s-c"):
+            seqs = [e["seq"] for e in events if e["session_id"] == sid]
+            for before, after in zip(seqs, seqs[1:]):
+                word = f"marker{after - 1}q"            # seq n holds note n-1
+                found = {h.seq for h in ft.search([word], [])}
+                assert {before, after} <= found, (sid, before, after, found)
+    finally:
+        ft.close()
