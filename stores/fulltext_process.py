@@ -6,7 +6,7 @@ process they share one interpreter lock, so a long ingest hands full-text
 indexing to a child process after its first `TRACE_INDEX_PROCESS_AFTER`
 events (default 20,000; `never` keeps it in process). The child reads
 each appended batch back from the log, where the parent has already
-fsynced it, so a message is only where the batch lies:
+written it, so a message is only where the batch lies:
 
     parent -> child, one JSON line each:  {"add": [[segment, offset, count], ...]}
                                           {"commit": seq}
@@ -148,8 +148,24 @@ def serve(store: Path, messages, reply) -> None:
     # End of input without a commit: the writer went away. Keep the last commit.
 
 
+CHILD_NICENESS = 10
+
+
+def _yield_to_parent() -> None:
+    """Parsing in the parent is the ingest's critical path: with both
+    processes runnable on two cores, the parent waited for its core about a
+    fifth of the time while the indexer's two threads ran. At a lower
+    priority the indexer takes the cores the parent leaves (1.74 -> 1.85
+    cores busy over a 180k-event ingest) and catches up at commit."""
+    try:
+        os.nice(CHILD_NICENESS)
+    except OSError:                 # not permitted here: index at the same priority
+        pass
+
+
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent decides; Ctrl-C reaches it too
+    _yield_to_parent()
     out = sys.stdout.buffer
 
     def reply(msg: dict) -> None:
