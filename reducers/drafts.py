@@ -21,7 +21,7 @@ class Draft:
     kind: str
     text: str
     session_id: str
-    key: str                            # dedupe identity, stable across re-parses
+    key: str                            # dedupe identity, stable across re-parses: "<format>/<session>/…"
     turn_id: str | None = None
     ts: str | None = None               # ISO 8601 UTC ("...Z"), None when the source has none
     tool: dict | None = None            # {name, call_id, input} | {name, call_id, is_error}
@@ -40,7 +40,7 @@ class Draft:
     media: list[dict] | None = None     # image/document/audio blocks, kept whole as attachments
 
     def all_keys(self) -> list[str]:
-        return [self.key, *self.merged_keys]
+        return [self.key, *self.merged_keys] if self.merged_keys else [self.key]
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ Per turn, in order:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import orjson
@@ -49,7 +49,6 @@ class AppendCounts:
     dropped: int = 0           # the reconciler said NONE
     redacted: int = 0
     artifacts: int = 0
-    sessions: dict[str, int] = field(default_factory=dict)
 
 
 class Appender:
@@ -123,8 +122,8 @@ class Appender:
         if not drafts:
             return
         self.settle()                              # the previous batch's keys count as seen
-        seen = self.state.seen_among(k for d in drafts for k in d.all_keys())
-        fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))]
+        seen = self.state.seen_among(self._keys_to_look_up(drafts))
+        fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))] if seen else drafts
         counts.skipped += len(drafts) - len(fresh)
         events: list[dict] = []
         full_texts: dict[int, str] = {}      # event index -> artifact content still in memory
@@ -133,6 +132,7 @@ class Appender:
             if self.redact_secrets:
                 turn = [self._redacted(d, counts) for d in turn]
             working = self._working_set(turn[0].session_id)
+            tracked = working is not self._untracked
             decisions = self.reconciler.decide_turn(turn, working)
             for draft, decision in zip(turn, decisions):
                 if decision != ADD:
@@ -142,10 +142,10 @@ class Appender:
                 if full_text is not None and kept_chars + len(full_text) <= _KEPT_TEXT_CHARS:
                     kept_chars += len(full_text)
                     full_texts[len(events)] = full_text
-                working.tokens += event["tokens"] + (event.get("artifact") or {}).get("tokens", 0)
-                if (working is not self._untracked and event["kind"] == "tool_result"
-                        and len(working.recent_outputs) < _RECENT_OUTPUTS):
-                    working.recent_outputs.add(output_digest(draft.text))
+                if tracked:
+                    working.tokens += event["tokens"] + (event.get("artifact") or {}).get("tokens", 0)
+                    if event["kind"] == "tool_result" and len(working.recent_outputs) < _RECENT_OUTPUTS:
+                        working.recent_outputs.add(output_digest(draft.text))
                 events.append(event)
         if not events:
             return
@@ -155,8 +155,19 @@ class Appender:
         for hook in self.hooks:
             hook(sealed, self.log.last_locations, known)
         counts.added += len(sealed)
-        for e in sealed:
-            counts.sessions[e["session_id"]] = counts.sessions.get(e["session_id"], 0) + 1
+
+    def _keys_to_look_up(self, drafts: list[Draft]) -> list[str]:
+        """The drafts' keys that may already be in the log. A parser's key
+        names its session (`<format>/<session>/…`), so it can only be in a
+        log that holds the session: a first ingest of new transcripts looks
+        up nothing. Imported events keep their original keys, which may name
+        another session: those are always looked up."""
+        present = self.state.sessions_among({d.session_id: None for d in drafts})
+        keys = []
+        for d in drafts:
+            if d.source is not None or d.session_id in present:
+                keys.extend(d.all_keys())
+        return keys
 
     def _working_set(self, session_id: str) -> WorkingSet:
         if not getattr(self.reconciler, "uses_working_set", True):

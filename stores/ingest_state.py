@@ -76,12 +76,19 @@ class IngestState:
     # -- keys --------------------------------------------------------------
 
     def seen_among(self, keys: Iterable[str]) -> set[str]:
-        keys = list(dict.fromkeys(keys))
+        return self._among("SELECT key FROM seen WHERE key IN ({})", keys)
+
+    def sessions_among(self, sessions: Iterable[str]) -> set[str]:
+        """Those of `sessions` the log holds events of (as recorded so far)."""
+        return self._among("SELECT DISTINCT session_id FROM counts WHERE session_id IN ({})", sessions)
+
+    def _among(self, query: str, values: Iterable[str]) -> set[str]:
+        """The values a one-column `query` finds, looked up in chunks."""
+        values = list(dict.fromkeys(values))
         found: set[str] = set()
-        for i in range(0, len(keys), _LOOKUP_CHUNK):
-            chunk = keys[i:i + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found.update(r[0] for r in self.db.execute(f"SELECT key FROM seen WHERE key IN ({marks})", chunk))
+        for i in range(0, len(values), _LOOKUP_CHUNK):
+            chunk = values[i:i + _LOOKUP_CHUNK]
+            found.update(r[0] for r in self.db.execute(query.format(",".join("?" * len(chunk))), chunk))
         return found
 
     def record(self, events: list[dict]) -> None:

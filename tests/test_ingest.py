@@ -122,6 +122,23 @@ def test_export_then_ingest_into_an_empty_store_reproduces_the_events(tmp_path):
     assert back.added == 0
 
 
+def test_imported_events_are_looked_up_even_in_a_session_the_store_has_never_seen(tmp_path):
+    """A first ingest of new sessions skips the dedupe lookups: a parser's
+    keys name their session (tests/formats/test_keys.py). Imported events
+    keep their original keys, so they are looked up whatever their session:
+    an export whose events were moved to new session ids adds nothing to the
+    store it came from."""
+    src = openai_conversations(tmp_path / "chat.jsonl", 2, tool_every=1)
+    store = Store(tmp_path / "s")
+    (first,), _ = _ingest(store, src)
+    moved = tmp_path / "moved.jsonl"
+    with open(moved, "wb") as f:
+        for e in export_events(store):
+            f.write(orjson.dumps({**e, "session_id": "renamed-" + e["session_id"]}) + b"\n")
+    (back,), _ = _ingest(store, moved)
+    assert (back.added, back.skipped) == (0, first.added)
+
+
 def test_a_malformed_line_is_reported_and_the_rest_still_ingests(tmp_path):
     src = openai_conversations(tmp_path / "chat.jsonl", 3)
     lines = src.read_text().splitlines()
