@@ -101,7 +101,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             continue
         if st.session is None:
             st.session = derived_session_id(ctx.source_id, 0, rec)
-        st.at(line, to_utc_iso(rec.get("timestamp")), payload.get("id"), content_digest(rec))
+        st.at(line, rec, payload.get("id"))
         yield from handler(st, payload)
 
 
@@ -116,14 +116,15 @@ class _Rollout:
         self.subagent: str | None = None
         self.model: str | None = None
         self.user_turns = 0
-        self.digest = ""                              # of the record being read
         self.opener = ""                              # digest of the record that opened the turn
         self.calls: dict[str, str | None] = {}
         self.searched: set[str] = set()               # web searches whose results were stored
         self.idless_call: str | None = None           # the open call of the id-less legacy layout
         self.twins: deque[tuple[str, str, str]] = deque(maxlen=_TWIN_WINDOW)
         self.compaction_open = False                  # a compaction marker is the latest draft
-        self.line, self.ts, self.uuid = 0, None, None
+        self.line, self.uuid = 0, None
+        self._record: dict = {}                       # the record being read
+        self._digest: str | None = None
 
     # A file normally holds one session_meta, first. A fork or a spawned
     # sub-agent starts its rollout with its own session_meta and then copies
@@ -148,11 +149,24 @@ class _Rollout:
             elif isinstance(agent, dict) and agent:
                 self.subagent = next(iter(agent))
 
-    def at(self, line: int, ts: str | None, uuid: Any, digest: str) -> None:
-        # A line number alone is no identity when two rollouts share a
-        # session (--session): keys and turns also carry the record's digest.
-        self.line, self.ts, self.digest = line, ts, digest
+    def at(self, line: int, record: dict, uuid: Any) -> None:
+        self.line, self._record, self._digest = line, record, None
         self.uuid = uuid if isinstance(uuid, str) and uuid else None
+
+    @property
+    def digest(self) -> str:
+        """The record's digest. A line number alone is no identity when two
+        rollouts share a session (--session): keys and turns also carry it.
+        Worked out only for records that become drafts or open a turn (about
+        half of a rollout's records do neither, and the digest of a big
+        reasoning record was a third of parsing)."""
+        if self._digest is None:
+            self._digest = content_digest(self._record)
+        return self._digest
+
+    @property
+    def ts(self) -> str | None:
+        return to_utc_iso(self._record.get("timestamp"))
 
     @property
     def turn(self) -> str:
