@@ -67,10 +67,24 @@ def _minute_ms(minute: str) -> int | None:
         return None
 
 
-def _body(event: dict, text: str) -> str:
+def _body(tool_name: str | None, text: str) -> str:
     """What `body` indexes: the tool's name, then the text."""
-    tool = event.get("tool") or {}
-    return f"{tool['name']} {text}" if tool.get("name") else text
+    return f"{tool_name} {text}" if tool_name else text
+
+
+def index_rows(events: list[dict], locations: list[tuple[int, int]], full_texts: dict[int, str]) -> list[list]:
+    """What the index takes of each event: [seq, segment, offset, session,
+    kind, ts, tool name, searchable text] (the artifact's content for an
+    artifact-backed event, its text otherwise). Small, so a writer hands
+    rows to the indexer child instead of the child parsing log lines again."""
+    rows = []
+    for event, (seg, off) in zip(events, locations):
+        seq = event["seq"]
+        text = full_texts.get(seq) if full_texts else None
+        tool = event.get("tool")
+        rows.append([seq, seg, off, event["session_id"], event["kind"], event.get("ts") or event.get("ingested_at"),
+                     tool.get("name") if tool else None, text or event.get("text") or ""])
+    return rows
 
 
 def _persisted(entry: dict) -> dict:
@@ -237,11 +251,11 @@ class FulltextIndex(FulltextSearch):
             self._close_session(next(iter(self._ctx)))
         return state
 
-    def _fetch_sessions(self, events: list[dict]) -> None:
+    def _fetch_sessions(self, rows: list[list]) -> None:
         """The stored state of a batch's sessions that are not in memory, in
         one query per 500 (a query per session cost more than indexing a
         short session's events)."""
-        wanted = list({e["session_id"]: None for e in events if e["session_id"] not in self._ctx})
+        wanted = list({row[3]: None for row in rows if row[3] not in self._ctx})
         db = self._positions()
         for i in range(0, len(wanted), 500):
             chunk = wanted[i:i + 500]
@@ -252,9 +266,8 @@ class FulltextIndex(FulltextSearch):
         for sid in wanted:
             self._fetched.setdefault(sid, None)
 
-    def add(self, events: list[dict], locations: list[tuple[int, int]], full_texts: dict[int, str]) -> None:
-        """Index sealed events; `full_texts` maps seq -> artifact content for
-        artifact-backed events (searchable, though the event holds a preview).
+    def add(self, rows: list[list]) -> None:
+        """Index sealed events, as `index_rows` gives them.
 
         An event's document waits until the two events after it in its
         session have arrived (its `ctx` is then complete) or until commit.
@@ -262,20 +275,16 @@ class FulltextIndex(FulltextSearch):
         commit: Tantivy keeps deleted documents in its BM25 statistics until
         segments merge, so churn would skew scores."""
         writer = self._writer_for()
-        self._fetch_sessions(events)
+        self._fetch_sessions(rows)
         last_sid, state = None, None
-        for event, (seg, off) in zip(events, locations):
-            sid = event["session_id"]
+        for seq, seg, off, sid, kind, ts, tool_name, text in rows:
             if sid != last_sid:                           # events come in runs of one session
                 state, last_sid = self._session_state(sid), sid
             recent = state[1]
-            seq = event["seq"]
-            text = full_texts.get(seq) if full_texts else None
-            text = (text or event.get("text") or "")[:INDEX_MAX_CHARS]
-            body = _body(event, text)
+            body = _body(tool_name, text[:INDEX_MAX_CHARS])
             head = body[:CTX_CHARS]
             entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "session": sid,
-                     "kind": event["kind"], "ts": ts_millis(event.get("ts") or event.get("ingested_at")),
+                     "kind": kind, "ts": ts_millis(ts),
                      "head": head, "before": [e["head"] for e in recent], "indexed": False, "body": body}
             if len(recent) == CTX_EVENTS:                 # the oldest now has both successors
                 self._index_entry(writer, recent[0], [recent[1]["head"], head])
@@ -319,7 +328,7 @@ class FulltextIndex(FulltextSearch):
                 text = ArtifactStore(store).read(art["id"])[:INDEX_MAX_CHARS].decode("utf-8", "ignore")
             except Exception:
                 pass
-        return _body(event, text[:INDEX_MAX_CHARS]) if event else entry["head"]
+        return _body((event.get("tool") or {}).get("name"), text[:INDEX_MAX_CHARS]) if event else entry["head"]
 
     def _close_session(self, sid: str) -> None:
         """Memory stays flat however many sessions an ingest touches: the

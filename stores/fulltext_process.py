@@ -4,11 +4,12 @@ Parsing, redaction and the log keep one core busy; building the index's
 documents and Tantivy's own thread need about as much again. In one
 process they share one interpreter lock, so a long ingest hands full-text
 indexing to a child process after its first `TRACE_INDEX_PROCESS_AFTER`
-events (default 20,000; `never` keeps it in process). The child reads
-each appended batch back from the log, where the parent has already
-written it, so a message is only where the batch lies:
+events (default 20,000; `never` keeps it in process). Each appended batch
+goes to the child as the rows the index takes (stores/fulltext.index_rows:
+seq, location, session, kind, time, tool name, searchable text), which
+cost the parent less than parsing the log lines again cost the child:
 
-    parent -> child, one JSON line each:  {"add": [[segment, offset, count], ...]}
+    parent -> child, one JSON line each:  {"add": [row, ...]}
                                           {"commit": seq}
     child -> parent, once, after commit:  {"ok": seq}  or  {"error": "..."}
 
@@ -28,6 +29,7 @@ from pathlib import Path
 import orjson
 
 DEFAULT_AFTER = 20_000
+PIPE_BYTES = 1 << 20
 
 
 def handoff_after() -> int | None:
@@ -45,17 +47,6 @@ class IndexerFailed(Exception):
     pass
 
 
-def batch_ranges(locations: list[tuple[int, int]]) -> list[list[int]]:
-    """[segment, first offset, event count] per segment a batch touches."""
-    ranges: list[list[int]] = []
-    for seg, off in locations:
-        if ranges and ranges[-1][0] == seg:
-            ranges[-1][2] += 1
-        else:
-            ranges.append([seg, off, 1])
-    return ranges
-
-
 class IndexerProcess:
     """The parent's handle on the child."""
 
@@ -66,9 +57,10 @@ class IndexerProcess:
             [sys.executable, "-m", "stores.fulltext_process", str(store)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             pass_fds=(lock_fd,) if lock_fd is not None else ())
+        _widen_pipe(self.proc.stdin.fileno())
 
-    def add(self, locations: list[tuple[int, int]]) -> None:
-        self._send({"add": batch_ranges(locations)})
+    def add(self, rows: list[list]) -> None:
+        self._send({"add": rows})
 
     def commit(self, seq: int) -> None:
         """Wait for the child to index everything sent and commit it."""
@@ -97,7 +89,12 @@ class IndexerProcess:
 
     def _send(self, msg: dict) -> None:
         try:
-            self.proc.stdin.write(orjson.dumps(msg) + b"\n")
+            data = orjson.dumps(msg, option=orjson.OPT_APPEND_NEWLINE)
+        except TypeError:                  # a value JSON cannot hold exactly: as the log writes it
+            from reducers.canonical import coerce
+            data = orjson.dumps(coerce(msg), option=orjson.OPT_APPEND_NEWLINE)
+        try:
+            self.proc.stdin.write(data)
             self.proc.stdin.flush()
         except (BrokenPipeError, ValueError):
             raise IndexerFailed(self._last_words()) from None
@@ -111,35 +108,26 @@ class IndexerProcess:
         return answer.get("error") or f"it exited with status {self.proc.wait()}"
 
 
+def _widen_pipe(fd: int) -> None:
+    """A batch's rows are ~1 MB: a pipe that holds one lets the parent go on
+    parsing while the child is still indexing the batch before (Linux)."""
+    import fcntl
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except OSError:                        # above /proc/sys/fs/pipe-max-size: keep the default
+        pass
+
+
 # -- the child ------------------------------------------------------------------
 
 
-def read_batch(segments_dir: Path, ranges: list[list[int]]) -> tuple[list[dict], list[tuple[int, int]]]:
-    """The events a message names, read back from the log, with their locations."""
-    from itertools import islice
-
-    from stores.segments import iter_raw_lines, segment_name
-    events, locations = [], []
-    for seg, offset, count in ranges:
-        lines = list(islice(iter_raw_lines(segments_dir / segment_name(seg), offset), count))
-        if len(lines) < count:
-            raise IndexerFailed(f"segment {seg} ends {count - len(lines)} line(s) short of the batch at offset {offset}")
-        for raw in lines:
-            events.append(orjson.loads(raw.data))
-            locations.append((seg, raw.offset))
-    return events, locations
-
-
 def serve(store: Path, messages, reply) -> None:
-    from stores.artifacts import ArtifactStore
     from stores.fulltext import FulltextIndex
-    from stores.indexes import artifact_texts
-    ft, artifacts = FulltextIndex(store), ArtifactStore(store)
+    ft = FulltextIndex(store)
     for line in messages:
         msg = orjson.loads(line)
         if "add" in msg:
-            events, locations = read_batch(store / "segments", msg["add"])
-            ft.add(events, locations, artifact_texts(artifacts, events))
+            ft.add(msg["add"])
         elif "commit" in msg:
             ft.commit(msg["commit"])
             ft.close()

@@ -15,7 +15,7 @@ import orjson
 
 from stores.artifacts import ArtifactStore
 from stores.errors import UsageError
-from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex
+from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex, index_rows
 from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
 from stores.segments import iter_raw_lines, list_segments, segments_from
 from stores.vectors import VectorIndex
@@ -139,10 +139,10 @@ class DerivedIndexes:
             batch.append(event)
             locations.append(loc)
             if len(batch) >= CATCH_UP_BATCH:
-                ft.add(batch, locations, artifact_texts(self.artifacts, batch))
+                ft.add(index_rows(batch, locations, artifact_texts(self.artifacts, batch)))
                 done += len(batch)
                 batch, locations = [], []
-        ft.add(batch, locations, artifact_texts(self.artifacts, batch))
+        ft.add(index_rows(batch, locations, artifact_texts(self.artifacts, batch)))
         done += len(batch)
         ft.commit(log_seq)
         return done
@@ -157,13 +157,16 @@ class DerivedIndexes:
         self._dirty = True
         if self._indexer is None and self._should_hand_off():
             self._hand_off(events[0]["seq"] - 1)
-        if self._indexer is not None:
-            try:
-                self._indexer.add(locations)
-            except IndexerFailed as exc:
-                self._indexer_gone(exc)
-        elif not self._indexer_failed:
-            self.fulltext.add(events, locations, artifact_texts(self.artifacts, events, known_texts))
+        if self._indexer is None and self._indexer_failed:
+            return                                  # commit catches the index up from the log
+        rows = index_rows(events, locations, artifact_texts(self.artifacts, events, known_texts))
+        if self._indexer is None:
+            self.fulltext.add(rows)
+            return
+        try:
+            self._indexer.add(rows)
+        except IndexerFailed as exc:
+            self._indexer_gone(exc)
 
     # -- the indexer process (stores/fulltext_process.py) -----------------------
 

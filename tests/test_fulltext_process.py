@@ -10,8 +10,7 @@ import sys
 import pytest
 
 import stores.fulltext_process as fulltext_process
-from stores.fulltext import FulltextIndex
-from stores.fulltext_process import batch_ranges
+from stores.fulltext import FulltextIndex, index_rows
 from stores.store import Store
 from tests.helpers import openai_conversations
 
@@ -61,9 +60,26 @@ def test_a_failed_child_hands_the_work_back_and_the_index_still_holds_everything
     assert store.verify().ok
 
 
-def test_a_batch_is_sent_as_one_range_per_segment_it_touches():
-    assert batch_ranges([(1, 0), (1, 120), (1, 260), (4, 0), (4, 90)]) == [[1, 0, 3], [4, 0, 2]]
-    assert batch_ranges([]) == []
+def test_a_row_holds_what_the_index_takes_of_an_event():
+    events = [{"seq": 7, "session_id": "s", "kind": "tool_result", "ts": "2026-05-01T12:00:00.000Z",
+               "text": "head … tail", "tool": {"name": "Bash", "call_id": "c1", "is_error": False},
+               "artifact": {"id": "ab" * 32}},
+              {"seq": 8, "session_id": "s", "kind": "user", "ingested_at": "2026-05-01T12:00:01.000Z", "text": "hi"}]
+    rows = index_rows(events, [(1, 0), (1, 300)], {7: "the whole output"})
+    assert rows == [[7, 1, 0, "s", "tool_result", "2026-05-01T12:00:00.000Z", "Bash", "the whole output"],
+                    [8, 1, 300, "s", "user", "2026-05-01T12:00:01.000Z", None, "hi"]]
+
+
+def test_rows_json_cannot_hold_exactly_still_reach_the_child(tmp_path):
+    """A lone surrogate (the log writes U+FFFD) must not stop the batch."""
+    child = fulltext_process.IndexerProcess(tmp_path, None)
+    child.add([[1, 1, 0, "s", "user", "2026-05-01T12:00:00.000Z", None, "broken \ud800 walrus text"]])
+    child.commit(1)
+    ft = FulltextIndex(tmp_path)
+    try:
+        assert [h.seq for h in ft.search(["walrus"], [])] == [1]
+    finally:
+        ft.close()
 
 
 @pytest.mark.parametrize("raw, expected", [("", 20_000), ("0", 0), ("5000", 5000), ("never", None),
@@ -71,15 +87,3 @@ def test_a_batch_is_sent_as_one_range_per_segment_it_touches():
 def test_when_indexing_moves_to_a_child(raw, expected, monkeypatch):
     monkeypatch.setenv("TRACE_INDEX_PROCESS_AFTER", raw)
     assert fulltext_process.handoff_after() == expected
-
-
-def test_a_batch_the_log_does_not_hold_whole_is_refused_by_name(tmp_path, monkeypatch):
-    from stores.fulltext_process import IndexerFailed, read_batch
-    from stores.segments import list_segments
-    store = _ingest(tmp_path, "s", "never", monkeypatch)
-    seg = list_segments(store.segments_dir)[0]
-    events, locations = read_batch(store.segments_dir, [[seg.first_seq, 0, 3]])
-    assert [e["seq"] for e in events] == [1, 2, 3] and locations[0] == (seg.first_seq, 0)
-    last = sum(1 for _ in store.events())
-    with pytest.raises(IndexerFailed, match=f"segment {seg.first_seq} ends 2 line"):
-        read_batch(store.segments_dir, [[seg.first_seq, locations[1][1], last + 1]])   # from seq 2: 2 past the end
