@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
@@ -18,7 +19,7 @@ from reducers.reconcile import AddAll, SizeAware
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
-from stores.sources import MissingSource, Source, SourceError, expand_inputs, read_records, sniff_samples
+from stores.sources import MissingSource, Source, SourceError, expand_inputs, read_records, sniff
 
 DEFAULT_RECONCILE_BUDGET = 500_000
 
@@ -113,8 +114,11 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             return result
 
     fmt = format
+    primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
-        samples = sniff_samples(src, spills)
+        records = read_records(src, spills)
+        samples, head = sniff(records)
+        primed = chain(head, records)
         if not samples:
             result.errors, result.error = 1, f"{src.display}: no JSON records found (is it a transcript?)"
             report(result.error)
@@ -132,7 +136,9 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     sessions: dict[str, None] = {}
 
     def drafts(emit_errors: bool) -> Iterator[Draft]:
-        for item in module.parse(_records(src, spills, result, report if emit_errors else None), ctx):
+        nonlocal primed
+        records, primed = primed or read_records(src, spills), None
+        for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
             if isinstance(item, BadRecord):
                 _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
                 continue
@@ -167,8 +173,8 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     return result
 
 
-def _records(src: Source, spills: SpillRegistry, result: IngestResult, report):
-    for rec in read_records(src, spills):
+def _records(records, src: Source, result: IngestResult, report):
+    for rec in records:
         if isinstance(rec, SourceError):
             _bad(result, src.display, rec.line, rec.reason, report)
             continue

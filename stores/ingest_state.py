@@ -41,6 +41,33 @@ def event_keys(event: dict) -> list[str]:
     return keys
 
 
+def tally(events: Iterable[dict], counts: dict[tuple[str, str], list]) -> None:
+    """Add events to per-(session, kind) counters: [events, tokens, first ts, last ts]."""
+    for e in events:
+        group = (e["session_id"], e["kind"])
+        c = counts.get(group)
+        if c is None:
+            c = counts[group] = [0, 0, None, None]
+        c[0] += 1
+        c[1] += e.get("tokens") or 0
+        ts = e.get("ts") or e.get("ingested_at")
+        if ts:
+            if c[2] is None or ts < c[2]:
+                c[2] = ts
+            if c[3] is None or ts > c[3]:
+                c[3] = ts
+
+
+def _key_rows(events: list[dict]):
+    """(key,) per dedupe key of each event: most have one source key."""
+    for e in events:
+        source = e.get("source")
+        if source and source.get("key") and not source.get("merged"):
+            yield (source["key"],)
+        else:
+            yield from ((k,) for k in event_keys(e))
+
+
 class IngestState:
     def __init__(self, store: Path):
         self.path = store / "state.db"
@@ -97,17 +124,9 @@ class IngestState:
         if not events:
             return
         counts: dict[tuple[str, str], list] = {}
-        for e in events:
-            c = counts.setdefault((e["session_id"], e["kind"]), [0, 0, None, None])
-            c[0] += 1
-            c[1] += e.get("tokens") or 0
-            ts = e.get("ts") or e.get("ingested_at")
-            if ts:
-                c[2] = ts if c[2] is None or ts < c[2] else c[2]
-                c[3] = ts if c[3] is None or ts > c[3] else c[3]
+        tally(events, counts)
         with self._txn():
-            self.db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)",
-                                ((k,) for e in events for k in event_keys(e)))
+            self.db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", _key_rows(events))
             self.db.executemany(
                 """INSERT INTO counts(session_id, kind, events, tokens, first_ts, last_ts)
                    VALUES (?, ?, ?, ?, ?, ?)

@@ -136,19 +136,19 @@ def _read_jsonl(path: Path, spills: SpillRegistry):
             if not chunk and not pending:
                 return
             buf = pending + chunk if pending else chunk
-            start = 0
-            while True:
-                nl = buf.find(b"\n", start)
-                if nl < 0:
-                    break
+            lines = buf.split(b"\n")
+            pending = lines.pop()                   # after the last newline: the start of a line
+            for raw in lines:
                 line_no += 1
-                yield from _decode_line(buf[start:nl], line_no)
-                start = nl + 1
-            pending = buf[start:]
+                item = _decode_line(raw, line_no)
+                if item is not None:
+                    yield item
             offset += len(chunk)
             if not chunk:                       # last line without a newline
                 line_no += 1
-                yield from _decode_line(pending, line_no)
+                item = _decode_line(pending, line_no)
+                if item is not None:
+                    yield item
                 return
             if len(pending) > BIG_LINE_BYTES:
                 # A huge line: stream the rest of it from disk instead of buffering.
@@ -182,31 +182,32 @@ def _decode_big(f, length: int, line_no: int, spills: SpillRegistry):
         yield SourceError(line_no, str(exc))
 
 
-def _decode_line(raw: bytes, line_no: int):
-    if not raw.strip():
-        return
+def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError | None:
+    """(line number, value), a SourceError, or None for a blank line."""
     try:
-        yield line_no, orjson.loads(raw)
-        return
+        return line_no, orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if not raw.strip():
+            return None
         msg = str(exc)
     if "utf-8" in msg.lower():
-        yield SourceError(line_no, "invalid UTF-8")
-        return
+        return SourceError(line_no, "invalid UTF-8")
     try:
         # What orjson refuses but Python's json reads: NaN/Infinity, lone
         # surrogate escapes. Keep the line rather than lose it.
-        yield line_no, json.loads(raw)
+        return line_no, json.loads(raw)
     except (ValueError, RecursionError):
-        yield SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
+        return SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
 
 
-def sniff_samples(source: Source, spills: SpillRegistry) -> list:
-    samples = []
-    for rec in read_records(source, spills):
-        if isinstance(rec, SourceError):
-            continue
-        samples.append(rec[1])
-        if len(samples) >= SNIFF_RECORDS:
-            break
-    return samples
+def sniff(records: Iterator[tuple[int, object] | SourceError]) -> tuple[list, list]:
+    """(the first SNIFF_RECORDS values, every item read to find them), so
+    detection reads a file once: parsing goes on with the items, then the rest."""
+    samples, head = [], []
+    for item in records:
+        head.append(item)
+        if not isinstance(item, SourceError):
+            samples.append(item[1])
+            if len(samples) >= SNIFF_RECORDS:
+                break
+    return samples, head

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from stores.ingest_state import IngestState
+from stores.ingest_state import IngestState, tally
 from stores.segments import iter_events
 
 
@@ -40,14 +40,12 @@ def stats(store) -> Stats:
     finally:
         state.close()
     out.last_seq = watermark
-    for e in iter_events(store.segments_dir, start_seq=watermark + 1):   # lines the state lags behind
-        r = rows.setdefault((e["session_id"], e["kind"]), [0, 0, None, None])
-        r[0] += 1
-        r[1] += e.get("tokens") or 0
-        ts = e.get("ts") or e.get("ingested_at")
-        r[2] = min(filter(None, (r[2], ts)), default=None)
-        r[3] = max(filter(None, (r[3], ts)), default=None)
-        out.last_seq = e["seq"]
+
+    def lagging():                                   # lines the state lags behind
+        for e in iter_events(store.segments_dir, start_seq=watermark + 1):
+            out.last_seq = e["seq"]
+            yield e
+    tally(lagging(), rows)
     sessions: dict[str, dict] = {}
     for (session_id, kind), (events, tokens, first_ts, last_ts) in rows.items():
         out.events += events

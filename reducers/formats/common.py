@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,11 +22,9 @@ def to_utc_iso(value: Any) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str) and len(value) == 24 and _ALREADY_NORMAL.fullmatch(value):
-        try:                               # Claude Code's own form: valid as it stands?
-            datetime.fromisoformat(value[:23])
-            return value
-        except ValueError:
-            return None
+        # Claude Code's own form: the pattern checks seconds and milliseconds,
+        # the calendar checks the minute (runs of events share it).
+        return value if _real_minute(value[:16]) else None
     try:
         if isinstance(value, (int, float)):
             seconds = value / 1000.0 if value > 1e11 else float(value)
@@ -45,6 +44,16 @@ def to_utc_iso(value: Any) -> str | None:
         return None
     dt = dt.astimezone(timezone.utc)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+@lru_cache(maxsize=4096)
+def _real_minute(text: str) -> bool:
+    """Whether 'YYYY-MM-DDTHH:MM' names a minute that exists."""
+    try:
+        datetime.fromisoformat(text)
+        return True
+    except ValueError:
+        return False
 
 
 def derived_session_id(source_id: str, conversation_index: int, opening: Any) -> str:
