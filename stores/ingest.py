@@ -137,7 +137,8 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
 
     def drafts(emit_errors: bool) -> Iterator[Draft]:
         nonlocal primed
-        records, primed = primed or read_records(src, spills), None
+        records = primed if primed is not None else read_records(src, spills)
+        primed = None                                  # a second pass (--strict) reads the file again
         for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
             if isinstance(item, BadRecord):
                 _bad(result, src.display, item.line, item.reason, report if emit_errors else None)

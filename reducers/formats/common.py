@@ -6,8 +6,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 import orjson

@@ -17,8 +17,9 @@ def register(app: typer.Typer) -> None:
 
 @bench_app.command("ingest", help=(
     "Log-only append and full ingest of the shared real transcripts replicated to --events, each "
-    "against SQLite (one transaction per 1,000 rows) on the same events; peak RSS at 10% and 100% "
-    "of the size shows whether memory stays flat."))
+    "against SQLite (one transaction per 1,000 rows) on the same events (vs SQLite: the ratio to that "
+    "peer, which compares runs on machines of different speed); peak RSS at 10% and 100% of the size "
+    "shows whether memory stays flat."))
 def bench_ingest(
     ctx: typer.Context,
     events: Annotated[int, typer.Option("--events", "-n", min=1000, help="Events to reach.")] = 1_000_000,
