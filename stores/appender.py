@@ -15,6 +15,7 @@ Per turn, in order:
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -40,6 +41,7 @@ _EDGE_CHARS = 256 * 1024              # head/tail kept from a streamed artifact 
 _RECENT_OUTPUTS = 100_000
 _WORKING_SESSIONS = 1024
 _KEPT_TEXT_CHARS = 64 << 20           # artifact content a batch hands its hooks (the rest is read back)
+_PREVIEWS = 1024                      # previews of recent artifacts kept (~2 KB each)
 
 
 @dataclass(slots=True)
@@ -71,6 +73,9 @@ class Appender:
         self._after_durable: list[Callable[[], None]] = []
         self._working: dict[str, WorkingSet] = {}
         self._untracked = WorkingSet()
+        # The preview of an output seen again (a file read twice) is known:
+        # its artifact id is its content's hash.
+        self._previews: OrderedDict[str, str] = OrderedDict()
 
     # -- the stream interface used by ingest -------------------------------
 
@@ -273,8 +278,13 @@ class Appender:
         counts.artifacts += 1
         total = count_tokens(full)
         if preview is None:
+            preview = self._previews.get(artifact_id)
+        if preview is None:
             preview = middle_stub(full, full, total_tokens=total, total_lines=count_lines(full),
                                   max_tokens=PREVIEW_TOKENS, hint=_hint(artifact_id))
+            self._previews[artifact_id] = preview
+            if len(self._previews) > _PREVIEWS:
+                self._previews.popitem(last=False)
         return {"id": artifact_id, "bytes": size, "tokens": total, "sha256": artifact_id}, preview
 
     def _externalize_stream(self, d: Draft, counts: AppendCounts) -> tuple[dict, str]:
