@@ -31,6 +31,7 @@ import orjson
 
 from reducers.terms import exact_text
 from stores.fulltext_search import FulltextSearch
+from stores.sql_in import select_in
 
 SCHEMA_VERSION = 10
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
@@ -258,13 +259,9 @@ class FulltextIndex(FulltextSearch):
         one query per 500 (a query per session cost more than indexing a
         short session's events)."""
         wanted = list({row[3]: None for row in rows if row[3] not in self._ctx})
-        db = self._positions()
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for sid, pos, recent in db.execute(
-                    f"SELECT session_id, next_pos, recent FROM sessions WHERE session_id IN ({marks})", chunk):
-                self._fetched[sid] = (pos, recent)
+        for sid, pos, recent in select_in(self._positions(), "SELECT session_id, next_pos, recent FROM sessions "
+                                                            "WHERE session_id IN ({})", wanted):
+            self._fetched[sid] = (pos, recent)
         for sid in wanted:
             self._fetched.setdefault(sid, None)
 

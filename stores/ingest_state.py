@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from stores.segments import iter_events
+from stores.sql_in import select_in
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -26,7 +27,6 @@ CREATE TABLE IF NOT EXISTS counts (
     PRIMARY KEY (session_id, kind)
 ) WITHOUT ROWID;
 """
-_LOOKUP_CHUNK = 500
 
 
 def event_keys(event: dict) -> list[str]:
@@ -110,13 +110,7 @@ class IngestState:
         return self._among("SELECT DISTINCT session_id FROM counts WHERE session_id IN ({})", sessions)
 
     def _among(self, query: str, values: Iterable[str]) -> set[str]:
-        """The values a one-column `query` finds, looked up in chunks."""
-        values = list(dict.fromkeys(values))
-        found: set[str] = set()
-        for i in range(0, len(values), _LOOKUP_CHUNK):
-            chunk = values[i:i + _LOOKUP_CHUNK]
-            found.update(r[0] for r in self.db.execute(query.format(",".join("?" * len(chunk))), chunk))
-        return found
+        return {row[0] for row in select_in(self.db, query, values)}
 
     def record(self, events: list[dict]) -> None:
         """Register appended events (keys, counters) and move the watermark,

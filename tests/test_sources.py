@@ -1,0 +1,46 @@
+"""Reading a JSONL transcript: every record once, with its own line number,
+whatever the line endings, blank lines, a last line without its newline or
+where the read chunks happen to cut; a bad line is an error at its line."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import stores.sources as sources
+from stores.big_lines import SpillRegistry
+from stores.sources import Source, SourceError, read_records, sniff
+
+LINES = [b'{"n": 1}', b"", b"   ", b'{"n": 2}\r', b"not json", b'{"n": "three \xc3\xa9"}', b"", b'[4]']
+
+
+def _read(path, spills):
+    out = []
+    for item in read_records(Source(str(path), path, str(path)), spills):
+        out.append(("error", item.line) if isinstance(item, SourceError) else item)
+    return out
+
+
+@pytest.mark.parametrize("chunk", [3, 7, 64, 1 << 20])
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_records_keep_their_line_numbers_wherever_chunks_cut(tmp_path, monkeypatch, chunk, final_newline):
+    monkeypatch.setattr(sources, "_READ_CHUNK", chunk)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(LINES) + (b"\n" if final_newline else b""))
+    spills = SpillRegistry()
+    try:
+        assert _read(path, spills) == [(1, {"n": 1}), (4, {"n": 2}), ("error", 5), (6, {"n": "three é"}), (8, [4])]
+    finally:
+        spills.cleanup()
+
+
+def test_detection_reads_the_file_once_and_parsing_goes_on_from_what_it_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(sources, "SNIFF_RECORDS", 2)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps({"n": i}) if i != 1 else "oops" for i in range(5)) + "\n")
+    records = read_records(Source(str(path), path, str(path)), SpillRegistry())
+    samples, head = sniff(records)
+    assert samples == [{"n": 0}, {"n": 2}]
+    assert [h if not isinstance(h, SourceError) else ("error", h.line) for h in head] == \
+        [(1, {"n": 0}), ("error", 2), (3, {"n": 2})]
+    assert list(records) == [(4, {"n": 3}), (5, {"n": 4})]
