@@ -31,7 +31,7 @@ from stores.artifacts import ArtifactStore, BadArtifactId
 from stores.attachments import store_media
 from stores.big_lines import SpillRegistry
 from stores.event_log import EventLog
-from stores.ingest_state import IngestState
+from stores.ingest_state import IngestState, key_rows
 
 ARTIFACT_THRESHOLD_TOKENS = 2000      # tool output above this lives in artifacts/
 INLINE_MAX_CHARS = 1 << 20            # any other text above this too (a 100 MB paste)
@@ -110,12 +110,17 @@ class Appender:
 
     def settle(self) -> None:
         """Wait for the last batch's fsync, then record it in the ingest
-        state (the state never gets ahead of the log) and run what waited.
-        The fsync overlaps with parsing the next batch, which is why
-        recording waits until the next batch, or the end, calls this."""
+        state and run what waited for it."""
+        if self._unrecorded is not None:
+            self.log.wait_durable()
+        self._record_durable()
+
+    def _record_durable(self) -> None:
+        """Record the last batch, which the log has made durable, in the
+        ingest state (which must never get ahead of the log), then run what
+        waited for it."""
         if self._unrecorded is not None:
             sealed, self._unrecorded = self._unrecorded, None
-            self.log.wait_durable()
             self.state.record(sealed)
         actions, self._after_durable = self._after_durable, []
         for action in actions:
@@ -126,8 +131,15 @@ class Appender:
     def _append_batch(self, drafts: list[Draft], fmt: str, path: str, counts: AppendCounts) -> None:
         if not drafts:
             return
-        self.settle()                              # the previous batch's keys count as seen
-        seen = self.state.seen_among(self._keys_to_look_up(drafts))
+        # The previous batch may still be on its way to disk (its fsync overlaps
+        # with this batch): it is not in the ingest state yet, so its keys and
+        # sessions are looked up in memory.
+        pending = self._unrecorded
+        keys = self._keys_to_look_up(drafts, pending)
+        seen = self.state.seen_among(keys) if keys else set()
+        if keys and pending:
+            pending_keys = {row[0] for row in key_rows(pending)}
+            seen.update(k for k in keys if k in pending_keys)
         fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))] if seen else drafts
         counts.skipped += len(drafts) - len(fresh)
         events: list[dict] = []
@@ -154,20 +166,25 @@ class Appender:
                 events.append(event)
         if not events:
             return
-        sealed = self.log.append(events, durable=False)
+        sealed = self.log.append(events, durable=False)   # waits for the previous batch's fsync
+        if pending is not None:
+            self._record_durable()
         self._unrecorded = sealed
         known = {sealed[i]["seq"]: text for i, text in full_texts.items()}
         for hook in self.hooks:
             hook(sealed, self.log.last_locations, known)
         counts.added += len(sealed)
 
-    def _keys_to_look_up(self, drafts: list[Draft]) -> list[str]:
+    def _keys_to_look_up(self, drafts: list[Draft], pending: list[dict] | None) -> list[str]:
         """The drafts' keys that may already be in the log. A parser's key
         names its session (`<format>/<session>/…`), so it can only be in a
         log that holds the session: a first ingest of new transcripts looks
         up nothing. Imported events keep their original keys, which may name
         another session: those are always looked up."""
-        present = self.state.sessions_among({d.session_id: None for d in drafts})
+        wanted = {d.session_id: None for d in drafts}
+        present = self.state.sessions_among(wanted)
+        if pending:
+            present.update(e["session_id"] for e in pending if e["session_id"] in wanted)
         keys = []
         for d in drafts:
             if d.source is not None or d.session_id in present:

@@ -20,6 +20,7 @@ from stores.paths import ensure_dir, fsync_dir
 _ID = re.compile(r"^[0-9a-f]{64}$")
 _LEVEL = 6
 _CHUNK = 1 << 20
+_PRESENT_MAX = 100_000               # ids remembered (~10 MB at most)
 
 
 class BadArtifactId(TraceError):
@@ -36,6 +37,9 @@ class ArtifactStore:
     def __init__(self, store: Path):
         self.root = store / "artifacts"
         self._real_root: Path | None = None
+        # Ids this process has stored or found stored. Artifacts are never
+        # deleted, so an output seen again (a file read twice) costs one hash.
+        self._present: set[str] = set()
 
     def path_for(self, artifact_id: str) -> Path:
         check_artifact_id(artifact_id)
@@ -74,15 +78,22 @@ class ArtifactStore:
             ensure_dir(final.parent)
             os.replace(tmp, final)
             fsync_dir(final.parent)
+        self._remember(artifact_id)
         return artifact_id, size
 
     def put(self, data: bytes) -> tuple[str, int]:
         """Store bytes held in memory. Content already stored (the same
         output read again, a re-sent image) costs one hash, not a compression."""
         artifact_id = hashlib.sha256(data).hexdigest()
-        if self.path_for(artifact_id).is_file():
+        if artifact_id in self._present or self.path_for(artifact_id).is_file():
+            self._remember(artifact_id)
             return artifact_id, len(data)
         return self.put_chunks([data])
+
+    def _remember(self, artifact_id: str) -> None:
+        if len(self._present) >= _PRESENT_MAX:
+            self._present.clear()
+        self._present.add(artifact_id)
 
     def exists(self, artifact_id: str) -> bool:
         return self.path_for(artifact_id).is_file()

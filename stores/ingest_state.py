@@ -58,7 +58,7 @@ def tally(events: Iterable[dict], counts: dict[tuple[str, str], list]) -> None:
                 c[3] = ts
 
 
-def _key_rows(events: list[dict]):
+def key_rows(events: list[dict]):
     """(key,) per dedupe key of each event: most have one source key."""
     for e in events:
         source = e.get("source")
@@ -77,6 +77,9 @@ class IngestState:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=OFF")
         self.db.executescript(_SCHEMA)
+        # Fingerprints of files ingested whole, written with the next batch's
+        # keys (one transaction, not one per file) or on flush.
+        self._files: dict[str, tuple] = {}
 
     # -- watermark ---------------------------------------------------------
 
@@ -120,7 +123,7 @@ class IngestState:
         counts: dict[tuple[str, str], list] = {}
         tally(events, counts)
         with self._txn():
-            self.db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", _key_rows(events))
+            self.db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", key_rows(events))
             self.db.executemany(
                 """INSERT INTO counts(session_id, kind, events, tokens, first_ts, last_ts)
                    VALUES (?, ?, ?, ?, ?, ?)
@@ -131,21 +134,34 @@ class IngestState:
                 ((s, k, c[0], c[1], c[2], c[3]) for (s, k), c in counts.items()))
             self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('keys_seq', ?)",
                             (str(events[-1]["seq"]),))
+            self._write_files()
 
     # -- whole-file fingerprints ------------------------------------------
 
     def unchanged_file(self, ident: str, fingerprint: tuple[int, int, str]) -> tuple[int, str] | None:
         """(drafts, format) of a file's last clean ingest if it has not changed
         since (same size, mtime and first 64 KiB); else None."""
-        row = self.db.execute("SELECT size, mtime_ns, head_sha, drafts, format FROM files WHERE ident=?",
-                              (ident,)).fetchone()
-        if row is None or tuple(row[:3]) != tuple(fingerprint):
+        row = self._files.get(ident) or self.db.execute(
+            "SELECT ident, size, mtime_ns, head_sha, drafts, format FROM files WHERE ident=?", (ident,)).fetchone()
+        if row is None or tuple(row[1:4]) != tuple(fingerprint):
             return None
-        return int(row[3]), row[4]
+        return int(row[4]), row[5]
 
     def remember_file(self, ident: str, fingerprint: tuple[int, int, str], drafts: int, fmt: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO files(ident, size, mtime_ns, head_sha, drafts, format) "
-                        "VALUES (?,?,?,?,?,?)", (ident, *fingerprint, drafts, fmt))
+        """Call only once the file's events are durable in the log."""
+        self._files[ident] = (ident, *fingerprint, drafts, fmt)
+
+    def flush(self) -> None:
+        """Write what is only in memory (file fingerprints)."""
+        if self._files:
+            with self._txn():
+                self._write_files()
+
+    def _write_files(self) -> None:
+        if self._files:
+            self.db.executemany("INSERT OR REPLACE INTO files(ident, size, mtime_ns, head_sha, drafts, format) "
+                                "VALUES (?,?,?,?,?,?)", self._files.values())
+            self._files.clear()
 
     # -- counters ----------------------------------------------------------
 
@@ -164,11 +180,13 @@ class IngestState:
 
     def reset(self) -> None:
         """Forget everything (the log is ahead of nothing; catch_up rebuilds)."""
+        self._files.clear()
         with self._txn():
             for table in ("meta", "seen", "files", "counts"):
                 self.db.execute(f"DELETE FROM {table}")
 
     def close(self) -> None:
+        self.flush()
         self.db.close()
 
     def _txn(self):

@@ -65,10 +65,12 @@ def expand_inputs(args: list[str]) -> Iterator[Source | MissingSource]:
         if path.is_dir():
             for root, dirs, files in os.walk(path):
                 dirs.sort()
+                real_root = os.path.realpath(root)     # once per directory, not per file
                 for name in sorted(files):
                     if name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith("."):
                         p = Path(root) / name
-                        yield Source(str(p), p, str(p.resolve()))
+                        real = os.path.realpath(p) if os.path.islink(p) else os.path.join(real_root, name)
+                        yield Source(str(p), p, real)
         elif path.is_file():
             yield Source(arg, path, str(path.resolve()))
         elif path.exists():

@@ -35,6 +35,17 @@ def test_reingesting_the_same_file_adds_nothing(tmp_path):
     assert store.stats().events == first.added
 
 
+def test_a_file_unchanged_since_its_last_ingest_is_not_parsed_again(tmp_path):
+    src = openai_conversations(tmp_path / "chat.jsonl", 3, tool_every=2)
+    store = Store(tmp_path / "s")
+    (first,), _ = _ingest(store, src)
+    (second,), _ = _ingest(store, src)
+    assert not first.unchanged and second.unchanged and second.skipped == first.added
+    os.utime(src, ns=(0, 0))                       # touched: parsed again, nothing new in it
+    (third,), _ = _ingest(store, src)
+    assert not third.unchanged and third.added == 0 and third.skipped == first.added
+
+
 def test_a_grown_file_adds_only_what_is_new(tmp_path):
     src = tmp_path / "chat.jsonl"
     src.write_text("".join(json.dumps({"role": "user" if i % 2 else "assistant", "content": f"turn {i}"}) + "\n"
@@ -85,6 +96,50 @@ def test_a_session_streamed_as_separate_files_keeps_every_part(tmp_path, fmt):
     for path in parts:                                                # and each part is still idempotent
         (res,), _ = _ingest(store, path, session="live", format=fmt)
         assert res.added == 0
+
+
+@pytest.mark.parametrize("batch", [2, 3, 2000])
+def test_a_file_given_twice_in_one_run_is_added_once_while_its_last_batch_is_still_syncing(
+        tmp_path, monkeypatch, batch):
+    """The next batch is built while the previous one's fsync runs, before
+    the ingest state knows its keys: they are looked up in memory too."""
+    import stores.appender as appender
+    monkeypatch.setattr(appender, "BATCH_EVENTS", batch)
+    src = openai_conversations(tmp_path / "chat.jsonl", 3, tool_every=2)
+    copy = tmp_path / "again.jsonl"
+    copy.write_bytes(src.read_bytes())
+    store = Store(tmp_path / "s")
+    (first, second), _ = _ingest(store, src, src, session="one")
+    (third,), _ = _ingest(store, copy, session="one")
+    assert first.added > 0 and second.added == 0 and second.skipped == first.added
+    assert third.added == 0 and third.skipped == first.added
+    assert store.stats().events == first.added and store.verify().ok
+
+
+def test_the_ingest_state_never_records_a_batch_before_the_log_has_synced_it(tmp_path, monkeypatch):
+    """After a crash the state may lag the log but never lead it: a key
+    recorded for an event the disk lost would make re-ingest skip it."""
+    import stores.appender as appender
+    from stores.event_log import EventLog
+    from stores.ingest_state import IngestState
+    monkeypatch.setattr(appender, "BATCH_EVENTS", 3)
+    durable, violations, recorded = [0], [], []
+    real_wait, real_record = EventLog.wait_durable, IngestState.record
+
+    def wait_durable(self):
+        real_wait(self)
+        durable[0] = self.tail.seq        # every append before this call is on disk
+
+    def record(self, events):
+        recorded.append(len(events))
+        violations.extend(e["seq"] for e in events if e["seq"] > durable[0])
+        real_record(self, events)
+    monkeypatch.setattr(EventLog, "wait_durable", wait_durable)
+    monkeypatch.setattr(IngestState, "record", record)
+    src = openai_conversations(tmp_path / "chat.jsonl", 4, tool_every=2)
+    (res,), _ = _ingest(Store(tmp_path / "s"), src)
+    assert res.added > 6 and len(recorded) > 2 and sum(recorded) == res.added
+    assert violations == []
 
 
 def test_same_content_arriving_again_after_the_state_is_lost_is_still_not_doubled(tmp_path):

@@ -4,6 +4,7 @@ where the read chunks happen to cut; a bad line is an error at its line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,23 @@ def test_detection_reads_the_file_once_and_parsing_goes_on_from_what_it_read(tmp
     assert [h if not isinstance(h, SourceError) else ("error", h.line) for h in head] == \
         [(1, {"n": 0}), ("error", 2), (3, {"n": 2})]
     assert list(records) == [(4, {"n": 3}), (5, {"n": 4})]
+
+
+def test_a_directory_gives_each_file_its_real_absolute_path_as_source_id(tmp_path, monkeypatch):
+    """The source id feeds derived session ids: it must be the file's real
+    path however the directory was named (relative, through a symlink) and
+    whether the file itself is a symlink."""
+    real = tmp_path / "real"
+    (real / "b").mkdir(parents=True)
+    (real / "a.jsonl").write_text("{}\n")
+    (real / "b" / "c.jsonl").write_text("{}\n")
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text("{}\n")
+    (real / "b" / "link.jsonl").symlink_to(elsewhere)
+    (tmp_path / "alias").symlink_to(real)
+    monkeypatch.chdir(tmp_path)
+    for arg in ("real", "alias", str(tmp_path / "alias"), "alias/b/../"):
+        found = [(s.display, s.source_id) for s in sources.expand_inputs([arg])]
+        assert [sid for _, sid in found] == [str(Path(d).resolve()) for d, _ in found]
+        assert sorted(sid for _, sid in found) == sorted([str(real / "a.jsonl"), str(real / "b" / "c.jsonl"),
+                                                          str(elsewhere)])
