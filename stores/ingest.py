@@ -14,12 +14,13 @@ from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
 from reducers.reconcile import AddAll, SizeAware
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
-from stores.sources import MissingSource, Source, SourceError, expand_inputs, read_records, sniff
+from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, expand_inputs, read_records,
+                           sniff)
 
 DEFAULT_RECONCILE_BUDGET = 500_000
 
@@ -118,12 +119,16 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     if fmt == "auto":
         records = read_records(src, spills)
         samples, head = sniff(records)
+        fmt = detect_format(samples)
+        if undecided(fmt, samples):                    # read on: the format may show later
+            more, more_head = sniff(records, SNIFF_MORE_RECORDS)
+            samples, head = samples + more, head + more_head
+            fmt = detect_format(samples)
         primed = chain(head, records)
         if not samples:
             result.errors, result.error = 1, f"{src.display}: no JSON records found (is it a transcript?)"
             report(result.error)
             return result
-        fmt = detect_format(samples)
         if fmt is None:
             result.errors = 1
             result.error = (f"{src.display}: not a known transcript format (tried {', '.join(DETECTION_ORDER)}); "

@@ -26,6 +26,7 @@ BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bo
 WHOLE_DOC_MAX_BYTES = 512 << 20     # a whole-document .json larger than this is refused
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 SNIFF_RECORDS = 20
+SNIFF_MORE_RECORDS = 2000           # read on when the first ones cannot tell the format
 _READ_CHUNK = 1 << 20
 
 
@@ -202,14 +203,16 @@ def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError |
         return SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
 
 
-def sniff(records: Iterator[tuple[int, object] | SourceError]) -> tuple[list, list]:
-    """(the first SNIFF_RECORDS values, every item read to find them), so
-    detection reads a file once: parsing goes on with the items, then the rest."""
+def sniff(records: Iterator[tuple[int, object] | SourceError], limit: int | None = None) -> tuple[list, list]:
+    """(the next `limit` values, SNIFF_RECORDS by default, and every item read
+    to find them), so detection reads a file once: parsing goes on with the
+    items, then the rest."""
+    limit = limit or SNIFF_RECORDS
     samples, head = [], []
     for item in records:
         head.append(item)
         if not isinstance(item, SourceError):
             samples.append(item[1])
-            if len(samples) >= SNIFF_RECORDS:
+            if len(samples) >= limit:
                 break
     return samples, head

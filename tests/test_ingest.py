@@ -358,3 +358,37 @@ def test_sessions_leaving_memory_mid_ingest_are_indexed_once_and_completed_later
     texts = [h.text for h in hits]
     assert texts[0] == "a follow-up about the zebra migration"
     assert "a message 3" in texts                    # found by its successor, through ctx
+
+
+def _plain_then(tmp_path, tail: list[dict]):
+    """A message-per-line chat: 30 plain role/content lines either chat API
+    could have written, then `tail`, the first lines that show which one."""
+    lines = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"plain line {i}"} for i in range(30)]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines + tail))
+    return path
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_chat_whose_tool_use_comes_late_is_detected_by_it(tmp_path, api):
+    if api == "anthropic":
+        tail = [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "grep",
+                                                   "input": {"q": "x"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "3 hits"}]}]
+    else:
+        tail = [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "grep", "arguments": "{\"q\": \"x\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "3 hits"}]
+    store = Store(tmp_path / "s")
+    (res,), errors = _ingest(store, _plain_then(tmp_path, tail))
+    assert res.format == api and not errors and res.added == 32
+    calls = [e for e in store.events() if e["kind"] == "tool_call"]
+    results = [e for e in store.events() if e["kind"] == "tool_result"]
+    assert len(calls) == len(results) == 1
+    assert calls[0]["tool"]["call_id"] == results[0]["tool"]["call_id"] and results[0]["text"] == "3 hits"
+    assert [e["text"] for e in store.events()][:30] == [f"plain line {i}" for i in range(30)]
+
+
+def test_a_plain_chat_with_nothing_to_tell_the_apis_apart_is_read_as_openai(tmp_path):
+    (res,), errors = _ingest(Store(tmp_path / "s"), _plain_then(tmp_path, []))
+    assert res.format == "openai" and res.added == 30 and not errors

@@ -12,6 +12,7 @@ run: thinking, tool_use, tool_result. A user message holding only
 tool_result blocks answers the previous turn; it does not start a new one."""
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
@@ -25,6 +26,7 @@ _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _ID_KEYS = ("id", "session_id", "conversation_id")
 _TS_KEYS = ("timestamp", "created_at", "created")
+_SERVER_TOOL_TYPE = re.compile(r"_\d{8}$")         # web_search_20250305, bash_20250124...
 
 
 def _is_result_block(btype: Any) -> bool:
@@ -65,13 +67,37 @@ def _is_role_message(m: Any) -> bool:
     return isinstance(m, dict) and m.get("role") in ROLES and "content" in m
 
 
+def _body_dialect(rec: dict) -> str | None:
+    """'anthropic' or 'openai' when a request body says which API it was sent
+    to beside its messages: the tool definitions (Messages API tools carry
+    `input_schema`; Chat Completions tools wrap a `function`), a Bedrock or
+    Vertex `anthropic_version`, or the shape of a saved response. A first
+    request has no tool blocks yet, so its messages alone cannot tell."""
+    response = rec.get("response")
+    if isinstance(response, dict):
+        if isinstance(response.get("choices"), list):
+            return "openai"
+        if response.get("type") in ("message", "error"):
+            return "anthropic"
+    if isinstance(rec.get("functions"), list):
+        return "openai"
+    tools = [t for t in rec["tools"] if isinstance(t, dict)] if isinstance(rec.get("tools"), list) else []
+    if any(t.get("type") in ("function", "custom") and isinstance(t.get(t["type"]), dict) for t in tools):
+        return "openai"
+    if ("anthropic_version" in rec or "mcp_servers" in rec
+            or any("input_schema" in t or _SERVER_TOOL_TYPE.search(str(t.get("type", ""))) for t in tools)):
+        return "anthropic"
+    return None
+
+
 def _classify(rec: Any) -> str:
     """'anthropic' (specific markers), 'neutral' (plain role/content data
     either chat format could read), 'openai', 'foreign' or 'other'."""
     if foreign_record(rec):
         return "foreign"
+    # Every message is looked at: a long chat may reach its first tool use late.
     if isinstance(rec, dict) and isinstance(rec.get("messages"), list):
-        msgs = rec["messages"][:50]
+        msgs = rec["messages"]
         response = rec.get("response")
         if _has_openai_signals(msgs) or (isinstance(response, dict) and _has_openai_signals([response])):
             return "openai"
@@ -79,6 +105,9 @@ def _classify(rec: Any) -> str:
             return "anthropic"
         if not any(_is_role_message(m) for m in msgs):
             return "other"
+        dialect = _body_dialect(rec)
+        if dialect:
+            return dialect
         # A top-level system prompt beside the messages is the Messages API layout
         # (Chat Completions carries it as a role "system" message instead).
         has_system = bool(flatten_content(rec.get("system")))
@@ -86,7 +115,7 @@ def _classify(rec: Any) -> str:
             return "anthropic"
         return "neutral"
     if isinstance(rec, list):
-        msgs = rec[:50]
+        msgs = rec
         if _has_openai_signals(msgs):
             return "openai"
         if _has_markers(msgs):
@@ -99,6 +128,12 @@ def _classify(rec: Any) -> str:
             return "anthropic"
         return "neutral" if _is_role_message(rec) else "other"
     return "other"
+
+
+def plain_chat(samples: list) -> bool:
+    """Role/content messages with nothing only one of the chat APIs uses."""
+    kinds = {_classify(s) for s in samples}
+    return "neutral" in kinds and kinds <= {"neutral", "other"}
 
 
 def sniff(samples: list) -> bool:
@@ -154,6 +189,13 @@ class _Parser:
             yield from self.message(line, msg, conv)
         response = rec.get("response")
         if response is None:
+            return
+        if isinstance(response, dict) and isinstance(response.get("error"), dict) and "content" not in response:
+            # The request failed ({"type": "error", "error": {...}}, an overloaded
+            # API): what the caller got back is the error, kept as a system event.
+            conv.begin(response)
+            yield Draft(kind="system", text=api_error_text(response["error"]), session_id=conv.session_id,
+                        key=conv.key("response", 0), turn_id=conv.turn(), line=line, meta={"subtype": "error"})
             return
         if not (isinstance(response, dict) and response.get("role", "assistant") == "assistant"
                 and isinstance(response.get("content"), (str, list))):
@@ -240,14 +282,21 @@ class _Parser:
         call_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
         content = block.get("content")
         is_error = bool(block.get("is_error"))
+        meta = {"block": block["type"]} if block.get("type") != "tool_result" else None
         if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
             is_error = True                       # server tools report failure in the content
             text = f"error: {content.get('error_code', content.get('type'))}"
+        elif isinstance(content, dict) and any(isinstance(content.get(k), str) for k in ("stdout", "stderr")):
+            # code_execution / bash_code_execution results: the output is in
+            # stdout/stderr, their `content` only lists files written.
+            text = "\n".join(t for t in (content.get("stdout"), content.get("stderr"),
+                                         flatten_content(content.get("content"))) if isinstance(t, str) and t)
+            if isinstance(content.get("return_code"), int) and not isinstance(content["return_code"], bool):
+                meta = {**(meta or {}), "exit_code": content["return_code"]}
         elif isinstance(content, list):
             text = "\n".join(_block_text(b) for b in content)
         else:
             text = flatten_content(content)
-        meta = {"block": block["type"]} if block.get("type") != "tool_result" else None
         return Draft(kind="tool_result", text=text,
                      tool={"name": self.call_names.get(call_id or ""), "call_id": call_id, "is_error": is_error},
                      key=key, turn_id=turn, meta=meta, media=media_blocks(content) or None, **base)
@@ -271,6 +320,13 @@ def _block_text(block: Any) -> str:
         if btype == "tool_addition" and isinstance(block.get("tool"), dict):
             return f"[tool_addition: {block['tool'].get('name', '')}]"
     return flatten_content([block])
+
+
+def api_error_text(error: dict) -> str:
+    """An API error object ({"type"|"code", "message"}) as one line."""
+    kind = next((error[k] for k in ("type", "code") if isinstance(error.get(k), str) and error[k]), "error")
+    message = error.get("message")
+    return f"API error: {kind}: {message}" if isinstance(message, str) and message else f"API error: {kind}"
 
 
 def _ts(msg: dict) -> str | None:

@@ -24,6 +24,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+import orjson
+
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.common import (compact_json, content_digest, derived_session_id, flatten_content, media_blocks, to_utc_iso,
                                      tool_call_text)
@@ -113,7 +115,7 @@ class _Parser:
         self.main_turn = ""
         self.side_turns: OrderedDict[str, str] = OrderedDict()    # "<session>\0<uuid>" of sidechain lines -> turn
         self.agent_turns: dict[str, str] = {}                     # "<session>\0<agentId>" -> its latest turn
-        self.used_ids: set[str] = set()
+        self.used_ids: dict[str, int] = {}                        # uuid -> digest of the first line that carried it
         self.tool_names: dict[str, str | None] = {}               # call id -> tool name
         self.calls_seen: set[str] = set()
         self.blocks_seen: OrderedDict[str, dict[bytes, int]] = OrderedDict()  # message id -> block digest -> line
@@ -138,10 +140,21 @@ class _Parser:
         assert self.session is not None
         return self.session
 
-    def _record_id(self, rec: dict, line: int) -> str:
+    def _replayed(self, rec: dict) -> int | None:
+        """The line's digest, or None when it repeats, verbatim, an earlier
+        line with its uuid: Claude Code sometimes writes a line again
+        (stream-json input re-writing the history, concurrent writers), and
+        the copy is no new message, call or result."""
+        uuid = rec.get("uuid")
+        if not (isinstance(uuid, str) and uuid):
+            return 0
+        digest = _line_digest(rec)
+        return None if self.used_ids.get(uuid) == digest else digest
+
+    def _record_id(self, rec: dict, line: int, digest: int = 0) -> str:
         uuid = rec.get("uuid")
         if isinstance(uuid, str) and uuid and uuid not in self.used_ids:
-            self.used_ids.add(uuid)
+            self.used_ids[uuid] = digest
             return uuid
         # Missing, or reused (fixtures with "[trimmed for fixture]"): the line
         # number keeps the key unique, and stays stable as the file grows; a
@@ -205,6 +218,9 @@ class _Parser:
         if handler is None:                         # bookkeeping: nothing the model read
             self._pass_side_turn_through(rec)
             return
+        digest = self._replayed(rec)
+        if digest is None:
+            return
         sid = self._session_of(rec)
         sidechain = rec.get("isSidechain") is True
         meta: dict = {}
@@ -213,7 +229,7 @@ class _Parser:
             if isinstance(rec.get("agentId"), str):
                 meta["agent_id"] = rec["agentId"]
         uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else None
-        at = _Line(session_id=sid, rid=self._record_id(rec, line), line=line, uuid=uuid,
+        at = _Line(session_id=sid, rid=self._record_id(rec, line, digest), line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
                    turn=self._turn_of(rec, sid, sidechain))
         yield from handler(self, rec, at)
@@ -431,6 +447,16 @@ class _Parser:
                     break
         body = rec["output"] if "output" in rec else rec.get("content")
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
+
+
+def _line_digest(rec: dict) -> int:
+    """A digest of a line, compared only with lines of the same uuid in the
+    same parse (so the process-salted built-in hash is enough, and cheap)."""
+    try:
+        raw = orjson.dumps(rec)
+    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
+        raw = compact_json(rec).encode("utf-8", "surrogatepass")
+    return hash(raw)
 
 
 def _attachment_text(att: dict) -> str:

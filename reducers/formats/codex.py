@@ -52,6 +52,8 @@ _HARNESS_PREFIXES = (
     ("<skill>", "skill"),
     ("<subagent_notification>", "subagent_notification"),
     ("<subagents>", "subagents"),
+    ("<hook_prompt", "hook_prompt"),            # a hook's prompt (newer versions)
+    ("<external_", "external_context"),         # context a client app attached (newer versions)
 )
 _HARNESS_KINDS = ("environment_context", "user_instructions")      # user_message.kind of older versions
 
@@ -68,12 +70,48 @@ _EXIT_PATTERNS = (
 _FAILURE_PREFIXES = ("failed in sandbox", "execution error", "exec command rejected", "patch rejected")
 _TWIN_WINDOW = 64
 
+# Rollouts of older versions (mid-2025) carry no {timestamp, type, payload}
+# envelope: a header line {id, timestamp, instructions, git}, then bare
+# response items, with {"record_type": "state"} lines between them.
+_BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output", "local_shell_call",
+                         "custom_tool_call", "custom_tool_call_output", "web_search_call", "compaction",
+                         "compaction_summary", "ghost_snapshot"})
+
+
+def _bare_header(d: dict) -> bool:
+    return ("type" not in d and "payload" not in d and isinstance(d.get("id"), str) and d["id"]
+            and isinstance(d.get("timestamp"), str) and not any(k in d for k in ("role", "seq", "kind", "record_type")))
+
+
+def _bare_state(d: dict) -> bool:
+    return "record_type" in d and "payload" not in d and d.get("type") not in _BARE_ITEMS
+
+
+def _bare_item(d: dict) -> bool:
+    return "payload" not in d and d.get("type") in _BARE_ITEMS
+
+
+def _enveloped(rec: dict) -> dict | None:
+    """A record of the envelope-less layout in the envelope's shape; None for
+    a state line (it carries nothing); the record itself when it is neither."""
+    if _bare_item(rec):
+        return {"timestamp": rec.get("timestamp"), "type": "response_item", "payload": rec}
+    if _bare_header(rec):
+        return {"timestamp": rec["timestamp"], "type": "session_meta", "payload": rec}
+    if _bare_state(rec):
+        return None
+    return rec
+
 
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
     shaped = [d for d in dicts if isinstance(d.get("type"), str) and isinstance(d.get("payload"), dict)]
-    return (bool(shaped) and 2 * len(shaped) >= len(dicts)
-            and any(d["type"] in _CORE_TYPES for d in shaped))
+    if shaped:
+        return 2 * len(shaped) >= len(dicts) and any(d["type"] in _CORE_TYPES for d in shaped)
+    # the envelope-less layout: claimed only with its header or a state line
+    bare = [d for d in dicts if _bare_header(d) or _bare_state(d) or _bare_item(d)]
+    return (any(_bare_header(d) or _bare_state(d) for d in dicts) and any(_bare_item(d) for d in dicts)
+            and 2 * len(bare) >= len(dicts))
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
@@ -82,6 +120,10 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
             continue
+        if "payload" not in rec:
+            rec = _enveloped(rec)
+            if rec is None:
+                continue
         rtype, payload = rec.get("type"), rec.get("payload")
         if not isinstance(rtype, str) or not isinstance(payload, dict):
             yield BadRecord(line, "not a Codex rollout record (needs type and a payload object)")
@@ -222,7 +264,7 @@ def _response_item(st: _Rollout, p: dict) -> Iterator[Draft]:
     elif ptype == "agent_message":
         yield from _agent_message(st, "\n".join(_texts(p.get("content"))), p.get("author"), p.get("recipient"),
                                   "item")
-    elif ptype in ("compaction", "context_compaction"):
+    elif ptype in ("compaction", "compaction_summary", "context_compaction"):     # compaction_summary: its older name
         yield from _compaction(st, None)
     elif ptype == "tool_call":
         yield _legacy_call(st, p)

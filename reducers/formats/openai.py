@@ -109,6 +109,11 @@ class _Parser:
         response = body.get("response")
         if response is None:
             return
+        if isinstance(response, dict) and isinstance(response.get("error"), dict) and "choices" not in response:
+            conv.begin(response)            # the request failed: what came back is the error
+            yield Draft(kind="system", text=_anthropic.api_error_text(response["error"]), session_id=conv.session_id,
+                        key=conv.key("response", 0), turn_id=conv.turn(), line=line, meta={"subtype": "error"})
+            return
         model = body.get("model")
         if isinstance(response, dict) and isinstance(response.get("choices"), list):   # a chat.completion
             model = response.get("model") or model
@@ -160,6 +165,12 @@ class _Parser:
         meta = {**(_meta(msg) or {}), **(extra or {})} or None
         content = msg.get("content")
         text = content if isinstance(content, str) else flatten_parts(content)
+        audio = msg.get("audio")
+        if text == "" and isinstance(audio, dict):
+            # A spoken reply has no content: a response carries its transcript,
+            # later requests only the audio id.
+            transcript = audio.get("transcript")
+            text = transcript if isinstance(transcript, str) and transcript else "[audio]"
         part = 0
         reasoning = next((msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k].strip()), None)
         # SWE-agent repeats the visible content as `thought`: that is not a separate draft.

@@ -1,0 +1,133 @@
+"""Record shapes of older and newer Claude Code and Codex CLI versions that
+the parsers must read like the common ones: nothing dropped, nothing stored
+twice, every call paired with its result."""
+from __future__ import annotations
+
+from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats import claude_code, codex
+
+
+def _parse(module, lines: list, source_id: str = "/logs/variant.jsonl"):
+    items = list(module.parse(list(enumerate(lines, 1)), ParseContext(path=source_id, source_id=source_id)))
+    return [d for d in items if isinstance(d, Draft)], [b for b in items if isinstance(b, BadRecord)]
+
+
+# ---------------------------------------------------------------- Claude Code
+
+def test_a_claude_code_line_written_again_verbatim_is_read_once():
+    # Claude Code sometimes writes lines of a session again, unchanged (same
+    # uuid, same content): with stream-json input, or several writers at once.
+    sid = "7a0c3b52-0000-4000-8000-00000000aaaa"
+    prompt = {"type": "user", "sessionId": sid, "uuid": "u-1", "parentUuid": None,
+              "timestamp": "2026-02-01T09:00:00.000Z", "message": {"role": "user", "content": "count the files"}}
+    call = {"type": "assistant", "sessionId": sid, "uuid": "u-2", "parentUuid": "u-1",
+            "timestamp": "2026-02-01T09:00:01.000Z",
+            "message": {"id": "msg_a", "role": "assistant",
+                        "content": [{"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {"command": "ls"}}]}}
+    result = {"type": "user", "sessionId": sid, "uuid": "u-3", "parentUuid": "u-2",
+              "timestamp": "2026-02-01T09:00:02.000Z",
+              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9",
+                                                       "content": "a\nb"}]}}
+    once, _ = _parse(claude_code, [prompt, call, result])
+    twice, bad = _parse(claude_code, [prompt, call, result, dict(prompt), dict(call), dict(result)])
+    assert not bad
+    assert [(d.kind, d.key) for d in twice] == [(d.kind, d.key) for d in once]
+    assert [d.kind for d in twice] == ["user", "tool_call", "tool_result"]
+
+
+def test_a_reused_claude_code_uuid_with_other_content_is_still_a_new_line():
+    sid = "7a0c3b52-0000-4000-8000-00000000bbbb"
+    first = {"type": "user", "sessionId": sid, "uuid": "shared", "timestamp": "2026-02-01T09:00:00.000Z",
+             "message": {"role": "user", "content": "first words"}}
+    second = {**first, "message": {"role": "user", "content": "other words"}}
+    drafts, _ = _parse(claude_code, [first, second])
+    assert [d.text for d in drafts] == ["first words", "other words"]
+    assert len({d.key for d in drafts}) == 2
+
+
+# ---------------------------------------------------------------- Codex: the envelope-less layout
+
+def _legacy_rollout() -> list:
+    """A rollout as mid-2025 Codex versions wrote it: a header line, then bare
+    response items, with state lines between them; no timestamps on items."""
+    return [
+        {"id": "11111111-2222-4333-8444-555555555555", "timestamp": "2025-07-10T08:00:00.000Z",
+         "instructions": None, "git": {"branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "id": None, "role": "user",
+         "content": [{"type": "input_text", "text": "<environment_context>\n<cwd>/w</cwd>\n</environment_context>"}]},
+        {"type": "message", "id": None, "role": "user", "content": [{"type": "input_text", "text": "list the files "}]},
+        {"record_type": "state"},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Listing"}],
+         "encrypted_content": "opaque"},
+        {"type": "function_call", "id": "fc_1", "name": "shell", "arguments": "{\"command\":[\"ls\"]}",
+         "call_id": "call_1"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "a.txt\n"},
+        {"type": "local_shell_call", "id": "ls_1", "call_id": "call_2", "status": "completed",
+         "action": {"type": "exec", "command": ["pwd"]}},
+        {"type": "function_call_output", "call_id": "call_2", "output": "/w\n"},
+        {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "One file."}]},
+        {"record_type": "state"},
+    ]
+
+
+def test_an_envelope_less_codex_rollout_is_claimed_by_sniff():
+    assert codex.sniff(_legacy_rollout())
+    assert not codex.sniff([{"type": "message", "role": "user", "content": "hi"}])      # a bare message list
+    assert not codex.sniff([{"id": "x", "timestamp": "2025-07-10T08:00:00Z"}])          # a header alone
+
+
+def test_an_envelope_less_codex_rollout_yields_every_message_call_and_result():
+    drafts, bad = _parse(codex, _legacy_rollout())
+    assert not bad
+    assert {d.session_id for d in drafts} == {"11111111-2222-4333-8444-555555555555"}
+    assert [(d.kind, d.text) for d in drafts if d.kind in ("user", "assistant", "system")] == [
+        ("system", "<environment_context>\n<cwd>/w</cwd>\n</environment_context>"),
+        ("user", "list the files "),
+        ("assistant", "<thinking>\nListing\n</thinking>"),
+        ("assistant", "One file.")]
+    calls = [d.tool["call_id"] for d in drafts if d.kind == "tool_call"]
+    results = [d.tool["call_id"] for d in drafts if d.kind == "tool_result"]
+    assert calls == results == ["call_1", "call_2"]
+
+
+def test_an_envelope_less_codex_rollout_parses_to_the_same_keys_twice():
+    first, _ = _parse(codex, _legacy_rollout())
+    again, _ = _parse(codex, _legacy_rollout())
+    assert [d.key for d in first] == [d.key for d in again]
+    assert len({d.key for d in first}) == len(first)
+
+
+def test_stray_lines_in_an_enveloped_rollout_stay_bad_records():
+    meta = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s-9"}}
+    _, bad = _parse(codex, [meta, {"silly": "this"}, {"type": "response_item"}])
+    assert [b.line for b in bad] == [2, 3]
+
+
+# ---------------------------------------------------------------- Codex: newer and older item names
+
+def test_a_compaction_summary_item_is_a_compaction_marker():
+    # `compaction_summary` is the older name of the `compaction` item (serde alias)
+    lines = [{"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s-1"}},
+             {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
+              "payload": {"type": "compaction_summary", "encrypted_content": "opaque"}}]
+    drafts, _ = _parse(codex, lines)
+    assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", "[compacted]", {"subtype": "compacted"})]
+
+
+def test_a_hook_prompt_in_a_user_message_is_system_not_a_user_turn():
+    text = '<hook_prompt hook_run_id="run-1">Re-run the tests before stopping.</hook_prompt>'
+    lines = [{"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s-2"}},
+             {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
+              "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]
+    drafts, _ = _parse(codex, lines)
+    assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", text, {"subtype": "hook_prompt"})]
+
+
+def test_external_context_in_a_user_message_is_system_not_a_user_turn():
+    text = "<external_ticket>Customer reports a crash on save.</external_ticket>"
+    lines = [{"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s-3"}},
+             {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
+              "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]
+    drafts, _ = _parse(codex, lines)
+    assert [(d.kind, d.meta) for d in drafts] == [("system", {"subtype": "external_context"})]

@@ -1,0 +1,177 @@
+"""Record shapes seen in real Chat Completions and Messages API traffic that
+the two chat parsers must read without losing output or picking the wrong
+format: server code-execution results, spoken (audio) replies, request
+bodies that say which API they were sent to only through their tool
+definitions or saved response, and long message lists whose first tool use
+comes late."""
+from __future__ import annotations
+
+from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats import anthropic, openai
+from reducers.formats.registry import detect_format
+
+
+# ---------------------------------------------------------------- helpers
+
+def parse(module, *records):
+    ctx = ParseContext(path="/data/chat.jsonl", source_id="/data/chat.jsonl")
+    out = list(module.parse(list(enumerate(records, 1)), ctx))
+    assert not [b for b in out if isinstance(b, BadRecord)]
+    return [d for d in out if isinstance(d, Draft)]
+
+
+def detect_format_module(samples):
+    return {"anthropic": anthropic, "openai": openai}[detect_format(samples)]
+
+
+def results(drafts):
+    return [d for d in drafts if d.kind == "tool_result"]
+
+
+def user(text):
+    return {"role": "user", "content": text}
+
+
+def code_run(block_type, result):
+    """A Messages API body whose reply ran code on Anthropic's servers."""
+    return {"model": "claude", "messages": [
+        user("run it"),
+        {"role": "assistant", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_7", "name": "runner", "input": {"code": "print(2)"}},
+            {"type": block_type, "tool_use_id": "srvtoolu_7", "content": result}]}]}
+
+
+# ---------------------------------------------------------------- anthropic: code execution results
+
+def test_a_code_execution_result_reads_as_its_stdout():
+    body = code_run("code_execution_tool_result",
+                    {"type": "code_execution_result", "stdout": "2\n", "stderr": "", "return_code": 0, "content": []})
+    [result] = results(parse(anthropic, body))
+    assert result.text == "2\n"
+    assert result.tool == {"name": "runner", "call_id": "srvtoolu_7", "is_error": False}
+
+
+def test_a_bash_code_execution_result_keeps_stderr_after_stdout():
+    body = code_run("bash_code_execution_tool_result",
+                    {"type": "bash_code_execution_result", "stdout": "one\ntwo", "stderr": "no such dir",
+                     "return_code": 2, "content": []})
+    [result] = results(parse(anthropic, body))
+    assert result.text == "one\ntwo\nno such dir"
+
+
+def test_a_code_execution_exit_code_is_kept_in_meta():
+    body = code_run("bash_code_execution_tool_result",
+                    {"type": "bash_code_execution_result", "stdout": "", "stderr": "boom", "return_code": 3, "content": []})
+    [result] = results(parse(anthropic, body))
+    assert result.meta == {"block": "bash_code_execution_tool_result", "exit_code": 3}
+
+
+def test_a_code_execution_error_is_still_an_error_result():
+    body = code_run("code_execution_tool_result", {"type": "code_execution_tool_result_error", "error_code": "unavailable"})
+    [result] = results(parse(anthropic, body))
+    assert result.tool["is_error"] is True
+    assert result.text == "error: unavailable"
+
+
+# ---------------------------------------------------------------- anthropic: detection
+
+def test_a_message_list_whose_first_tool_use_comes_after_fifty_messages_is_anthropic():
+    chat = [m for i in range(30) for m in (user(f"question {i}"), {"role": "assistant", "content": f"answer {i}"})]
+    chat += [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_late", "name": "grep", "input": {}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_late", "content": "hit"}]}]
+    assert detect_format([chat]) == "anthropic"
+
+
+def test_a_late_tool_use_in_a_long_message_list_becomes_a_paired_call_and_result():
+    chat = [m for i in range(30) for m in (user(f"question {i}"), {"role": "assistant", "content": f"answer {i}"})]
+    chat += [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_late", "name": "grep", "input": {}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_late", "content": "hit"}]}]
+    drafts = parse(detect_format_module([chat]), chat)
+    assert [(d.kind, d.tool["call_id"]) for d in drafts if d.tool] == [("tool_call", "toolu_late"),
+                                                                      ("tool_result", "toolu_late")]
+
+
+def test_a_first_request_with_input_schema_tools_is_anthropic():
+    body = {"model": "claude", "max_tokens": 256, "messages": [user("weather in Oslo?")],
+            "tools": [{"name": "weather", "description": "d", "input_schema": {"type": "object"}}]}
+    assert detect_format([body]) == "anthropic"
+
+
+def test_a_request_offering_only_server_tools_is_anthropic():
+    body = {"model": "claude", "max_tokens": 256, "messages": [user("news today?")],
+            "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]}
+    assert detect_format([body]) == "anthropic"
+
+
+def test_a_bedrock_body_with_anthropic_version_is_anthropic():
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]}
+    assert detect_format([body]) == "anthropic"
+
+
+def test_a_body_saved_with_a_messages_api_response_is_anthropic():
+    body = {"model": "claude", "messages": [user("hi")],
+            "response": {"id": "msg_1", "type": "message", "role": "assistant",
+                         "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn"}}
+    assert detect_format([body]) == "anthropic"
+
+
+def test_a_chat_completions_body_with_function_tools_stays_openai():
+    body = {"model": "gpt-4o", "messages": [user("weather in Oslo?")],
+            "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]}
+    assert detect_format([body]) == "openai"
+
+
+def test_a_chat_completions_body_saved_with_its_completion_stays_openai():
+    body = {"model": "gpt-4o", "system": "Be brief.", "messages": [user("hi")],
+            "response": {"object": "chat.completion", "choices": [{"index": 0, "message": {
+                "role": "assistant", "content": "Hello."}}]}}
+    assert detect_format([body]) == "openai"
+
+
+# ---------------------------------------------------------------- openai: audio replies
+
+def test_a_spoken_response_becomes_an_assistant_event_with_its_transcript():
+    body = {"model": "gpt-4o-audio-preview", "modalities": ["text", "audio"], "messages": [user("say hi")],
+            "response": {"object": "chat.completion", "choices": [{"index": 0, "message": {
+                "role": "assistant", "content": None, "refusal": None,
+                "audio": {"id": "audio_1", "data": "UklGRg==", "expires_at": 1, "transcript": "Hi, nice to meet you."}}}]}}
+    drafts = parse(openai, body)
+    assert [(d.kind, d.text) for d in drafts] == [("user", "say hi"), ("assistant", "Hi, nice to meet you.")]
+
+
+def test_a_spoken_reply_referenced_by_audio_id_in_history_keeps_a_placeholder():
+    conv = {"messages": [user("say hi"), {"role": "assistant", "audio": {"id": "audio_1"}}, user("again")]}
+    drafts = parse(openai, conv)
+    assert [(d.kind, d.text) for d in drafts] == [("user", "say hi"), ("assistant", "[audio]"), ("user", "again")]
+
+
+def test_an_assistant_message_with_text_and_audio_is_one_event_of_its_text():
+    conv = {"messages": [user("say hi"), {"role": "assistant", "content": "Hi.", "audio": {"id": "audio_1"}}]}
+    drafts = parse(openai, conv)
+    assert [(d.kind, d.text) for d in drafts] == [("user", "say hi"), ("assistant", "Hi.")]
+
+
+# ---------------------------------------------------------------- failed requests
+
+def test_a_messages_api_error_response_is_a_system_event_not_a_bad_record():
+    body = {"model": "claude", "system": "Be brief.", "messages": [user("hi")],
+            "response": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}}
+    drafts = parse(anthropic, body)
+    assert [(d.kind, d.text, d.meta) for d in drafts][-1] == (
+        "system", "API error: overloaded_error: Overloaded", {"subtype": "error"})
+
+
+def test_a_chat_completions_error_response_is_a_system_event_not_a_bad_record():
+    body = {"model": "gpt-4o", "messages": [user("hi")],
+            "response": {"error": {"message": "Rate limit reached", "type": "requests", "param": None,
+                                   "code": "rate_limit_exceeded"}}}
+    drafts = parse(openai, body)
+    assert [(d.kind, d.text, d.meta) for d in drafts][-1] == (
+        "system", "API error: requests: Rate limit reached", {"subtype": "error"})
+
+
+def test_a_body_saved_with_a_messages_api_error_is_anthropic():
+    body = {"model": "claude", "messages": [user("hi")],
+            "response": {"type": "error", "error": {"type": "api_error", "message": "Internal"}}}
+    assert detect_format([body]) == "anthropic"
