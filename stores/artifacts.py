@@ -20,7 +20,7 @@ from stores.paths import ensure_dir, fsync_dir
 _ID = re.compile(r"^[0-9a-f]{64}$")
 _LEVEL = 6
 _CHUNK = 1 << 20
-_PRESENT_MAX = 100_000               # ids remembered (~10 MB at most)
+_PRESENT_MAX = 10_000                # ids remembered (~1.5 MB at most)
 
 
 class BadArtifactId(TraceError):
