@@ -4,7 +4,12 @@ Accepted shapes, per record (a JSONL line, or the whole .json document):
 - a request body {"system"?, "messages": [...], "tools"?, "response"?, ...}:
   one conversation per body; `response` is its final assistant message;
 - an array of messages: one conversation;
-- a single message {"role", "content"}: all such lines form ONE conversation.
+- a single message {"role", "content"}: all such lines form ONE conversation;
+- a Message Batches line: a request {"custom_id", "params": <request body>}
+  or a result {"custom_id", "result": {"type": "succeeded", "message"} |
+  {"type": "errored", "error"} | {"type": "canceled" | "expired"}}.
+  `custom_id` names the conversation (its session id, as `id` does for a
+  body); a result holds only the reply (or the error) that came back.
 
 Content is a string or a list of blocks. Text blocks of one message become
 one draft (joined by a blank line) until a block of another kind breaks the
@@ -27,6 +32,7 @@ _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _ID_KEYS = ("id", "session_id", "conversation_id")
 _TS_KEYS = ("timestamp", "created_at", "created")
 _SERVER_TOOL_TYPE = re.compile(r"_\d{8}$")         # web_search_20250305, bash_20250124...
+_BATCH_RESULTS = ("succeeded", "errored", "canceled", "expired")
 
 
 def _is_result_block(btype: Any) -> bool:
@@ -63,6 +69,20 @@ def _has_openai_signals(msgs: list) -> bool:
                for m in msgs)
 
 
+def batch_request(rec: Any) -> dict | None:
+    """The Messages request body of a Message Batches request line."""
+    if isinstance(rec, dict) and "custom_id" in rec and isinstance(rec.get("params"), dict) \
+            and isinstance(rec["params"].get("messages"), list):
+        return rec["params"]
+    return None
+
+
+def is_batch_result(rec: Any) -> bool:
+    """A line of a Message Batches results file."""
+    return (isinstance(rec, dict) and "custom_id" in rec and isinstance(rec.get("result"), dict)
+            and rec["result"].get("type") in _BATCH_RESULTS)
+
+
 def _is_role_message(m: Any) -> bool:
     return isinstance(m, dict) and m.get("role") in ROLES and "content" in m
 
@@ -95,6 +115,11 @@ def _classify(rec: Any) -> str:
     either chat format could read), 'openai', 'foreign' or 'other'."""
     if foreign_record(rec):
         return "foreign"
+    # Message Batches lines: only the Messages API has them (OpenAI's Batch API says `body`).
+    if batch_request(rec) is not None:
+        return "anthropic" if any(_is_role_message(m) for m in rec["params"]["messages"]) else "other"
+    if is_batch_result(rec):
+        return "anthropic"
     # Every message is looked at: a long chat may reach its first tool use late.
     if isinstance(rec, dict) and isinstance(rec.get("messages"), list):
         msgs = rec["messages"]
@@ -172,12 +197,18 @@ class _Parser:
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and isinstance(rec.get("messages"), list):
             yield from self.body(line, rec)
+        elif batch_request(rec) is not None:
+            yield from self.body(line, rec["params"], rec["custom_id"])
+        elif is_batch_result(rec):
+            yield from self.batch_result(line, rec)
         else:
             yield BadRecord(line, "not an Anthropic Messages record (no role or messages)")
 
-    def body(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
+    def body(self, line: int, rec: dict, source_id: Any = None) -> Iterator[Draft | BadRecord]:
         msgs = rec["messages"]
-        conv = self.open(next((rec[k] for k in _ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
+        if source_id is None:
+            source_id = next((rec[k] for k in _ID_KEYS if rec.get(k)), None)
+        conv = self.open(source_id, msgs[0] if msgs else rec)
         system = rec.get("system")
         text = ("\n\n".join(t for t in (flatten_content(b) for b in system) if t) if isinstance(system, list)
                 else flatten_content(system))
@@ -204,6 +235,28 @@ class _Parser:
         model = response.get("model") or rec.get("model")
         extra = {"model": model} if isinstance(model, str) else None
         yield from self.message(line, {"role": "assistant", **response}, conv, "response", extra)
+
+    def batch_result(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
+        """What came back for one batch request: the reply, or why there is none."""
+        result = rec["result"]
+        rtype = result["type"]
+        conv = self.open(rec["custom_id"], result)
+        message = result.get("message")
+        if rtype == "succeeded":
+            if not (isinstance(message, dict) and isinstance(message.get("content"), (str, list))):
+                yield BadRecord(line, "succeeded batch result holds no message")
+                return
+            model = message.get("model")
+            extra = {"model": model} if isinstance(model, str) else None
+            yield from self.message(line, {"role": "assistant", **message}, conv, "response", extra)
+            return
+        conv.begin(result)
+        error = result.get("error")
+        if isinstance(error, dict) and isinstance(error.get("error"), dict):
+            error = error["error"]                  # an error response {"type": "error", "error": {...}}
+        text = api_error_text(error) if isinstance(error, dict) else f"batch request {rtype}"
+        yield Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("response", 0),
+                    turn_id=conv.turn(), line=line, meta={"subtype": "error", "batch_result": rtype})
 
     def message(self, line: int, msg: Any, conv: Conversation, index: int | str | None = None,
                 extra: dict | None = None) -> Iterator[Draft | BadRecord]:

@@ -6,7 +6,18 @@ Accepted shapes, per record (a JSONL line, or the whole .json document):
 - {"messages": [...]} (the fine-tuning layout) or a request body {"model",
   "messages", "tools", ...}: one conversation per record; a `response` (an
   assistant message or a whole chat.completion) is its final assistant event;
-- a trajectory {"history": [...]} (SWE-agent): one conversation.
+- a trajectory {"history": [...]} (SWE-agent): one conversation;
+- a Responses API request body {"model", "input": str | [items],
+  "instructions"?, "tools"?, "response"?}: one conversation per record;
+  items are role messages, function/custom tool calls and their outputs
+  (paired by call_id), reasoning summaries; a saved `response` object
+  ({"object": "response", "output": [items]}) adds the model's output items;
+- a Batch API line: an input line {"custom_id", "method", "url", "body"}
+  holds one of the request bodies above, an output line {"custom_id",
+  "response": {"status_code", "body"}, "error"} the chat.completion or
+  response object (or the error) that came back. `custom_id` names the
+  conversation (its session id, as `id` does for a body).
+Responses API items are read by reducers.formats.openai_responses.
 
 Conversations are numbered by position in the file; that number is part of
 every key and turn id, so conversations that share a session id (--session,
@@ -15,20 +26,20 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-import orjson
-
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
-from reducers.formats.common import (Conversation, conversation_session_id, flatten_content, media_blocks, to_utc_iso,
-                                     tool_call_text)
+from reducers.formats.common import Conversation, conversation_session_id, flatten_content, media_blocks, tool_call_text
+from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
+from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, responses_opening,
+                                              responses_session)
 
 NAME = "openai"
 PREFIX = "oa"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _CONVERSATION_KEYS = ("messages", "history")
-_ID_KEYS = ("id", "session_id", "conversation_id")
-_TS_KEYS = ("timestamp", "created_at", "created")
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thought")
+# Request bodies that carry `input` but no conversation (Batch API endpoints and lookalikes).
+_NOT_CONVERSATION_URLS = ("/v1/embeddings", "/v1/moderations", "/v1/completions")
 
 
 # ---------------------------------------------------------------- sniff
@@ -45,6 +56,32 @@ def _conversation_list(rec: dict) -> list | None:
     return None
 
 
+def batch_request_body(rec: Any) -> dict | None:
+    """The request body of a Batch API input line, when it holds a conversation."""
+    if not (isinstance(rec, dict) and "custom_id" in rec and isinstance(rec.get("body"), dict)):
+        return None
+    url = rec.get("url")
+    if isinstance(url, str) and url.rstrip("/").endswith(_NOT_CONVERSATION_URLS):
+        return None
+    body = rec["body"]
+    if isinstance(body.get("messages"), list) or (is_responses_body(body)
+                                                  or (isinstance(body.get("input"), str) and url == "/v1/responses")):
+        return body
+    return None
+
+
+def is_batch_output(rec: Any) -> bool:
+    """A Batch API output (or error file) line: what came back for one custom_id."""
+    if not (isinstance(rec, dict) and "custom_id" in rec and "body" not in rec):
+        return False
+    response, error = rec.get("response"), rec.get("error")
+    if isinstance(response, dict):
+        payload = response.get("body")
+        return isinstance(payload, dict) and (isinstance(payload.get("choices"), list) or is_response_object(payload)
+                                              or isinstance(payload.get("error"), dict))
+    return response is None and isinstance(error, dict)
+
+
 def _is_mine(rec: Any) -> bool:
     if isinstance(rec, list):
         return any(is_message(m) for m in rec[:50])
@@ -53,7 +90,9 @@ def _is_mine(rec: Any) -> bool:
     if "role" in rec:
         return is_message(rec)
     msgs = _conversation_list(rec)
-    return msgs is not None and any(is_message(m) for m in msgs[:50])
+    if msgs is not None:
+        return any(is_message(m) for m in msgs[:50])
+    return is_responses_body(rec) or batch_request_body(rec) is not None or is_batch_output(rec)
 
 
 def sniff(samples: list) -> bool:
@@ -67,7 +106,7 @@ def sniff(samples: list) -> bool:
 
 # ---------------------------------------------------------------- parse
 
-class _Parser:
+class _Parser(ResponsesItems):
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.conversations = 0
@@ -91,10 +130,37 @@ class _Parser:
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and _conversation_list(rec) is not None:
             msgs = _conversation_list(rec)
-            conv = self.open(next((rec[k] for k in _ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
+            conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
             yield from self.conversation(line, msgs, conv, rec)
+        elif isinstance(rec, dict) and "custom_id" in rec and ("body" in rec or is_batch_output(rec)):
+            yield from self.batch_line(line, rec)
+        elif is_responses_body(rec):
+            yield from self.responses_body(line, rec, self.open(responses_session(rec), responses_opening(rec)))
         else:
-            yield BadRecord(line, "not an OpenAI chat record (no role, messages or history)")
+            yield BadRecord(line, "not an OpenAI chat record (no role, messages, history or input)")
+
+    def batch_line(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
+        custom_id = rec.get("custom_id")
+        if "body" in rec:                                   # an input line: the request it asks for
+            body = batch_request_body(rec)
+            if body is None:
+                yield BadRecord(line, f"batch request for {rec.get('url')!r} holds no conversation (no messages or input)")
+            elif isinstance(body.get("messages"), list):
+                msgs = body["messages"]
+                yield from self.conversation(line, msgs, self.open(custom_id, msgs[0] if msgs else body), body)
+            else:
+                yield from self.responses_body(line, body, self.open(custom_id, responses_opening(body)))
+            return
+        # An output line: only what came back, in the conversation its custom_id names.
+        response, error = rec.get("response"), rec.get("error")
+        payload = response.get("body") if isinstance(response, dict) else None
+        conv = self.open(custom_id, payload if isinstance(payload, dict) else error)
+        if not isinstance(payload, dict):
+            yield from self.conversation(line, [], conv, {"response": {"error": error}})
+        elif is_response_object(payload):
+            yield from self.response_object(line, payload, conv, payload.get("model"))
+        else:
+            yield from self.conversation(line, [], conv, {"response": payload})
 
     def conversation(self, line: int, msgs: list, conv: Conversation, body: dict | None = None
                      ) -> Iterator[Draft | BadRecord]:
@@ -118,7 +184,9 @@ class _Parser:
         if isinstance(response, dict) and isinstance(response.get("choices"), list):   # a chat.completion
             model = response.get("model") or model
             ts = response.get("created")
-            choice = response["choices"][0] if response["choices"] else None
+            if not response["choices"]:
+                return                      # nothing came back (n=0, a filtered prompt): nothing to add
+            choice = response["choices"][0]
             response = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(response, dict) and ts is not None:
                 response = {"created": ts, **response}
@@ -129,9 +197,11 @@ class _Parser:
         conv.begin(response)
         yield from self.assistant(line, response, conv, "response", extra)
 
-    def message(self, line: int, msg: Any, conv: Conversation) -> Iterator[Draft | BadRecord]:
-        index = conv.messages
-        conv.messages += 1
+    def message(self, line: int, msg: Any, conv: Conversation, index: int | str | None = None,
+                extra: dict | None = None) -> Iterator[Draft | BadRecord]:
+        if index is None:
+            index = conv.messages
+            conv.messages += 1
         conv.begin(msg)
         if not isinstance(msg, dict):
             yield BadRecord(line, f"message {index} is not an object")
@@ -141,7 +211,7 @@ class _Parser:
             yield BadRecord(line, f"message {index}: unknown role {role!r}")
             return
         if role == "assistant":
-            yield from self.assistant(line, msg, conv, index)
+            yield from self.assistant(line, msg, conv, index, extra)
             return
         if role == "user":
             conv.start_turn()
@@ -156,12 +226,12 @@ class _Parser:
         if role == "developer":
             meta = {**(meta or {}), "role": "developer"}
         yield Draft(kind="user" if role == "user" else "system", text=text, session_id=conv.session_id,
-                    key=conv.key(index, 0), turn_id=conv.turn(), ts=_ts(msg), line=line,
-                    uuid=_uuid(msg), meta=meta, media=media_blocks(content) or None)
+                    key=conv.key(index, 0), turn_id=conv.turn(), ts=message_ts(msg), line=line,
+                    uuid=message_uuid(msg), meta=meta, media=media_blocks(content) or None)
 
     def assistant(self, line: int, msg: dict, conv: Conversation, index: int | str,
                   extra: dict | None = None) -> Iterator[Draft]:
-        base = dict(session_id=conv.session_id, turn_id=conv.turn(), ts=_ts(msg), line=line, uuid=_uuid(msg))
+        base = dict(session_id=conv.session_id, turn_id=conv.turn(), ts=message_ts(msg), line=line, uuid=message_uuid(msg))
         meta = {**(_meta(msg) or {}), **(extra or {})} or None
         content = msg.get("content")
         text = content if isinstance(content, str) else flatten_parts(content)
@@ -202,7 +272,7 @@ class _Parser:
         if call_id and name:
             self.call_names[call_id] = name
         return Draft(kind="tool_call", text=tool_call_text(name, raw),
-                     tool={"name": name, "call_id": call_id, "input": _parse_arguments(raw)},
+                     tool={"name": name, "call_id": call_id, "input": parse_arguments(raw)},
                      key=key, meta=meta, **base)
 
     def result(self, line: int, msg: dict, conv: Conversation, index: int, meta: dict | None) -> Draft:
@@ -219,7 +289,7 @@ class _Parser:
         return Draft(kind="tool_result", text=flatten_parts(msg.get("content")),
                      tool={"name": name, "call_id": call_id, "is_error": False},
                      session_id=conv.session_id, key=conv.key(index, 0), turn_id=conv.turn(),
-                     ts=_ts(msg), line=line, uuid=_uuid(msg), meta=meta or None,
+                     ts=message_ts(msg), line=line, uuid=message_uuid(msg), meta=meta or None,
                      media=media_blocks(msg.get("content")) or None)
 
 
@@ -231,37 +301,6 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
 
 # ---------------------------------------------------------------- pieces
 
-def flatten_parts(content: Any) -> str:
-    """Chat Completions content parts: text, image_url, input_audio, file,
-    refusal. Binary payloads (base64 audio, file data) become placeholders."""
-    if not isinstance(content, list):
-        return flatten_content(content)
-    parts = []
-    for part in content:
-        ptype = part.get("type") if isinstance(part, dict) else None
-        if ptype == "input_audio":
-            parts.append("[audio]")
-        elif ptype == "file":
-            f = part.get("file") if isinstance(part.get("file"), dict) else {}
-            parts.append(f"[document: {f['filename']}]" if isinstance(f.get("filename"), str) else "[document]")
-        elif ptype == "refusal" and isinstance(part.get("refusal"), str):
-            parts.append(part["refusal"])
-        else:
-            parts.append(flatten_content([part]))
-    return "\n".join(p for p in parts if p != "")
-
-
-def _parse_arguments(raw: Any) -> Any:
-    """Arguments arrive as a JSON string; keep the string when it is not JSON
-    (models do emit broken arguments, and that is worth remembering)."""
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
-
-
 def _meta(msg: dict) -> dict | None:
     meta = {}
     if isinstance(msg.get("name"), str):
@@ -269,11 +308,3 @@ def _meta(msg: dict) -> dict | None:
     if isinstance(msg.get("message_type"), str):          # SWE-agent: action / observation / ...
         meta["message_type"] = msg["message_type"]
     return meta or None
-
-
-def _ts(msg: dict) -> str | None:
-    return next((to_utc_iso(msg[k]) for k in _TS_KEYS if msg.get(k) is not None), None)
-
-
-def _uuid(msg: dict) -> str | None:
-    return msg["id"] if isinstance(msg.get("id"), str) else None
