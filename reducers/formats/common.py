@@ -116,6 +116,14 @@ class Conversation:
     def begin(self, message: Any) -> None:
         self.digest = content_digest(message)
 
+    def place(self, index: int | str | None) -> int | str:
+        """A message's place: `index` as given ("response", an item of a
+        response), or the next message number."""
+        if index is None:
+            index = self.messages
+            self.messages += 1
+        return index
+
     def start_turn(self) -> None:
         self.users += 1
         self.opener = self.digest

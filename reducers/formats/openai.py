@@ -199,9 +199,7 @@ class _Parser(ResponsesItems):
 
     def message(self, line: int, msg: Any, conv: Conversation, index: int | str | None = None,
                 extra: dict | None = None) -> Iterator[Draft | BadRecord]:
-        if index is None:
-            index = conv.messages
-            conv.messages += 1
+        index = conv.place(index)
         conv.begin(msg)
         if not isinstance(msg, dict):
             yield BadRecord(line, f"message {index} is not an object")

@@ -111,9 +111,7 @@ class ResponsesItems:
              extra: dict | None = None, ts: str | None = None) -> Iterator[Draft | BadRecord]:
         """One Responses API item: a role message, a tool call or its output,
         reasoning. Calls and outputs pair by `call_id`."""
-        if index is None:
-            index = conv.messages
-            conv.messages += 1
+        index = conv.place(index)
         conv.begin(item)
         if not isinstance(item, dict):
             yield BadRecord(line, f"input item {index} is not an object")

@@ -3,6 +3,8 @@ the parsers must read like the common ones: nothing dropped, nothing stored
 twice, every call paired with its result."""
 from __future__ import annotations
 
+import pytest
+
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import claude_code, codex
 
@@ -115,19 +117,13 @@ def test_a_compaction_summary_item_is_a_compaction_marker():
     assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", "[compacted]", {"subtype": "compacted"})]
 
 
-def test_a_hook_prompt_in_a_user_message_is_system_not_a_user_turn():
-    text = '<hook_prompt hook_run_id="run-1">Re-run the tests before stopping.</hook_prompt>'
+@pytest.mark.parametrize("text, subtype", [
+    ('<hook_prompt hook_run_id="run-1">Re-run the tests before stopping.</hook_prompt>', "hook_prompt"),
+    ("<external_ticket>Customer reports a crash on save.</external_ticket>", "external_context"),
+])
+def test_hook_prompts_and_external_context_in_a_user_message_are_system_not_a_user_turn(text, subtype):
     lines = [{"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s-2"}},
              {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
               "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]
     drafts, _ = _parse(codex, lines)
-    assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", text, {"subtype": "hook_prompt"})]
-
-
-def test_external_context_in_a_user_message_is_system_not_a_user_turn():
-    text = "<external_ticket>Customer reports a crash on save.</external_ticket>"
-    lines = [{"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s-3"}},
-             {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
-              "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]
-    drafts, _ = _parse(codex, lines)
-    assert [(d.kind, d.meta) for d in drafts] == [("system", {"subtype": "external_context"})]
+    assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", text, {"subtype": subtype})]
