@@ -58,11 +58,10 @@ replaced whatever their shape. Known miss: a legacy 40-hex token under a
 *_TOKEN name is kept.
 
 Speed: every rule starts with a trigger word, so the text is lowered once
-(bytes, ASCII only, same length) and ten literal-prefix searches (one combined
-regex for short texts) find the exact positions where a rule can start; text
-with none returns at once (the same object), and the full rule set is tried
-only at those positions. Same result as trying every position (a test checks
-that), ~10x faster in CPython.
+(bytes, ASCII only, same length) and one Aho-Corasick pass finds the exact
+positions where a rule can start; text with none returns at once (the same
+object), and the full rule set is tried only at those positions. Same result
+as trying every position (a test checks that), ~25x faster in CPython.
 
 Streaming: every quantifier is bounded, so whether a rule matches at position
 i depends only on the text in [i - CONTEXT, i + window). StreamRedactor emits
@@ -75,10 +74,11 @@ import binascii
 import re
 from functools import lru_cache
 
+from ahocorasick_rs import BytesAhoCorasick
+
 MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
 CONTEXT = 32                    # longest look-behind of any rule, with room to spare
-_SHORT = 320                    # below this many chars one combined trigger regex is faster
 _BATCH_WINDOWS = 4              # StreamRedactor scans when this many windows are waiting
 
 KINDS = ("openai_key", "anthropic_key", "github_token", "slack_token", "aws_access_key",
@@ -210,42 +210,13 @@ def _pem_body(body: str) -> bool:
 # ---- the rules ----------------------------------------------------------------------------
 
 # Lowercase words every rule starts with (its match starts exactly there), found on the
-# ASCII-lowered text. CPython scans a regex with a literal prefix fast and one with a set
-# of first characters slowly, so the words are grouped under one letter each (a rare one
-# inside the word when that keeps the group small): ten literal-prefix scans. Short texts
-# use one regex whose cost grows with how often its first letters occur: `z` and `j`
-# (0.05% and 0.1% of transcript characters) rather than `a` and `e` (5.6%, 8.2%) cut
-# redaction of real transcripts from 7.4 to 6.0 us per text.
-_TRIGGERS = {
-    "k": ("token", "sk-", "akia", "api_key", "api-key", "apikey", "access_key", "access-key",
-          "accesskey", "private_key", "private-key", "privatekey"),
-    "c": ("secret", "credential"),
-    "b": ("bearer", "basic ", "basic\t"),
-    "w": ("passw", "pwd"),
-    "z": ("authoriz",),
-    ":": ("://",),
-    "-": ("-----begin", "-u ", "-u\t", "-u=", "--user"),
-    "_": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "x": ("xox", "xapp-"),
-    "j": ("eyj",),
-}
-
-
-def _trigger_finders() -> list[tuple[str, dict[str, int]]]:
-    """Per letter: a regex matching from that letter to the end of any of its
-    words (the part before the letter checked by a look-behind), and for each
-    branch how far the word starts before the letter."""
-    finders = []
-    for letter, words in _TRIGGERS.items():
-        branches, offsets = [], {}
-        for word in words:
-            at = word.index(letter)
-            name = f"t{len(finders)}_{len(offsets)}"
-            offsets[name] = at
-            behind = f"(?<={re.escape(word)})" if at else ""
-            branches.append(f"{re.escape(word[at + 1:])}{behind}(?P<{name}>)")
-        finders.append((re.escape(letter) + "(?:" + "|".join(branches) + ")", offsets))
-    return finders
+# ASCII-lowered text in one Aho-Corasick pass (2.5 us per text of real transcripts against
+# 6.1 us for the best set of CPython regex scans; 200 against 80 MB/s on long outputs).
+_TRIGGERS = ("token", "sk-", "akia", "api_key", "api-key", "apikey", "access_key", "access-key",
+             "accesskey", "private_key", "private-key", "privatekey", "secret", "credential",
+             "bearer", "basic ", "basic\t", "passw", "pwd", "authoriz", "://",
+             "-----begin", "-u ", "-u\t", "-u=", "--user",
+             "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "xapp-", "eyj")
 
 
 # A key's characters, where a dash never starts "-----": a key glued to a
@@ -305,28 +276,17 @@ class _Rules:
         # How far past its start a match attempt can look: the widest rule is a
         # value of JSON-in-JSON escapes (up to 4 chars each) after a key of ~100.
         self.window = 4 * max_secret + 256
-        finders = _trigger_finders()
-        # Long texts: one literal-prefix scan per letter. Short ones: one regex for
-        # all letters (its per-character cost is higher, its per-call cost lower).
-        self.finders = [(re.compile(p.encode()), offsets) for p, offsets in finders]
-        self.finder_all = re.compile("|".join(p for p, _ in finders).encode())
-        self.offsets_all = {k: v for _, offsets in finders for k, v in offsets.items()}
+        self.triggers = BytesAhoCorasick([w.encode() for w in _TRIGGERS])
 
     # -- scanning --
 
     def candidates(self, text: str, start: int = 0) -> list[int]:
         """Sorted positions >= start where a rule can begin."""
         low = text[start:].encode("ascii", "replace").lower()   # one byte per char
-        found = []
-        finders = ((self.finder_all, self.offsets_all),) if len(low) < _SHORT else self.finders
-        for finder, offsets in finders:
-            hit = finder.search(low)
-            while hit is not None:
-                found.append(hit.start() - offsets[hit.lastgroup] + start)
-                hit = finder.search(low, hit.start() + 1)      # words may overlap
-        if len(found) > 1:
-            found = sorted(set(found))
-        return found
+        hits = self.triggers.find_matches_as_indexes(low, overlapping=True)   # words may overlap
+        if not hits:
+            return []
+        return sorted({at + start for _, at, _ in hits})
 
     def scan(self, text: str, start: int, stop: int) -> tuple[list[str], int, int]:
         """Redact matches that begin in [start, stop). Returns (pieces, cut,

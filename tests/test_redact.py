@@ -409,3 +409,12 @@ def test_a_key_shape_glued_to_a_pem_header_stops_before_it(glued):
     out, n = redact(text)
     assert key not in out and glued not in out and n == 2
     assert redact(out) == (out, 0)
+
+
+@pytest.mark.parametrize("glued", ["disk", "mask"])
+def test_a_trigger_word_overlapping_another_does_not_hide_it(glued):
+    """`sk-` (an OpenAI key's prefix) and `-----begin` share the dash: a scan
+    that resumes after the first word would never see the key block."""
+    text = f"{glued}-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+    out, n = redact(text)
+    assert n == 1 and PEM_BODY not in out and "[REDACTED:private_key]" in out
