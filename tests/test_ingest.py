@@ -392,3 +392,22 @@ def test_a_chat_whose_tool_use_comes_late_is_detected_by_it(tmp_path, api):
 def test_a_plain_chat_with_nothing_to_tell_the_apis_apart_is_read_as_openai(tmp_path):
     (res,), errors = _ingest(Store(tmp_path / "s"), _plain_then(tmp_path, []))
     assert res.format == "openai" and res.added == 30 and not errors
+
+
+def test_a_file_of_whole_conversations_is_decided_from_its_first_records(tmp_path, monkeypatch):
+    """Each record shows a whole conversation, so reading on (and holding up
+    to 2,000 of them in memory) would add little: only message-per-line
+    chats read on."""
+    import stores.ingest as ingest
+    limits = []
+    real_sniff = ingest.sniff
+    monkeypatch.setattr(ingest, "sniff", lambda records, limit=None: limits.append(limit) or real_sniff(records, limit))
+    conversations = tmp_path / "ft.jsonl"
+    conversations.write_text("".join(json.dumps({"messages": [{"role": "user", "content": f"q{i}"},
+                                                              {"role": "assistant", "content": f"a{i}"}]}) + "\n"
+                                     for i in range(40)))
+    (res,), _ = _ingest(Store(tmp_path / "s"), conversations)
+    assert res.format == "openai" and res.added == 80 and limits == [None]
+    limits.clear()
+    (res,), _ = _ingest(Store(tmp_path / "s2"), _plain_then(tmp_path, []))
+    assert res.format == "openai" and limits == [None, ingest.SNIFF_MORE_RECORDS]

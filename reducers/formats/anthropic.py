@@ -156,9 +156,10 @@ def _classify(rec: Any) -> str:
 
 
 def plain_chat(samples: list) -> bool:
-    """Role/content messages with nothing only one of the chat APIs uses."""
-    kinds = {_classify(s) for s in samples}
-    return "neutral" in kinds and kinds <= {"neutral", "other"}
+    """One role/content message per record, with nothing only one of the
+    chat APIs uses. (A record that is a whole conversation shows all its
+    messages at once: a sample of those is enough.)"""
+    return bool(samples) and all(_is_role_message(s) and _classify(s) == "neutral" for s in samples)
 
 
 def sniff(samples: list) -> bool:

@@ -35,7 +35,7 @@ def detect_format(samples: list) -> str | None:
 
 
 def undecided(fmt: str | None, samples: list) -> bool:
-    """Whether `fmt` was only a default: plain role/content messages either
-    chat API could have written, where a later record (a tool block, a
-    tool_calls list) may still tell which one did."""
+    """Whether `fmt` was only a default: plain role/content messages, one
+    per line, either chat API could have written, where a later line (a
+    tool block, a tool_calls list) may still tell which one did."""
     return fmt == "openai" and format_module("anthropic").plain_chat(samples)
