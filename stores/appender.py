@@ -198,6 +198,8 @@ class Appender:
         if ws is None:
             if len(self._working) >= _WORKING_SESSIONS:
                 self._working.pop(next(iter(self._working)))
+            # (A session back after 1,024 others may miss the unrecorded batch's
+            # tokens here: an estimate for the size-aware reconciler, no more.)
             ws = self._working[session_id] = WorkingSet(tokens=self.state.session_tokens(session_id))
         return ws
 

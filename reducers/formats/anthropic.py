@@ -21,8 +21,8 @@ import re
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import (Conversation, conversation_session_id, flatten_content, media_blocks, to_utc_iso,
-                                     tool_call_text)
+from reducers.formats.common import (Conversation, api_error_text, conversation_session_id, error_draft, flatten_content,
+                                     media_blocks, to_utc_iso, tool_call_text)
 
 NAME = "anthropic"
 PREFIX = "an"
@@ -225,9 +225,7 @@ class _Parser:
         if isinstance(response, dict) and isinstance(response.get("error"), dict) and "content" not in response:
             # The request failed ({"type": "error", "error": {...}}, an overloaded
             # API): what the caller got back is the error, kept as a system event.
-            conv.begin(response)
-            yield Draft(kind="system", text=api_error_text(response["error"]), session_id=conv.session_id,
-                        key=conv.key("response", 0), turn_id=conv.turn(), line=line, meta={"subtype": "error"})
+            yield error_draft(conv, response, api_error_text(response["error"]), line)
             return
         if not (isinstance(response, dict) and response.get("role", "assistant") == "assistant"
                 and isinstance(response.get("content"), (str, list))):
@@ -251,13 +249,11 @@ class _Parser:
             extra = {"model": model} if isinstance(model, str) else None
             yield from self.message(line, {"role": "assistant", **message}, conv, "response", extra)
             return
-        conv.begin(result)
         error = result.get("error")
         if isinstance(error, dict) and isinstance(error.get("error"), dict):
             error = error["error"]                  # an error response {"type": "error", "error": {...}}
         text = api_error_text(error) if isinstance(error, dict) else f"batch request {rtype}"
-        yield Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("response", 0),
-                    turn_id=conv.turn(), line=line, meta={"subtype": "error", "batch_result": rtype})
+        yield error_draft(conv, result, text, line, batch_result=rtype)
 
     def message(self, line: int, msg: Any, conv: Conversation, index: int | str | None = None,
                 extra: dict | None = None) -> Iterator[Draft | BadRecord]:
@@ -372,13 +368,6 @@ def _block_text(block: Any) -> str:
         if btype == "tool_addition" and isinstance(block.get("tool"), dict):
             return f"[tool_addition: {block['tool'].get('name', '')}]"
     return flatten_content([block])
-
-
-def api_error_text(error: dict) -> str:
-    """An API error object ({"type"|"code", "message"}) as one line."""
-    kind = next((error[k] for k in ("type", "code") if isinstance(error.get(k), str) and error[k]), "error")
-    message = error.get("message")
-    return f"API error: {kind}: {message}" if isinstance(message, str) and message else f"API error: {kind}"
 
 
 def _ts(msg: dict) -> str | None:

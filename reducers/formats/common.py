@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from reducers.drafts import Draft
+
 _ISO_FRACTION = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 _ALREADY_NORMAL = re.compile(r"\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d\.\d{3}Z")
 
@@ -214,3 +216,18 @@ def flatten_content(content: Any) -> str:
         else:
             parts.append(compact_json(block))
     return "\n".join(p for p in parts if p != "")
+
+
+def api_error_text(error: dict) -> str:
+    """An API error object ({"type"|"code", "message"}) as one line."""
+    kind = next((error[k] for k in ("type", "code") if isinstance(error.get(k), str) and error[k]), "error")
+    message = error.get("message")
+    return f"API error: {kind}: {message}" if isinstance(message, str) and message else f"API error: {kind}"
+
+
+def error_draft(conv: Conversation, returned: Any, text: str, line: int, ts: str | None = None, **meta) -> Draft:
+    """What came back instead of a reply (an API error, an expired batch
+    request): one system event in the reply's place."""
+    conv.begin(returned)
+    return Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("response", 0),
+                 turn_id=conv.turn(), ts=ts, line=line, meta={"subtype": "error", **meta})

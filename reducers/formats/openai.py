@@ -28,7 +28,8 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
-from reducers.formats.common import Conversation, conversation_session_id, flatten_content, media_blocks, tool_call_text
+from reducers.formats.common import (Conversation, api_error_text, conversation_session_id, error_draft, flatten_content,
+                                     media_blocks, tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, responses_opening,
                                               responses_session)
@@ -176,9 +177,8 @@ class _Parser(ResponsesItems):
         if response is None:
             return
         if isinstance(response, dict) and isinstance(response.get("error"), dict) and "choices" not in response:
-            conv.begin(response)            # the request failed: what came back is the error
-            yield Draft(kind="system", text=_anthropic.api_error_text(response["error"]), session_id=conv.session_id,
-                        key=conv.key("response", 0), turn_id=conv.turn(), line=line, meta={"subtype": "error"})
+            # the request failed: what came back is the error
+            yield error_draft(conv, response, api_error_text(response["error"]), line)
             return
         model = body.get("model")
         if isinstance(response, dict) and isinstance(response.get("choices"), list):   # a chat.completion

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from reducers.drafts import BadRecord, Draft
-from reducers.formats import anthropic as _anthropic
-from reducers.formats.common import Conversation, flatten_content, media_blocks, to_utc_iso, tool_call_text
+from reducers.formats.common import (Conversation, api_error_text, error_draft, flatten_content, media_blocks, to_utc_iso,
+                                     tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 
 _RESPONSE_ROLES = ("user", "assistant", "system", "developer")
@@ -100,9 +100,7 @@ class ResponsesItems:
         extra = {"model": model} if isinstance(model, str) else None
         ts = to_utc_iso(response.get("created_at"))
         if isinstance(response.get("error"), dict):
-            conv.begin(response)
-            yield Draft(kind="system", text=_anthropic.api_error_text(response["error"]), session_id=conv.session_id,
-                        key=conv.key("response", 0), turn_id=conv.turn(), ts=ts, line=line, meta={"subtype": "error"})
+            yield error_draft(conv, response, api_error_text(response["error"]), line, ts)
         output = response.get("output")
         for i, item in enumerate(output if isinstance(output, list) else []):
             yield from self.item(line, item, conv, f"response{i}", extra, ts)
