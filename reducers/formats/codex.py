@@ -67,7 +67,8 @@ _EXIT_PATTERNS = (
     re.compile(r"^Process exited with code (-?\d+)$", re.M),           # unified exec
     re.compile(r"\Afailed in sandbox .*?exit code: (-?\d+)", re.S),    # sandbox denial (0.40)
 )
-_FAILURE_PREFIXES = ("failed in sandbox", "execution error", "exec command rejected", "patch rejected")
+_FAILURE_PREFIXES = ("failed in sandbox", "execution error", "exec command rejected", "patch rejected",
+                     "Script failed")                              # code mode's exec tool
 _TWIN_WINDOW = 64
 
 # Rollouts of older versions (mid-2025) carry no {timestamp, type, payload}
@@ -156,6 +157,8 @@ class _Rollout:
         self.session_fixed = bool(ctx.session)
         self.meta_seen = False
         self.subagent: str | None = None
+        self.parent: str | None = None                # the thread that spawned this one
+        self.forked_at: str | None = None             # a fork's start: older records are the parent's history
         self.model: str | None = None
         self.user_turns = 0
         self.opener = ""                              # digest of the record that opened the turn
@@ -190,6 +193,17 @@ class _Rollout:
                 self.subagent = agent
             elif isinstance(agent, dict) and agent:
                 self.subagent = next(iter(agent))
+                self._spawned_by(agent[self.subagent], payload)
+
+    def _spawned_by(self, spawn: Any, payload: dict) -> None:
+        """A spawned thread names its parent; a forked one starts with a copy
+        of the parent's history, told apart by its older timestamps."""
+        if not isinstance(spawn, dict):
+            return
+        if isinstance(spawn.get("parent_thread_id"), str):
+            self.parent = spawn["parent_thread_id"]
+        if spawn.get("forked_from_id") or payload.get("forked_from_id"):
+            self.forked_at = to_utc_iso(payload.get("timestamp")) or self.ts
 
     def at(self, line: int, record: dict, uuid: Any) -> None:
         self.line, self._record, self._digest = line, record, None
@@ -244,6 +258,11 @@ class _Rollout:
             info["model"] = self.model
         if self.subagent:
             info["subagent"] = self.subagent
+            if self.parent:
+                info["parent_session"] = self.parent
+            ts = self.ts
+            if self.forked_at and ts and ts < self.forked_at:
+                info["inherited"] = True              # copied from the parent when it forked
         self.compaction_open = compaction
         return Draft(kind=kind, text=text, session_id=self.session, key=f"codex/{self.session}/{self.digest}/L{self.line}/{part}",
                      turn_id=self.turn, ts=self.ts, tool=tool, line=self.line, uuid=self.uuid, meta=info or None,
@@ -410,20 +429,35 @@ def _output(st: _Rollout, p: dict, ptype: str) -> Draft:
     output = p.get("tools") if ptype == "tool_search_output" else p.get("output")
     meta: dict = {}
     failed = p.get("status") == "failed"
-    if isinstance(output, str):
-        text = output                                   # verbatim: the model saw this very string
-        code, said_failed = _outcome(output)
+    if ptype == "tool_search_output":
+        text = compact_json(output)
+    else:
+        # verbatim: the model saw this very string, or these text parts one after another
+        text = output if isinstance(output, str) else _joined_parts(output)
+        if isinstance(output, dict) and output.get("success") is False:
+            failed = True
+        code, said_failed = _outcome(text)
         if code is not None:
             meta["exit_code"] = code
         failed = failed or said_failed
-    elif ptype == "tool_search_output":
-        text = compact_json(output)
-    else:
-        text = flatten_content(output)
-        if isinstance(output, dict) and output.get("success") is False:
-            failed = True
     return st.draft("tool_result", text, tool={"name": name, "call_id": call_id, "is_error": failed}, meta=meta,
                     media=media_blocks(output))
+
+
+def _joined_parts(output: Any) -> str:
+    """A list of text parts (code mode's "Script completed\nOutput:\n", then
+    the output) reads as one text: a newline goes between two parts only
+    when the first does not already end a line."""
+    if not (isinstance(output, list) and output and all(
+            isinstance(b, dict) and b.get("type") in ("input_text", "output_text", "text") and isinstance(b.get("text"), str)
+            for b in output)):
+        return flatten_content(output)
+    text = ""
+    for block in output:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += block["text"]
+    return text
 
 
 def _outcome(output: str) -> tuple[int | None, bool]:
@@ -572,8 +606,15 @@ def _event_msg(st: _Rollout, p: dict) -> Iterator[Draft]:
     elif ptype == "thread_rolled_back":
         yield st.draft("system", f"<thread_rolled_back num_turns={p.get('num_turns')}>",
                        meta={"subtype": "rolled_back"})
-    elif ptype == "error" and isinstance(p.get("message"), str):
-        yield st.draft("system", p["message"], meta={"subtype": "error"})
+    elif ptype == "error":
+        error = p.get("error") if isinstance(p.get("error"), dict) else {}
+        text = next((m for m in (p.get("message"), error.get("message")) if isinstance(m, str) and m), None)
+        if text:
+            kind = error.get("kind") or p.get("codex_error_info")
+            yield st.draft("system", text, meta={"subtype": "error", **({"error": kind} if isinstance(kind, str) else {})})
+    elif isinstance(ptype, str) and ptype.startswith("collab_") and not ptype.endswith("_begin") and _spawned_thread(p):
+        # which thread a spawn or message went to: the link from parent to child
+        yield _collab(st, p, ptype)
     elif ptype == "entered_review_mode":
         text = next((p[k] for k in ("prompt", "user_facing_hint") if isinstance(p.get(k), str) and p[k]), None)
         if text:
@@ -583,6 +624,27 @@ def _event_msg(st: _Rollout, p: dict) -> Iterator[Draft]:
     elif ptype in _UI_TOOL_EVENTS:
         yield from _ui_tool(st, p, ptype)
     # everything else mirrors a response_item or is UI bookkeeping
+
+
+def _collab(st: _Rollout, p: dict, ptype: str) -> Draft:
+    """A spawn of, message to or close of a sub-agent: which thread it went
+    to, and the prompt it was given."""
+    thread = _spawned_thread(p)
+    names = " ".join(f"{k}={p[k]}" for k in ("tool", "new_agent_nickname", "receiver_agent_nickname",
+                                               "new_agent_role", "receiver_agent_role")
+                     if isinstance(p.get(k), str) and p[k])
+    text = f"<{ptype} thread={thread}{' ' + names if names else ''}>"
+    if isinstance(p.get("prompt"), str) and p["prompt"]:
+        text += "\n" + p["prompt"]
+    call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+    return st.draft("system", text, meta={"subtype": "collab", "thread": thread, "call_id": call_id})
+
+
+def _spawned_thread(p: dict) -> str | None:
+    for key in ("new_thread_id", "receiver_thread_id"):
+        if isinstance(p.get(key), str) and p[key]:
+            return p[key]
+    return None
 
 
 def _compacted(st: _Rollout, p: dict) -> Iterator[Draft]:

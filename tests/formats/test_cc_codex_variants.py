@@ -127,3 +127,55 @@ def test_hook_prompts_and_external_context_in_a_user_message_are_system_not_a_us
               "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]
     drafts, _ = _parse(codex, lines)
     assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", text, {"subtype": subtype})]
+
+
+def _rollout(sid: str, *payloads, meta: dict | None = None, start: str = "2026-03-01T10:00:00.000Z") -> list:
+    head = {"timestamp": start, "type": "session_meta", "payload": {"id": sid, "timestamp": start, **(meta or {})}}
+    return [head] + [{"timestamp": ts, "type": rtype, "payload": p} for ts, rtype, p in payloads]
+
+
+def test_code_mode_output_parts_read_as_one_text_and_a_failed_script_is_an_error():
+    lines = _rollout(
+        "c-1",
+        ("2026-03-01T10:00:01.000Z", "response_item", {"type": "custom_tool_call", "call_id": "call_1", "name": "exec",
+                                                       "input": "await tools.exec_command({cmd: 'python x.py'})"}),
+        ("2026-03-01T10:00:02.000Z", "response_item", {"type": "custom_tool_call_output", "call_id": "call_1", "output": [
+            {"type": "input_text", "text": "Script failed\nWall time 0.1 seconds\nOutput:\n"},
+            {"type": "input_text", "text": "zsh: command not found: python\n"}]}))
+    drafts, _ = _parse(codex, lines)
+    result = next(d for d in drafts if d.kind == "tool_result")
+    assert result.text == "Script failed\nWall time 0.1 seconds\nOutput:\nzsh: command not found: python\n"
+    assert result.tool["is_error"] is True and result.tool["call_id"] == "call_1"
+
+
+def test_a_forked_sub_agent_names_its_parent_and_marks_the_history_it_copied():
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": "p-1", "forked_from_id": "item-9",
+                                           "spawn_call_id": "call-spawn"}}}
+    lines = _rollout(
+        "child-1",
+        ("2026-03-01T09:59:00.000Z", "event_msg", {"type": "user_message", "message": "Spawn a researcher."}),
+        ("2026-03-01T10:00:05.000Z", "event_msg", {"type": "user_message", "message": "Inspect the fixtures."}),
+        meta={"source": spawn})
+    drafts, _ = _parse(codex, lines)
+    assert [(d.text, d.meta.get("inherited", False)) for d in drafts] == [
+        ("Spawn a researcher.", True), ("Inspect the fixtures.", False)]
+    assert {d.meta["parent_session"] for d in drafts} == {"p-1"}
+    assert {d.session_id for d in drafts} == {"child-1"}
+
+
+def test_sub_agent_spawns_and_errors_with_nested_details_are_system_events():
+    lines = _rollout(
+        "p-1",
+        ("2026-03-01T10:00:01.000Z", "event_msg", {"type": "collab_agent_spawn_begin", "call_id": "call-s",
+                                                   "new_thread_id": "child-1"}),
+        ("2026-03-01T10:00:02.000Z", "event_msg", {"type": "collab_agent_spawn_end", "call_id": "call-s",
+                                                   "new_thread_id": "child-1", "new_agent_nickname": "Ada",
+                                                   "prompt": "Inspect the fixtures."}),
+        ("2026-03-01T10:00:03.000Z", "event_msg", {"type": "error", "error": {"kind": "rate_limit",
+                                                                             "message": "Rate limit exceeded"}}))
+    drafts, bad = _parse(codex, lines)
+    assert not bad
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("system", "<collab_agent_spawn_end thread=child-1 new_agent_nickname=Ada>\nInspect the fixtures."),
+        ("system", "Rate limit exceeded")]
+    assert drafts[0].meta["thread"] == "child-1" and drafts[1].meta["error"] == "rate_limit"
