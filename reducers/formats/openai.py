@@ -33,6 +33,7 @@ from reducers.formats.common import (Conversation, api_error_text, conversation_
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, responses_opening,
                                               responses_session)
+from reducers.formats.swe_agent import action_name, is_observation, submission, text_action
 
 NAME = "openai"
 PREFIX = "oa"
@@ -113,10 +114,12 @@ class _Parser(ResponsesItems):
         self.conversations = 0
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # call id -> tool name, for results that lack it
+        self.open_action: tuple[str, str] | None = None   # SWE-agent: (call id, name) awaiting its output
 
     def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
         self.conversations += 1
+        self.open_action = None
         return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
@@ -173,6 +176,9 @@ class _Parser(ResponsesItems):
                         turn_id=conv.turn(), line=line)
         for msg in msgs:
             yield from self.message(line, msg, conv)
+        submitted = submission(body)
+        if submitted is not None:
+            yield self.submitted(line, conv, *submitted)
         response = body.get("response")
         if response is None:
             return
@@ -211,9 +217,16 @@ class _Parser(ResponsesItems):
         if role == "assistant":
             yield from self.assistant(line, msg, conv, index, extra)
             return
+        if self.open_action is not None and is_observation(msg):
+            yield self.result(line, {**msg, "tool_call_id": self.open_action[0], "name": self.open_action[1]},
+                              conv, index, _meta(msg))
+            self.open_action = None
+            return
+        meta = _meta(msg)
+        if msg.get("is_demo"):                     # SWE-agent's worked example: the harness's, not the user's
+            role, meta = "system", {**(meta or {}), "demonstration": True}
         if role == "user":
             conv.start_turn()
-        meta = _meta(msg)
         if role in ("tool", "function"):
             yield self.result(line, msg, conv, index, meta)
             return
@@ -241,8 +254,10 @@ class _Parser(ResponsesItems):
             text = transcript if isinstance(transcript, str) and transcript else "[audio]"
         part = 0
         reasoning = next((msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k].strip()), None)
+        if reasoning is None:
+            reasoning = _reasoning_details(msg.get("reasoning_details"))
         # SWE-agent repeats the visible content as `thought`: that is not a separate draft.
-        if reasoning is not None and reasoning.strip() != text.strip():
+        if reasoning is not None and reasoning.strip() not in text:
             yield Draft(kind="assistant", text=f"<thinking>\n{reasoning}\n</thinking>",
                         key=conv.key(index, part), meta={**(meta or {}), "thinking": True}, **base)
             part += 1
@@ -258,6 +273,13 @@ class _Parser(ResponsesItems):
         for call in [*calls, *legacy]:
             yield self.call(call, conv.key(index, part), base, meta)
             part += 1
+        action = text_action(msg)
+        self.open_action = None
+        if action is not None:                     # SWE-agent acting through text: the action is the call
+            call_id, name = f"action-c{conv.index}-m{index}", action_name(action)
+            self.open_action = (call_id, name)
+            yield Draft(kind="tool_call", text=action, tool={"name": name, "call_id": call_id, "input": action},
+                        key=conv.key(index, part), meta=meta, **base)
 
     def call(self, call: Any, key: str, base: dict, meta: dict | None) -> Draft:
         call = call if isinstance(call, dict) else {}
@@ -291,6 +313,20 @@ class _Parser(ResponsesItems):
                      media=media_blocks(msg.get("content")) or None)
 
 
+    def submitted(self, line: int, conv: Conversation, patch: str, status: str | None) -> Draft:
+        """SWE-agent's submitted patch: the output of a `submit` action still
+        open, else a system event after the history."""
+        meta = {"subtype": "submission", **({"exit_status": status} if status else {})}
+        conv.begin(patch)
+        if self.open_action is not None and self.open_action[1] == "submit":
+            call_id, self.open_action = self.open_action[0], None
+            return Draft(kind="tool_result", text=patch, tool={"name": "submit", "call_id": call_id, "is_error": False},
+                         session_id=conv.session_id, key=conv.key("submission", 0), turn_id=conv.turn(), line=line,
+                         meta=meta)
+        return Draft(kind="system", text=patch, session_id=conv.session_id, key=conv.key("submission", 0),
+                     turn_id=conv.turn(), line=line, meta=meta)
+
+
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
     parser = _Parser(ctx)
     for line, rec in records:
@@ -298,6 +334,16 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
 
 
 # ---------------------------------------------------------------- pieces
+
+def _reasoning_details(details: Any) -> str | None:
+    """The readable part of OpenRouter's `reasoning_details` (summaries and
+    reasoning text; encrypted blocks carry nothing to read)."""
+    if not isinstance(details, list):
+        return None
+    texts = [d.get(k) for d in details if isinstance(d, dict) for k in ("summary", "text")
+             if isinstance(d.get(k), str) and d[k].strip()]
+    return "\n\n".join(texts) or None
+
 
 def _meta(msg: dict) -> dict | None:
     meta = {}

@@ -175,3 +175,17 @@ def test_a_body_saved_with_a_messages_api_error_is_anthropic():
     body = {"model": "claude", "messages": [user("hi")],
             "response": {"type": "error", "error": {"type": "api_error", "message": "Internal"}}}
     assert detect_format([body]) == "anthropic"
+
+
+def test_openrouter_reasoning_details_keep_their_readable_summary():
+    msg = {"role": "assistant", "content": None,
+           "reasoning_details": [{"type": "reasoning.summary", "summary": "**Using the color tool**"},
+                                 {"type": "reasoning.encrypted", "data": "gAAAA-opaque"}],
+           "tool_calls": [{"id": "call_9", "type": "function", "function": {"name": "get_color", "arguments": "{}"}}]}
+    items = list(openai.parse([(1, {"messages": [{"role": "user", "content": "pick a color"}, msg]})],
+                                     ParseContext(path="or.jsonl", source_id="/or.jsonl")))
+    drafts = [d for d in items if isinstance(d, Draft)]
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("user", "pick a color"),
+        ("assistant", "<thinking>\n**Using the color tool**\n</thinking>"),
+        ("tool_call", "get_color {}")]

@@ -1,0 +1,85 @@
+"""SWE-agent trajectories: the history is chat messages, except where the
+agent acts through text. Then each assistant `action` is a tool call and the
+`user` message after it is that call's output, not the user speaking."""
+from __future__ import annotations
+
+from reducers.drafts import Draft, ParseContext
+from reducers.formats import openai
+
+
+def _drafts(doc: dict) -> list[Draft]:
+    items = openai.parse([(1, doc)], ParseContext(path="run.traj", source_id="/runs/run.traj"))
+    return [d for d in items if isinstance(d, Draft)]
+
+
+def _text_acting_trajectory() -> dict:
+    return {
+        "environment": "swe_main",
+        "history": [
+            {"role": "system", "content": "You are an autonomous programmer.", "agent": "primary"},
+            {"role": "user", "content": "Here is a demonstration: fix a typo in util.py", "is_demo": True,
+             "agent": "primary"},
+            {"role": "user", "content": "Fix the off-by-one error in pager.py", "agent": "primary"},
+            {"role": "assistant", "content": "Let me look around.\n```\nls -a\n```", "thought": "Let me look around.\n",
+             "action": "ls -a\n", "agent": "primary"},
+            {"role": "user", "content": "pager.py\nREADME.md\n(Open file: n/a)\nbash-$", "agent": "primary"},
+            {"role": "assistant", "content": "Done, submitting.\n```\nsubmit\n```", "thought": "Done, submitting.",
+             "action": "submit\n", "agent": "primary"},
+        ],
+        "info": {"exit_status": "submitted", "submission": "diff --git a/pager.py b/pager.py\n-    n - 1\n+    n\n"},
+    }
+
+
+def test_a_text_action_is_a_tool_call_and_the_next_user_message_its_output():
+    drafts = _drafts(_text_acting_trajectory())
+    assert [(d.kind, d.text.splitlines()[0] if d.text else "") for d in drafts] == [
+        ("system", "You are an autonomous programmer."),
+        ("system", "Here is a demonstration: fix a typo in util.py"),
+        ("user", "Fix the off-by-one error in pager.py"),
+        ("assistant", "Let me look around."),
+        ("tool_call", "ls -a"),
+        ("tool_result", "pager.py"),
+        ("assistant", "Done, submitting."),
+        ("tool_call", "submit"),
+        ("tool_result", "diff --git a/pager.py b/pager.py"),
+    ]
+    calls = [d for d in drafts if d.kind == "tool_call"]
+    results = [d for d in drafts if d.kind == "tool_result"]
+    assert [c.tool["call_id"] for c in calls] == [r.tool["call_id"] for r in results]
+    assert [c.tool["name"] for c in calls] == ["ls", "submit"]
+    assert calls[0].text == "ls -a\n"                      # the command, verbatim
+
+
+def test_the_demonstration_is_marked_and_opens_no_user_turn():
+    drafts = _drafts(_text_acting_trajectory())
+    demo = drafts[1]
+    assert demo.meta == {"demonstration": True}
+    assert len({d.turn_id for d in drafts[2:]}) == 1       # one user turn: the task
+
+
+def test_a_thought_that_repeats_the_visible_text_is_not_stored_twice():
+    drafts = _drafts(_text_acting_trajectory())
+    assert not any((d.meta or {}).get("thinking") for d in drafts)
+
+
+def test_the_submitted_patch_without_a_submit_action_is_a_system_event():
+    doc = _text_acting_trajectory()
+    doc["history"] = doc["history"][:5]                     # the submit step is only in `trajectory`
+    drafts = _drafts(doc)
+    assert (drafts[-1].kind, drafts[-1].meta) == ("system", {"subtype": "submission", "exit_status": "submitted"})
+    assert drafts[-1].text.startswith("diff --git")
+
+
+def test_function_calling_trajectories_pair_calls_by_id_and_ignore_action():
+    doc = {"history": [
+        {"role": "user", "content": "Fix it", "message_type": "observation"},
+        {"role": "assistant", "content": "Searching.", "thought": "Searching.", "action": "find_file x.py",
+         "message_type": "action",
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"name": "find_file", "arguments": "{\"file_name\": \"x.py\"}"}}]},
+        {"role": "tool", "content": "Found 1 match", "tool_call_ids": ["call_1"], "message_type": "observation"},
+        {"role": "user", "content": "Now run the tests", "message_type": "observation"},
+    ]}
+    drafts = _drafts(doc)
+    assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "tool_result", "user"]
+    assert drafts[3].tool["call_id"] == "call_1"
