@@ -20,6 +20,7 @@ model read and are skipped."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -33,8 +34,12 @@ from reducers.formats.common import (compact_json, content_digest, derived_sessi
 NAME = "claude-code"
 PREFIX = "cc"
 
-_CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result")
-_BOOKKEEPING = ("file-history-snapshot", "progress", "queue-operation", "permission-mode", "mode", "agent-name",
+_CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation")
+# User lines the harness wrote, not the user (older versions mark none of them isMeta)
+_INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a message:", "teammate"),
+             ("<fork-boilerplate>", "fork"))
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "agent-name",
                 "custom-title", "ai-title", "last-prompt", "frame-link", "pr-link", "started", "result",
                 "relocated", "worktree-state", "bridge-session", "atis-latch")
 _KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
@@ -290,7 +295,11 @@ class _Parser:
         if text == "":
             return
         if kind == "user":
-            self._start_turn(at, rec)
+            injected = _injected(text)
+            if injected:
+                kind, extra = "system", {**extra, "subtype": injected}
+            else:
+                self._start_turn(at, rec)
         yield self._draft(at, kind, text, index, meta=extra, media=media or None)
 
     def _user_result(self, rec: dict, at: _Line, index: int, block: dict) -> Draft:
@@ -308,10 +317,10 @@ class _Parser:
         source_id = rec.get("sourceToolUseID")
         if isinstance(source_id, str) and source_id in self.tool_names:
             return source_id
-        parent = rec.get("sourceToolAssistantUUID")
-        open_calls = self.idless_calls.get(f"{at.session_id}\0{parent}") if isinstance(parent, str) else None
-        if open_calls:
-            return open_calls.pop(0)
+        for parent in (rec.get("sourceToolAssistantUUID"), rec.get("parentUuid")):   # the line it answers
+            open_calls = self.idless_calls.get(f"{at.session_id}\0{parent}") if isinstance(parent, str) else None
+            if open_calls:
+                return open_calls.pop(0)
         if isinstance(source_id, str) and source_id:
             return source_id
         return f"{at.rid}#{index}"
@@ -425,6 +434,17 @@ class _Parser:
                 extra["file"] = att["filename"]
             yield self._draft(at, "system", text, 0, meta=extra)
 
+    def queue(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        """Text typed while the agent worked, as the input queue saw it
+        (added, removed to steer the running turn...). It may reach the
+        model later as a user line or a queued_command attachment; here it
+        is kept as it was queued."""
+        content = rec.get("content")
+        if isinstance(content, str) and content.strip():
+            operation = rec.get("operation")
+            yield self._draft(at, "system", content, 0, meta={
+                "subtype": "queue", **({"operation": operation} if isinstance(operation, str) else {})})
+
     # -- the old schema: top-level tool_use / tool_result lines -----------------
 
     def drift_call(self, rec: dict, at: _Line) -> Iterator[Draft]:
@@ -485,7 +505,19 @@ def _attachment_text(att: dict) -> str:
         for field in ("text", "content"):
             if isinstance(att.get(field), str):
                 return att[field]
-    return ""
+    text = att.get("text")                      # any other kind that shows the model a text
+    return text if isinstance(text, str) else ""
+
+
+def _injected(text: str) -> str | None:
+    """The subtype of a user line the harness wrote: a message from another
+    session, a fork's boilerplate, or nothing but a system reminder."""
+    for prefix, subtype in _INJECTED:
+        if text.startswith(prefix):
+            return subtype
+    if text.lstrip().startswith("<system-reminder>") and not _REMINDER.sub("", text).strip():
+        return "system_reminder"
+    return None
 
 
 _HANDLERS = {
@@ -496,4 +528,5 @@ _HANDLERS = {
     "attachment": _Parser.attachment,
     "tool_use": _Parser.drift_call,
     "tool_result": _Parser.drift_result,
+    "queue-operation": _Parser.queue,
 }

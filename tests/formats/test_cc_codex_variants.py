@@ -47,6 +47,67 @@ def test_a_reused_claude_code_uuid_with_other_content_is_still_a_new_line():
     assert len({d.key for d in drafts}) == 2
 
 
+
+def _cc_line(sid: str, uuid: str, rtype: str = "user", parent: str | None = None, **fields) -> dict:
+    return {"type": rtype, "sessionId": sid, "uuid": uuid, "parentUuid": parent,
+            "timestamp": f"2026-02-01T09:00:{len(uuid):02d}.000Z", **fields}
+
+
+@pytest.mark.parametrize("text, subtype", [
+    ("Another Claude session sent a message:\n<teammate-message teammate_id=\"indexer\">done</teammate-message>",
+     "teammate"),
+    ("<teammate-message teammate_id=\"team-lead\">Review the parser</teammate-message>", "teammate"),
+    ("<fork-boilerplate>You are a fork of the parent agent.</fork-boilerplate>", "fork"),
+    ("<system-reminder>cwd changed to /tmp/other</system-reminder>\n", "system_reminder"),
+])
+def test_user_lines_the_harness_wrote_are_system_events_that_open_no_turn(text, subtype):
+    sid = "7a0c3b52-0000-4000-8000-00000000cccc"
+    prompt = _cc_line(sid, "u-1", message={"role": "user", "content": "rebuild the index"})
+    injected = _cc_line(sid, "u-22", parent="u-1", message={"role": "user", "content": text})
+    drafts, _ = _parse(claude_code, [prompt, injected])
+    assert [(d.kind, d.text) for d in drafts] == [("user", "rebuild the index"), ("system", text)]
+    assert drafts[1].meta["subtype"] == subtype
+    assert drafts[1].turn_id == drafts[0].turn_id
+
+
+def test_a_reminder_inside_typed_text_keeps_the_line_a_user_turn():
+    sid = "7a0c3b52-0000-4000-8000-00000000dddd"
+    text = "Please review.\n<system-reminder>cwd changed</system-reminder>"
+    drafts, _ = _parse(claude_code, [_cc_line(sid, "u-1", message={"role": "user", "content": text})])
+    assert [(d.kind, d.text) for d in drafts] == [("user", text)]
+
+
+def test_queued_text_is_kept_as_a_system_event_and_empty_queue_operations_add_nothing():
+    sid = "7a0c3b52-0000-4000-8000-00000000eeee"
+    lines = [{"type": "queue-operation", "operation": "remove", "content": "actually, the parser first",
+              "sessionId": sid, "timestamp": "2026-02-01T09:00:02.000Z"},
+             {"type": "queue-operation", "operation": "dequeue", "sessionId": sid,
+              "timestamp": "2026-02-01T09:00:03.000Z"}]
+    drafts, bad = _parse(claude_code, lines)
+    assert not bad
+    assert [(d.kind, d.text, d.meta) for d in drafts] == [
+        ("system", "actually, the parser first", {"subtype": "queue", "operation": "remove"})]
+
+
+def test_an_id_less_result_pairs_with_the_id_less_call_of_the_line_it_answers():
+    sid = "7a0c3b52-0000-4000-8000-00000000ffff"
+    call = _cc_line(sid, "a-1", "assistant", message={"id": "msg_1", "role": "assistant", "content": [
+        {"type": "tool_use", "name": "bash", "input": {"command": "grep -rn TODO"}}]})
+    result = _cc_line(sid, "r-1", parent="a-1", isMeta=True, message={"role": "user", "content": [
+        {"type": "tool_result", "content": "a.txt:1: TODO fix"}]})
+    drafts, _ = _parse(claude_code, [call, result])
+    assert [d.kind for d in drafts] == ["tool_call", "tool_result"]
+    assert drafts[0].tool["call_id"] == drafts[1].tool["call_id"]
+    assert drafts[1].tool["name"] == "bash"
+
+
+def test_an_attachment_of_an_unlisted_kind_that_shows_the_model_text_is_kept():
+    sid = "7a0c3b52-0000-4000-8000-000000001111"
+    line = _cc_line(sid, "t-1", "attachment", attachment={"type": "model", "text": "You are Opus 5.5."})
+    drafts, _ = _parse(claude_code, [line])
+    assert [(d.kind, d.text, d.meta) for d in drafts] == [("system", "You are Opus 5.5.", {"attachment": "model"})]
+
+
 # ---------------------------------------------------------------- Codex: the envelope-less layout
 
 def _legacy_rollout() -> list:
