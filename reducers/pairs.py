@@ -30,22 +30,22 @@ def synthetic_result(call: dict) -> dict:
 
 
 def _results_after_calls(events: list[dict]) -> list[dict]:
-    """A result must come after its call; move any that precede it (a source
-    that logged them out of order) to just after the call."""
-    pos = {(e.get("tool") or {}).get("call_id"): i for i, e in enumerate(events) if e["kind"] == "tool_call"}
-    early = [e for i, e in enumerate(events)
-             if e["kind"] == "tool_result" and pos.get((e.get("tool") or {}).get("call_id"), -1) > i]
-    if not early:
-        return events
-    moved = {id(e) for e in early}
+    """A result must come after its call. One logged before every call with
+    its id (a source that wrote them out of order) moves to just after the
+    first such call. Ids may be reused (SWE-agent replays a recorded id for
+    each step): a result after any call with its id stays where it is."""
+    called: set = set()
+    early: dict = {}                        # call id -> results still waiting for it
     out = []
     for e in events:
-        if id(e) in moved:
+        cid = (e.get("tool") or {}).get("call_id")
+        if e["kind"] == "tool_result" and cid not in called:
+            early.setdefault(cid, []).append(e)        # normalize_pairs kept only results with a call
             continue
         out.append(e)
         if e["kind"] == "tool_call":
-            cid = (e.get("tool") or {}).get("call_id")
-            out.extend(r for r in early if (r.get("tool") or {}).get("call_id") == cid)
+            called.add(cid)
+            out.extend(early.pop(cid, ()))
     return out
 
 

@@ -161,3 +161,25 @@ def test_retention_clears_old_results_keeps_the_last_k_and_protected_tools():
     assert len(cleared) == 12 - 1 - 3        # all but the protected one and the last three
     assert all("trace show" in e["text"] and e["tokens"] < 30 for e in cleared)
     assert [e["kind"] for e in out] == [e["kind"] for e in events]         # calls stay
+
+
+def test_a_result_logged_before_its_call_moves_after_it_once():
+    events = turn(1, 0)
+    call, result = events[1], events[2]
+    out = normalize_pairs([events[0], result, call, events[3]])
+    assert [e["kind"] for e in out] == ["user", "tool_call", "tool_result", "assistant"]
+
+
+def test_reused_call_ids_keep_each_result_after_its_own_call():
+    # SWE-agent replays reuse one recorded call id for several steps.
+    steps = []
+    for t, output in enumerate(["344", "listing", "345"]):
+        call, result = turn(10 * t + 1, t)[1:3]
+        call["tool"] = {**call["tool"], "call_id": "call_same"}
+        result["tool"] = {**result["tool"], "call_id": "call_same"}
+        result["text"] = output
+        steps += [call, result]
+    out = normalize_pairs(steps)
+    assert [(e["kind"], e["text"] if e["kind"] == "tool_result" else "") for e in out] == [
+        ("tool_call", ""), ("tool_result", "344"), ("tool_call", ""), ("tool_result", "listing"),
+        ("tool_call", ""), ("tool_result", "345")]
