@@ -33,7 +33,8 @@ from reducers.formats.common import (Conversation, api_error_text, conversation_
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, responses_opening,
                                               responses_session)
-from reducers.formats.swe_agent import action_name, is_observation, submission, text_action
+from reducers.formats.swe_agent import (action_name, bash_action, is_mini_trajectory, is_observation, returncode,
+                                       submission, text_action)
 
 NAME = "openai"
 PREFIX = "oa"
@@ -115,11 +116,13 @@ class _Parser(ResponsesItems):
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # call id -> tool name, for results that lack it
         self.open_action: tuple[str, str] | None = None   # SWE-agent: (call id, name) awaiting its output
+        self.bash_actions = False                   # mini-swe-agent's text layout: bash blocks are calls
+        self.exited = False                         # mini-swe-agent's `exit` message held the submission
 
     def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
         self.conversations += 1
-        self.open_action = None
+        self.open_action, self.bash_actions, self.exited = None, False, False
         return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
@@ -169,6 +172,7 @@ class _Parser(ResponsesItems):
     def conversation(self, line: int, msgs: list, conv: Conversation, body: dict | None = None
                      ) -> Iterator[Draft | BadRecord]:
         body = body or {}
+        self.bash_actions = is_mini_trajectory(body)
         system = flatten_content(body.get("system"))       # some request recorders keep it beside messages
         if system:
             conv.begin(body.get("system"))
@@ -177,7 +181,7 @@ class _Parser(ResponsesItems):
         for msg in msgs:
             yield from self.message(line, msg, conv)
         submitted = submission(body)
-        if submitted is not None:
+        if submitted is not None and not self.exited:
             yield self.submitted(line, conv, *submitted)
         response = body.get("response")
         if response is None:
@@ -211,6 +215,9 @@ class _Parser(ResponsesItems):
             yield BadRecord(line, f"message {index} is not an object")
             return
         role = msg.get("role")
+        if role == "exit":                         # mini-swe-agent's last message: how the run ended
+            yield self.exit(line, msg, conv, index)
+            return
         if role not in ROLES:
             yield BadRecord(line, f"message {index}: unknown role {role!r}")
             return
@@ -274,9 +281,11 @@ class _Parser(ResponsesItems):
             yield self.call(call, conv.key(index, part), base, meta)
             part += 1
         action = text_action(msg)
+        bash = action is None and self.bash_actions and not legacy and bash_action(msg)
         self.open_action = None
-        if action is not None:                     # SWE-agent acting through text: the action is the call
-            call_id, name = f"action-c{conv.index}-m{index}", action_name(action)
+        if action is not None or bash:             # an agent acting through text: the action is the call
+            action = action if action is not None else bash
+            call_id, name = f"action-c{conv.index}-m{index}", "bash" if bash else action_name(action)
             self.open_action = (call_id, name)
             yield Draft(kind="tool_call", text=action, tool={"name": name, "call_id": call_id, "input": action},
                         key=conv.key(index, part), meta=meta, **base)
@@ -306,12 +315,24 @@ class _Parser(ResponsesItems):
         name = msg.get("name") if isinstance(msg.get("name"), str) else self.call_names.get(call_id or "")
         if meta:
             meta.pop("name", None)               # it is the tool's name: it lives in `tool`
-        return Draft(kind="tool_result", text=flatten_parts(msg.get("content")),
-                     tool={"name": name, "call_id": call_id, "is_error": False},
+        text = flatten_parts(msg.get("content"))
+        code = returncode(text)
+        if code is not None:
+            meta = {**(meta or {}), "exit_code": code}
+        return Draft(kind="tool_result", text=text,
+                     tool={"name": name, "call_id": call_id, "is_error": bool(code)},
                      session_id=conv.session_id, key=conv.key(index, 0), turn_id=conv.turn(),
                      ts=message_ts(msg), line=line, uuid=message_uuid(msg), meta=meta or None,
                      media=media_blocks(msg.get("content")) or None)
 
+
+    def exit(self, line: int, msg: dict, conv: Conversation, index: int | str) -> Draft:
+        extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+        status = extra.get("exit_status")
+        self.exited = True
+        return Draft(kind="system", text=flatten_parts(msg.get("content")), session_id=conv.session_id,
+                     key=conv.key(index, 0), turn_id=conv.turn(), ts=message_ts(msg), line=line,
+                     meta={"subtype": "exit", **({"exit_status": status} if isinstance(status, str) else {})})
 
     def submitted(self, line: int, conv: Conversation, patch: str, status: str | None) -> Draft:
         """SWE-agent's submitted patch: the output of a `submit` action still

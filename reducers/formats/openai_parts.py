@@ -44,7 +44,10 @@ def parse_arguments(raw: Any) -> Any:
 
 
 def message_ts(msg: dict) -> str | None:
-    return next((to_utc_iso(msg[k]) for k in _TS_KEYS if msg.get(k) is not None), None)
+    ts = next((to_utc_iso(msg[k]) for k in _TS_KEYS if msg.get(k) is not None), None)
+    if ts is None and isinstance(msg.get("extra"), dict):       # mini-swe-agent keeps it in `extra`
+        ts = to_utc_iso(msg["extra"].get("timestamp"))
+    return ts
 
 
 def message_uuid(msg: dict) -> str | None:

@@ -10,10 +10,19 @@
   separate piece of reasoning.
 - A demonstration (`is_demo`) is the harness's worked example from another
   task, not the user's words.
-- The patch the agent submitted is in `info.submission`, after the history."""
+- The patch the agent submitted is in `info.submission`, after the history.
+
+mini-swe-agent keeps `messages` instead. Its text-acting layout
+(`mini-swe-agent-1`) puts the command in a bash code block and answers
+with a `<returncode>` user message; its tool-calling layout (1.1) ends
+with a `role: exit` message that holds the submission."""
 from __future__ import annotations
 
+import re
 from typing import Any
+
+_BASH_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
+_RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 
 
 def text_action(msg: dict) -> str | None:
@@ -48,3 +57,25 @@ def submission(body: dict) -> tuple[str, str | None] | None:
         return None
     status = info.get("exit_status")
     return patch, status if isinstance(status, str) else None
+
+
+def is_mini_trajectory(body: dict) -> bool:
+    fmt, info = body.get("trajectory_format"), body.get("info")
+    return (isinstance(fmt, str) and fmt.startswith("mini-swe-agent")) or (
+        isinstance(info, dict) and "mini_version" in info)
+
+
+def bash_action(msg: dict) -> str | None:
+    """mini-swe-agent's text action: the bash block of an assistant message
+    that calls no tool."""
+    content = msg.get("content")
+    if not isinstance(content, str) or msg.get("tool_calls"):
+        return None
+    m = _BASH_BLOCK.search(content)
+    return m.group(1) if m and m.group(1).strip() else None
+
+
+def returncode(text: str) -> int | None:
+    """The exit code mini-swe-agent puts at the head of an observation."""
+    m = _RETURNCODE.match(text) if text.startswith("<returncode>") else None
+    return int(m.group(1)) if m else None

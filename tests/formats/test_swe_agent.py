@@ -83,3 +83,43 @@ def test_function_calling_trajectories_pair_calls_by_id_and_ignore_action():
     drafts = _drafts(doc)
     assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "tool_result", "user"]
     assert drafts[3].tool["call_id"] == "call_1"
+
+
+def _mini(messages: list, fmt: str = "mini-swe-agent-1") -> dict:
+    return {"trajectory_format": fmt, "info": {"exit_status": "Submitted", "submission": "diff --git a/x b/x\n"},
+            "messages": messages}
+
+
+def test_mini_swe_agent_bash_blocks_are_calls_and_returncode_messages_their_output():
+    drafts = _drafts(_mini([
+        {"role": "system", "content": "You can run shell commands."},
+        {"role": "user", "content": "<pr_description>Fix x</pr_description>"},
+        {"role": "assistant", "content": "THOUGHT: look first.\n\n```bash\nls /testbed\n```"},
+        {"role": "user", "content": "<returncode>2</returncode>\n<output>\nls: cannot access\n</output>"},
+    ]))
+    assert [d.kind for d in drafts] == ["system", "user", "assistant", "tool_call", "tool_result", "system"]
+    call, result = drafts[3], drafts[4]
+    assert (call.text, call.tool["name"]) == ("ls /testbed\n", "bash")
+    assert result.tool["call_id"] == call.tool["call_id"]
+    assert result.tool["is_error"] is True and result.meta["exit_code"] == 2
+
+
+def test_a_bash_block_in_an_ordinary_chat_is_just_text():
+    items = openai.parse([(1, {"messages": [
+        {"role": "user", "content": "how do I list files?"},
+        {"role": "assistant", "content": "Run:\n```bash\nls\n```"},
+        {"role": "user", "content": "thanks"}]})], ParseContext(path="c.jsonl", source_id="/c.jsonl"))
+    assert [d.kind for d in items if isinstance(d, Draft)] == ["user", "assistant", "user"]
+
+
+def test_mini_swe_agent_exit_message_ends_the_run_once_with_its_timestamps_kept():
+    drafts = _drafts(_mini([
+        {"role": "user", "content": "Fix x"},
+        {"role": "assistant", "content": "Submitting.", "extra": {"timestamp": 1780680349.44},
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"name": "bash", "arguments": "{\"command\": \"echo COMPLETE\"}"}}]},
+        {"role": "exit", "content": "diff --git a/x b/x\n", "extra": {"exit_status": "Submitted"}},
+    ], fmt="mini-swe-agent-1.1"))
+    assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "system"]
+    assert drafts[-1].meta == {"subtype": "exit", "exit_status": "Submitted"}      # no second submission event
+    assert drafts[1].ts == "2026-06-05T17:25:49.440Z"
