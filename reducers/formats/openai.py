@@ -33,8 +33,7 @@ from reducers.formats.common import (Conversation, api_error_text, conversation_
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, responses_opening,
                                               responses_session)
-from reducers.formats.swe_agent import (action_name, bash_action, is_mini_trajectory, is_observation, returncode,
-                                       submission, text_action)
+from reducers.formats.swe_agent import TrajectoryParts, is_mini_trajectory, is_observation, returncode, submission
 
 NAME = "openai"
 PREFIX = "oa"
@@ -109,7 +108,7 @@ def sniff(samples: list) -> bool:
 
 # ---------------------------------------------------------------- parse
 
-class _Parser(ResponsesItems):
+class _Parser(ResponsesItems, TrajectoryParts):
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.conversations = 0
@@ -280,15 +279,7 @@ class _Parser(ResponsesItems):
         for call in [*calls, *legacy]:
             yield self.call(call, conv.key(index, part), base, meta)
             part += 1
-        action = text_action(msg)
-        bash = action is None and self.bash_actions and not legacy and bash_action(msg)
-        self.open_action = None
-        if action is not None or bash:             # an agent acting through text: the action is the call
-            action = action if action is not None else bash
-            call_id, name = f"action-c{conv.index}-m{index}", "bash" if bash else action_name(action)
-            self.open_action = (call_id, name)
-            yield Draft(kind="tool_call", text=action, tool={"name": name, "call_id": call_id, "input": action},
-                        key=conv.key(index, part), meta=meta, **base)
+        yield from self.text_action(msg, conv, index, part, base, meta)
 
     def call(self, call: Any, key: str, base: dict, meta: dict | None) -> Draft:
         call = call if isinstance(call, dict) else {}
@@ -324,28 +315,6 @@ class _Parser(ResponsesItems):
                      session_id=conv.session_id, key=conv.key(index, 0), turn_id=conv.turn(),
                      ts=message_ts(msg), line=line, uuid=message_uuid(msg), meta=meta or None,
                      media=media_blocks(msg.get("content")) or None)
-
-
-    def exit(self, line: int, msg: dict, conv: Conversation, index: int | str) -> Draft:
-        extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
-        status = extra.get("exit_status")
-        self.exited = True
-        return Draft(kind="system", text=flatten_parts(msg.get("content")), session_id=conv.session_id,
-                     key=conv.key(index, 0), turn_id=conv.turn(), ts=message_ts(msg), line=line,
-                     meta={"subtype": "exit", **({"exit_status": status} if isinstance(status, str) else {})})
-
-    def submitted(self, line: int, conv: Conversation, patch: str, status: str | None) -> Draft:
-        """SWE-agent's submitted patch: the output of a `submit` action still
-        open, else a system event after the history."""
-        meta = {"subtype": "submission", **({"exit_status": status} if status else {})}
-        conv.begin(patch)
-        if self.open_action is not None and self.open_action[1] == "submit":
-            call_id, self.open_action = self.open_action[0], None
-            return Draft(kind="tool_result", text=patch, tool={"name": "submit", "call_id": call_id, "is_error": False},
-                         session_id=conv.session_id, key=conv.key("submission", 0), turn_id=conv.turn(), line=line,
-                         meta=meta)
-        return Draft(kind="system", text=patch, session_id=conv.session_id, key=conv.key("submission", 0),
-                     turn_id=conv.turn(), line=line, meta=meta)
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
