@@ -282,13 +282,16 @@ class _Parser:
         media: list[dict] = []       # ...and the images/documents among them, kept whole
         run_start = 0
         started_turn = False
+        cited = [False]              # a reply cut into blocks where its citations fall reads as one text
 
         def flush() -> Iterator[Draft]:
             if run and any(run):
-                yield Draft(kind=kind, text="\n\n".join(t for t in run if t != ""), key=conv.key(index, run_start),
+                joiner = "" if cited[0] else "\n\n"
+                yield Draft(kind=kind, text=joiner.join(t for t in run if t != ""), key=conv.key(index, run_start),
                             turn_id=conv.turn(), meta=extra, media=list(media) or None, **base)
             run.clear()
             media.clear()
+            cited[0] = False
 
         for bi, block in enumerate(content):
             btype = block.get("type") if isinstance(block, dict) else None
@@ -303,6 +306,8 @@ class _Parser:
                 yield from flush()
                 redacted = btype == "redacted_thinking"
                 thought = "[redacted]" if redacted else str(block.get("thinking") or "")
+                if not thought:
+                    continue                          # a signature with no text: nothing was thought aloud
                 yield Draft(kind="assistant", text=f"<thinking>\n{thought}\n</thinking>", key=conv.key(index, bi),
                             turn_id=conv.turn(), meta={**(extra or {}), "thinking": True, **({"redacted": True} if redacted else {})},
                             **base)
@@ -312,6 +317,8 @@ class _Parser:
             else:
                 if not run:
                     run_start = bi
+                if isinstance(block, dict) and block.get("citations"):
+                    cited[0] = True
                 run.append(_block_text(block))
                 media.extend(media_blocks(block))
         yield from flush()
@@ -334,13 +341,18 @@ class _Parser:
         if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
             is_error = True                       # server tools report failure in the content
             text = f"error: {content.get('error_code', content.get('type'))}"
-        elif isinstance(content, dict) and any(isinstance(content.get(k), str) for k in ("stdout", "stderr")):
+        elif isinstance(content, dict) and any(isinstance(content.get(k), str)
+                                               for k in ("stdout", "stderr", "encrypted_stdout")):
             # code_execution / bash_code_execution results: the output is in
-            # stdout/stderr, their `content` only lists files written.
-            text = "\n".join(t for t in (content.get("stdout"), content.get("stderr"),
+            # stdout/stderr (encrypted when the code ran for a server tool),
+            # their `content` only lists files written.
+            stdout = content.get("stdout", "[encrypted output]" if "encrypted_stdout" in content else None)
+            text = "\n".join(t for t in (stdout, content.get("stderr"),
                                          flatten_content(content.get("content"))) if isinstance(t, str) and t)
-            if isinstance(content.get("return_code"), int) and not isinstance(content["return_code"], bool):
-                meta = {**(meta or {}), "exit_code": content["return_code"]}
+            code = content.get("return_code")
+            if isinstance(code, int) and not isinstance(code, bool):
+                meta = {**(meta or {}), "exit_code": code}
+                is_error = is_error or code != 0
         elif isinstance(content, list):
             text = "\n".join(_block_text(b) for b in content)
         else:

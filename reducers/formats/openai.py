@@ -190,21 +190,23 @@ class _Parser(ResponsesItems, TrajectoryParts):
             yield error_draft(conv, response, api_error_text(response["error"]), line)
             return
         model = body.get("model")
+        replies = [response]
         if isinstance(response, dict) and isinstance(response.get("choices"), list):   # a chat.completion
             model = response.get("model") or model
             ts = response.get("created")
-            if not response["choices"]:
-                return                      # nothing came back (n=0, a filtered prompt): nothing to add
-            choice = response["choices"][0]
-            response = choice.get("message") if isinstance(choice, dict) else None
-            if isinstance(response, dict) and ts is not None:
-                response = {"created": ts, **response}
-        if not (isinstance(response, dict) and response.get("role", "assistant") == "assistant"):
-            yield BadRecord(line, "response is not an assistant message or chat.completion")
-            return
-        extra = {"model": model} if isinstance(model, str) else None
-        conv.begin(response)
-        yield from self.assistant(line, response, conv, "response", extra)
+            # n > 1 asks for several alternative replies: each is kept, the first as the reply
+            replies = [c.get("message") if isinstance(c, dict) else None for c in response["choices"]]
+            if ts is not None:
+                replies = [{"created": ts, **r} if isinstance(r, dict) else r for r in replies]
+        for n, reply in enumerate(replies):
+            if not (isinstance(reply, dict) and reply.get("role", "assistant") == "assistant"):
+                yield BadRecord(line, "response is not an assistant message or chat.completion")
+                continue
+            extra = {"model": model} if isinstance(model, str) else {}
+            if n:
+                extra["choice"] = n
+            conv.begin(reply)
+            yield from self.assistant(line, reply, conv, f"response-{n}" if n else "response", extra or None)
 
     def message(self, line: int, msg: Any, conv: Conversation, index: int | str | None = None,
                 extra: dict | None = None) -> Iterator[Draft | BadRecord]:
@@ -261,7 +263,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         part = 0
         reasoning = next((msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k].strip()), None)
         if reasoning is None:
-            reasoning = _reasoning_details(msg.get("reasoning_details"))
+            reasoning = _reasoning_details(msg.get("reasoning_details")) or _thinking_blocks(msg.get("thinking_blocks"))
         # SWE-agent repeats the visible content as `thought`: that is not a separate draft.
         if reasoning is not None and reasoning.strip() not in text:
             yield Draft(kind="assistant", text=f"<thinking>\n{reasoning}\n</thinking>",
@@ -332,6 +334,15 @@ def _reasoning_details(details: Any) -> str | None:
         return None
     texts = [d.get(k) for d in details if isinstance(d, dict) for k in ("summary", "text")
              if isinstance(d.get(k), str) and d[k].strip()]
+    return "\n\n".join(texts) or None
+
+
+def _thinking_blocks(blocks: Any) -> str | None:
+    """Anthropic thinking kept on an OpenAI-shaped message (LiteLLM's `thinking_blocks`)."""
+    if not isinstance(blocks, list):
+        return None
+    texts = [b["thinking"] for b in blocks if isinstance(b, dict) and isinstance(b.get("thinking"), str)
+             and b["thinking"].strip()]
     return "\n\n".join(texts) or None
 
 

@@ -189,3 +189,52 @@ def test_openrouter_reasoning_details_keep_their_readable_summary():
         ("user", "pick a color"),
         ("assistant", "<thinking>\n**Using the color tool**\n</thinking>"),
         ("tool_call", "get_color {}")]
+
+
+def test_a_failed_code_run_is_an_error_and_encrypted_output_leaves_a_placeholder():
+    failed = code_run("bash_code_execution_tool_result",
+                      {"type": "bash_code_execution_result", "stdout": "", "stderr": "boom", "return_code": 3})
+    assert results(parse(anthropic, failed))[0].tool["is_error"] is True
+    hidden = code_run("code_execution_tool_result",
+                      {"type": "encrypted_code_execution_result", "encrypted_stdout": "EqQB...", "stderr": "",
+                       "return_code": 0, "content": []})
+    [result] = results(parse(anthropic, hidden))
+    assert (result.text, result.tool["is_error"]) == ("[encrypted output]", False)
+
+
+def test_a_reply_cut_into_blocks_at_its_citations_reads_as_one_verbatim_text():
+    cite = [{"type": "web_search_result_location", "url": "https://w.example/sf", "cited_text": "Sunny"}]
+    body = {"model": "claude", "messages": [user("weather in SF?"), {"role": "assistant", "content": [
+        {"type": "text", "text": "Right now:\n\n- "},
+        {"type": "text", "text": "Mostly Sunny", "citations": cite},
+        {"type": "text", "text": "\n- 18 °C"}]}]}
+    drafts = parse(anthropic, body)
+    assert drafts[-1].text == "Right now:\n\n- Mostly Sunny\n- 18 °C"
+
+
+def test_separate_text_blocks_without_citations_stay_apart():
+    body = {"model": "claude", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "Here is the log."}, {"type": "text", "text": "What failed?"}]}]}
+    assert parse(anthropic, body)[0].text == "Here is the log.\n\nWhat failed?"
+
+
+def test_a_signature_only_thinking_block_adds_no_empty_thinking_event():
+    body = {"model": "claude", "messages": [user("hi"), {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "", "signature": "sig"}, {"type": "text", "text": "Hello."}]}]}
+    assert [(d.kind, d.text) for d in parse(anthropic, body)] == [("user", "hi"), ("assistant", "Hello.")]
+
+
+def test_every_choice_of_an_n_2_completion_is_kept_the_first_as_the_reply():
+    body = {"model": "gpt-4o", "messages": [user("Do dragons fly?")], "response": {
+        "object": "chat.completion", "model": "gpt-4o", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "YES"}},
+            {"index": 1, "message": {"role": "assistant", "content": "NO - dragons need lift"}}]}}
+    drafts = parse(openai, body)
+    assert [(d.text, (d.meta or {}).get("choice")) for d in drafts[1:]] == [("YES", None), ("NO - dragons need lift", 1)]
+
+
+def test_litellm_thinking_blocks_on_an_openai_message_are_kept_as_thinking():
+    msg = {"role": "assistant", "content": "42",
+           "thinking_blocks": [{"type": "thinking", "thinking": "6 times 7", "signature": "s"}]}
+    drafts = parse(openai, {"messages": [user("6*7?"), msg]})
+    assert [d.text for d in drafts] == ["6*7?", "<thinking>\n6 times 7\n</thinking>", "42"]
