@@ -219,7 +219,7 @@ class _Parser:
         if not isinstance(rtype, str) or not rtype:
             yield BadRecord(line, "no 'type': not a Claude Code record")
             return
-        handler = _HANDLERS.get(rtype)
+        handler = _HANDLERS.get(rtype) or _message_handler(rec, rtype)
         if handler is None:                         # bookkeeping: nothing the model read
             self._pass_side_turn_through(rec)
             return
@@ -467,6 +467,16 @@ class _Parser:
                     break
         body = rec["output"] if "output" in rec else rec.get("content")
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
+
+
+def _message_handler(rec: dict, rtype: str):
+    """A line of a type this parser does not know that still carries a user
+    or assistant message (a newer version's line type) is read as one."""
+    message = rec.get("message")
+    if rtype in _KNOWN_TYPES or not isinstance(message, dict):
+        return None
+    role = message.get("role")
+    return _HANDLERS.get(role) if role in ("user", "assistant") else None
 
 
 def _line_digest(rec: dict) -> int:

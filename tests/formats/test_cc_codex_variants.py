@@ -240,3 +240,11 @@ def test_sub_agent_spawns_and_errors_with_nested_details_are_system_events():
         ("system", "<collab_agent_spawn_end thread=child-1 new_agent_nickname=Ada>\nInspect the fixtures."),
         ("system", "Rate limit exceeded")]
     assert drafts[0].meta["thread"] == "child-1" and drafts[1].meta["error"] == "rate_limit"
+
+
+def test_a_line_of_an_unknown_type_that_carries_a_message_is_read_as_that_message():
+    sid = "7a0c3b52-0000-4000-8000-000000002222"
+    line = _cc_line(sid, "m-1", "message", message={"id": "msg-1", "role": "user", "content": "list files"})
+    drafts, bad = _parse(claude_code, [line, _cc_line(sid, "x-1", "future-bookkeeping", value=3)])
+    assert not bad
+    assert [(d.kind, d.text) for d in drafts] == [("user", "list files")]
