@@ -315,6 +315,8 @@ def _message(st: _Rollout, p: dict) -> Iterator[Draft]:
     elif role == "assistant":
         # the UI stream repeats an assistant message one event per text part
         fresh = [t for t in parts if st.first_of_pair("assistant", t, "item")]
+        if isinstance(p.get("phase"), str):            # commentary while working, or the final answer
+            extra["phase"] = p["phase"]
         if fresh:
             yield st.draft("assistant", "\n".join(fresh), meta=extra, by_model=True)
     elif parts:
@@ -592,7 +594,8 @@ def _event_msg(st: _Rollout, p: dict) -> Iterator[Draft]:
     elif ptype == "agent_message":
         text = p.get("message") if isinstance(p.get("message"), str) else ""
         if text and st.first_of_pair("assistant", text, "event"):
-            yield st.draft("assistant", text, by_model=True)
+            yield st.draft("assistant", text, by_model=True,
+                           meta={"phase": p["phase"]} if isinstance(p.get("phase"), str) else None)
     elif ptype in ("agent_reasoning", "agent_reasoning_raw_content"):
         text = p.get("text") if isinstance(p.get("text"), str) else ""
         if text and st.first_of_pair("reasoning", text, "event"):

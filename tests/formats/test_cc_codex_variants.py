@@ -248,3 +248,14 @@ def test_a_line_of_an_unknown_type_that_carries_a_message_is_read_as_that_messag
     drafts, bad = _parse(claude_code, [line, _cc_line(sid, "x-1", "future-bookkeeping", value=3)])
     assert not bad
     assert [(d.kind, d.text) for d in drafts] == [("user", "list files")]
+
+
+def test_an_assistant_messages_phase_commentary_or_final_answer_is_kept():
+    lines = _rollout(
+        "c-2",
+        ("2026-03-01T10:00:01.000Z", "response_item", {"type": "message", "role": "assistant", "phase": "commentary",
+                                                       "content": [{"type": "output_text", "text": "Looking."}]}),
+        ("2026-03-01T10:00:02.000Z", "event_msg", {"type": "agent_message", "message": "Done.",
+                                                   "phase": "final_answer"}))
+    drafts, _ = _parse(codex, lines)
+    assert [(d.text, d.meta.get("phase")) for d in drafts] == [("Looking.", "commentary"), ("Done.", "final_answer")]
