@@ -121,7 +121,7 @@ class Appender:
         waited for it."""
         if self._unrecorded is not None:
             sealed, self._unrecorded = self._unrecorded, None
-            self.state.record_later(sealed)           # on a helper thread: parsing goes on
+            self.state.record(sealed)
         actions, self._after_durable = self._after_durable, []
         for action in actions:
             action()

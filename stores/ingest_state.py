@@ -6,12 +6,7 @@ token counters per session and kind (fast `trace stats`).
 All of it is a projection of the log, rebuilt from it when missing: the
 `keys_seq` watermark says how far it has caught up, and `catch_up` replays
 the log past it. The log is written (and fsynced) first, the state second,
-so after a crash the state can only lag the log, never lead it.
-
-During an ingest a batch is recorded on a helper thread (`record_later`):
-SQLite lets go of the interpreter lock while it writes, so the next batch
-is parsed meanwhile. Every other use of the database waits for that write
-first, so the connection is never used by two threads at once."""
+so after a crash the state can only lag the log, never lead it."""
 from __future__ import annotations
 
 import sqlite3
@@ -76,8 +71,7 @@ def key_rows(events: list[dict]):
 class IngestState:
     def __init__(self, store: Path):
         self.path = store / "state.db"
-        # Used by the helper thread too, never at the same time (see wait_recorded).
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db = sqlite3.connect(self.path, isolation_level=None)
         # The log is the durable copy: this file may lag it (catch_up fixes
         # that), so it does not need its own fsyncs.
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -86,16 +80,11 @@ class IngestState:
         # Fingerprints of files ingested whole, written with the next batch's
         # keys (one transaction, not one per file) or on flush.
         self._files: dict[str, tuple] = {}
-        self._recorder = None                        # the helper thread's executor, once needed
-        self._recording = None                       # the write it runs now (a Future)
-        self._recording_files: dict[str, tuple] = {}  # fingerprints that write holds
-        self._reader: sqlite3.Connection | None = None
 
     # -- watermark ---------------------------------------------------------
 
     @property
     def keys_seq(self) -> int:
-        self.wait_recorded()
         row = self.db.execute("SELECT value FROM meta WHERE name='keys_seq'").fetchone()
         return int(row[0]) if row else 0
 
@@ -124,44 +113,12 @@ class IngestState:
         return self._among("SELECT DISTINCT session_id FROM counts WHERE session_id IN ({})", sessions)
 
     def _among(self, query: str, values: Iterable[str]) -> set[str]:
-        self.wait_recorded()
         return {row[0] for row in select_in(self.db, query, values)}
 
     def record(self, events: list[dict]) -> None:
         """Register appended events (keys, counters) and move the watermark,
         in one transaction."""
-        self.wait_recorded()
-        self._record_now(events, self._take_files())
-
-    def record_later(self, events: list[dict]) -> None:
-        """`record` on the helper thread; returns at once. Call only for
-        events the log has already made durable."""
-        self.wait_recorded()
-        if self._recorder is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-state")
-        files = self._recording_files = self._take_files()
-        self._recording = self._recorder.submit(self._record_now, events, files)
-
-    def wait_recorded(self) -> None:
-        """Return once the helper thread's write is committed (raises its error)."""
-        if self._recording is not None:
-            pending, self._recording = self._recording, None
-            try:
-                pending.result()
-            finally:
-                self._recording_files = {}
-
-    def _take_files(self) -> dict[str, tuple]:
-        files, self._files = self._files, {}
-        return files
-
-    def _record_now(self, events: list[dict], files: dict[str, tuple]) -> None:
-        if not events and not files:
-            return
         if not events:
-            with self._txn():
-                self._write_files(files)
             return
         counts: dict[tuple[str, str], list] = {}
         tally(events, counts)
@@ -177,15 +134,14 @@ class IngestState:
                 ((s, k, c[0], c[1], c[2], c[3]) for (s, k), c in counts.items()))
             self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('keys_seq', ?)",
                             (str(events[-1]["seq"]),))
-            self._write_files(files)
+            self._write_files()
 
     # -- whole-file fingerprints ------------------------------------------
 
     def unchanged_file(self, ident: str, fingerprint: tuple[int, int, str]) -> tuple[int, str] | None:
         """(drafts, format) of a file's last clean ingest if it has not changed
         since (same size, mtime and first 64 KiB); else None."""
-        # Asked before each file: it reads beside a write still running rather than wait for it.
-        row = self._files.get(ident) or self._recording_files.get(ident) or self._read_db().execute(
+        row = self._files.get(ident) or self.db.execute(
             "SELECT ident, size, mtime_ns, head_sha, drafts, format FROM files WHERE ident=?", (ident,)).fetchone()
         if row is None or tuple(row[1:4]) != tuple(fingerprint):
             return None
@@ -197,63 +153,41 @@ class IngestState:
 
     def flush(self) -> None:
         """Write what is only in memory (file fingerprints)."""
-        self.wait_recorded()
         if self._files:
             with self._txn():
-                self._write_files(self._take_files())
+                self._write_files()
 
-    def _write_files(self, files: dict[str, tuple]) -> None:
-        if files:
+    def _write_files(self) -> None:
+        if self._files:
             self.db.executemany("INSERT OR REPLACE INTO files(ident, size, mtime_ns, head_sha, drafts, format) "
-                                "VALUES (?,?,?,?,?,?)", files.values())
-
-    def _read_db(self) -> sqlite3.Connection:
-        """The connection to read with: a second one while the helper thread
-        writes (WAL lets it read the last commit; what that write holds is
-        also in `_recording_files`), else the one connection."""
-        if self._recording is not None and not self._recording.done():
-            if self._reader is None:
-                self._reader = sqlite3.connect(self.path, isolation_level=None)
-            return self._reader
-        self.wait_recorded()
-        return self.db
+                                "VALUES (?,?,?,?,?,?)", self._files.values())
+            self._files.clear()
 
     # -- counters ----------------------------------------------------------
 
     def counts(self) -> list[tuple]:
-        self.wait_recorded()
         return self.db.execute(
             "SELECT session_id, kind, events, tokens, first_ts, last_ts FROM counts ORDER BY session_id, kind"
         ).fetchall()
 
     def sessions(self) -> list[str]:
-        self.wait_recorded()
         return [r[0] for r in self.db.execute("SELECT DISTINCT session_id FROM counts ORDER BY session_id")]
 
     def session_tokens(self, session_id: str) -> int:
-        self.wait_recorded()
         row = self.db.execute("SELECT COALESCE(SUM(tokens), 0) FROM counts WHERE session_id=?",
                               (session_id,)).fetchone()
         return int(row[0])
 
     def reset(self) -> None:
         """Forget everything (the log is ahead of nothing; catch_up rebuilds)."""
-        self.wait_recorded()
         self._files.clear()
         with self._txn():
             for table in ("meta", "seen", "files", "counts"):
                 self.db.execute(f"DELETE FROM {table}")
 
     def close(self) -> None:
-        try:
-            self.flush()
-        finally:
-            if self._recorder is not None:
-                self._recorder.shutdown()
-                self._recorder = None
-            if self._reader is not None:
-                self._reader.close()
-            self.db.close()
+        self.flush()
+        self.db.close()
 
     def _txn(self):
         db = self.db

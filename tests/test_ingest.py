@@ -124,18 +124,18 @@ def test_the_ingest_state_never_records_a_batch_before_the_log_has_synced_it(tmp
     from stores.ingest_state import IngestState
     monkeypatch.setattr(appender, "BATCH_EVENTS", 3)
     durable, violations, recorded = [0], [], []
-    real_wait, real_record = EventLog.wait_durable, IngestState._record_now
+    real_wait, real_record = EventLog.wait_durable, IngestState.record
 
     def wait_durable(self):
         real_wait(self)
         durable[0] = self.tail.seq        # every append before this call is on disk
 
-    def record(self, events, files):             # the write itself, on whichever thread runs it
+    def record(self, events):
         recorded.append(len(events))
         violations.extend(e["seq"] for e in events if e["seq"] > durable[0])
-        real_record(self, events, files)
+        real_record(self, events)
     monkeypatch.setattr(EventLog, "wait_durable", wait_durable)
-    monkeypatch.setattr(IngestState, "_record_now", record)
+    monkeypatch.setattr(IngestState, "record", record)
     src = openai_conversations(tmp_path / "chat.jsonl", 4, tool_every=2)
     (res,), _ = _ingest(Store(tmp_path / "s"), src)
     assert res.added > 6 and len(recorded) > 2 and sum(recorded) == res.added
