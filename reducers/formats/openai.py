@@ -177,10 +177,18 @@ class _Parser(ResponsesItems, TrajectoryParts):
             conv.begin(body.get("system"))
             yield Draft(kind="system", text=system, session_id=conv.session_id, key=conv.key("system", 0),
                         turn_id=conv.turn(), line=line)
-        for msg in msgs:
-            yield from self.message(line, msg, conv)
         submitted = submission(body)
-        if submitted is not None and not self.exited:
+        last_output = ""                                  # a trajectory's last tool output
+        for msg in msgs:
+            if submitted is None:
+                yield from self.message(line, msg, conv)
+                continue
+            for d in self.message(line, msg, conv):
+                if isinstance(d, Draft) and d.kind == "tool_result":
+                    last_output = d.text
+                yield d
+        # the patch, unless the run's exit message or its last output (a submit call's) already holds it
+        if submitted is not None and not self.exited and submitted[0].strip() not in last_output:
             yield self.submitted(line, conv, *submitted)
         response = body.get("response")
         if response is None:

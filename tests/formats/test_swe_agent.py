@@ -123,3 +123,15 @@ def test_mini_swe_agent_exit_message_ends_the_run_once_with_its_timestamps_kept(
     assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "system"]
     assert drafts[-1].meta == {"subtype": "exit", "exit_status": "Submitted"}      # no second submission event
     assert drafts[1].ts == "2026-06-05T17:25:49.440Z"
+
+
+def test_a_submission_already_shown_as_the_submit_calls_output_is_not_stored_again():
+    patch = "diff --git a/x.py b/x.py\n-a\n+b\n"
+    doc = {"history": [
+        {"role": "user", "content": "Fix x", "message_type": "observation"},
+        {"role": "assistant", "content": "Submitting.", "action": "submit", "message_type": "action",
+         "tool_calls": [{"id": "call_9", "type": "function", "function": {"name": "submit", "arguments": "{}"}}]},
+        {"role": "tool", "content": "\n" + patch + "\n", "tool_call_ids": ["call_9"], "message_type": "observation"},
+    ], "info": {"exit_status": "submitted", "submission": patch}}
+    drafts = _drafts(doc)
+    assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "tool_result"]
