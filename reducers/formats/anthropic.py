@@ -302,7 +302,11 @@ class _Parser:
             if role == "user" and not started_turn:          # real user content: a new turn begins
                 conv.start_turn()
                 started_turn = True
-            if btype in _THINKING_BLOCKS:
+            if btype == "compaction":               # the summary that stands for earlier turns
+                yield from flush()
+                yield Draft(kind="system", text=flatten_content(block.get("content")) or "[compaction]", key=conv.key(index, bi),
+                            turn_id=conv.turn(), meta={**(extra or {}), "subtype": "compaction"}, **base)
+            elif btype in _THINKING_BLOCKS:
                 yield from flush()
                 redacted = btype == "redacted_thinking"
                 thought = "[redacted]" if redacted else str(block.get("thinking") or "")
@@ -341,6 +345,8 @@ class _Parser:
         if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
             is_error = True                       # server tools report failure in the content
             text = f"error: {content.get('error_code', content.get('type'))}"
+            if isinstance(content.get("error_message"), str) and content["error_message"]:
+                text += f": {content['error_message']}"
         elif isinstance(content, dict) and any(isinstance(content.get(k), str)
                                                for k in ("stdout", "stderr", "encrypted_stdout")):
             # code_execution / bash_code_execution results: the output is in

@@ -114,15 +114,19 @@ class _Parser(ResponsesItems, TrajectoryParts):
         self.conversations = 0
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # call id -> tool name, for results that lack it
+        self.response_sessions: dict[str, str] = {}  # Responses API response id -> its session
         self.open_action: tuple[str, str] | None = None   # SWE-agent: (call id, name) awaiting its output
         self.bash_actions = False                   # mini-swe-agent's text layout: bash blocks are calls
         self.exited = False                         # mini-swe-agent's `exit` message held the submission
 
-    def open(self, source_id: Any, opening: Any) -> Conversation:
+    def open(self, source_id: Any, opening: Any, session_id: str | None = None) -> Conversation:
+        """The next conversation; `session_id` continues a session already open."""
         index = self.conversations
         self.conversations += 1
         self.open_action, self.bash_actions, self.exited = None, False, False
-        return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
+        if session_id is None or self.ctx.session:
+            session_id = conversation_session_id(self.ctx, index, source_id, opening)
+        return Conversation(PREFIX, session_id, index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
         if isinstance(rec, list):
@@ -141,7 +145,8 @@ class _Parser(ResponsesItems, TrajectoryParts):
         elif isinstance(rec, dict) and "custom_id" in rec and ("body" in rec or is_batch_output(rec)):
             yield from self.batch_line(line, rec)
         elif is_responses_body(rec):
-            yield from self.responses_body(line, rec, self.open(responses_session(rec), responses_opening(rec)))
+            conv = self.open(responses_session(rec), responses_opening(rec), self.continued_session(rec))
+            yield from self.responses_body(line, rec, conv)
         else:
             yield BadRecord(line, "not an OpenAI chat record (no role, messages, history or input)")
 

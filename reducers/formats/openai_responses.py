@@ -13,6 +13,7 @@ from reducers.formats.common import (Conversation, api_error_text, error_draft, 
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 
 _RESPONSE_ROLES = ("user", "assistant", "system", "developer")
+_CHAINED_RESPONSES = 10_000             # response ids remembered for previous_response_id
 _EMBEDDING_KEYS = ("dimensions", "encoding_format")
 
 
@@ -71,8 +72,15 @@ def responses_opening(body: dict) -> Any:
 
 class ResponsesItems:
     """The Responses API half of the openai parser (which supplies `message`
-    for role items and `call_names`)."""
+    for role items, `call_names` and `response_sessions`)."""
     call_names: dict[str, str]
+    response_sessions: dict[str, str]
+
+    def continued_session(self, body: dict) -> str | None:
+        """The session of the response a body continues (`previous_response_id`),
+        when this source holds it: a chain of requests is one conversation."""
+        previous = body.get("previous_response_id")
+        return self.response_sessions.get(previous) if isinstance(previous, str) else None
 
     def responses_body(self, line: int, body: dict, conv: Conversation) -> Iterator[Draft | BadRecord]:
         instructions = body.get("instructions")
@@ -90,6 +98,10 @@ class ResponsesItems:
             return
         if is_response_object(response) or (isinstance(response, dict) and isinstance(response.get("error"), dict)):
             yield from self.response_object(line, response, conv, body.get("model"))
+            if isinstance(response.get("id"), str):
+                if len(self.response_sessions) >= _CHAINED_RESPONSES:
+                    self.response_sessions.pop(next(iter(self.response_sessions)))
+                self.response_sessions[response["id"]] = conv.session_id
         else:
             yield BadRecord(line, "response is not a Responses API response object")
 
@@ -102,8 +114,21 @@ class ResponsesItems:
         if isinstance(response.get("error"), dict):
             yield error_draft(conv, response, api_error_text(response["error"]), line, ts)
         output = response.get("output")
+        # /responses/compact answers with the history it kept: messages already in
+        # the conversation, not new ones
+        kept = response.get("object") == "response.compaction"
         for i, item in enumerate(output if isinstance(output, list) else []):
-            yield from self.item(line, item, conv, f"response{i}", extra, ts)
+            if kept and isinstance(item, dict) and item.get("type") in (None, "message"):
+                yield self.kept_message(line, item, conv, f"response{i}", ts)
+            else:
+                yield from self.item(line, item, conv, f"response{i}", extra, ts)
+
+    def kept_message(self, line: int, item: dict, conv: Conversation, index: str, ts: str | None) -> Draft:
+        conv.begin(item)
+        role = item.get("role") if isinstance(item.get("role"), str) else "unknown"
+        return Draft(kind="system", text=flatten_parts(item.get("content")), session_id=conv.session_id,
+                     key=conv.key(index, 0), turn_id=conv.turn(), ts=ts, line=line,
+                     meta={"subtype": "compaction", "role": role})
 
     def item(self, line: int, item: Any, conv: Conversation, index: int | str | None = None,
              extra: dict | None = None, ts: str | None = None) -> Iterator[Draft | BadRecord]:
@@ -137,8 +162,10 @@ class ResponsesItems:
             yield from self.item_call(item, itype, conv, index, base, extra)
         else:                           # item_reference, mcp_list_tools, approvals...: a placeholder
             ref = item.get("id") if itype == "item_reference" and isinstance(item.get("id"), str) else None
-            yield Draft(kind="system", text=f"[{itype}: {ref}]" if ref else f"[{itype}]", key=conv.key(index, 0),
-                        meta={"item": itype}, **base)
+            text = f"[{itype}: {ref}]" if ref else f"[{itype}]"
+            if itype == "mcp_list_tools" and isinstance(item.get("tools"), list):
+                text += _tool_listing(item)
+            yield Draft(kind="system", text=text, key=conv.key(index, 0), meta={"item": itype}, **base)
 
     def item_call(self, item: dict, itype: str, conv: Conversation, index: int | str, base: dict,
                   extra: dict | None) -> Iterator[Draft]:
@@ -187,3 +214,11 @@ class ResponsesItems:
                      tool={"name": self.call_names.get(call_id or ""), "call_id": call_id,
                            "is_error": item.get("status") == "failed"},
                      key=key, meta=meta, media=media or None, **base)
+
+
+def _tool_listing(item: dict) -> str:
+    """The tools an MCP server offered: `server: name - description` lines."""
+    server = item.get("server_label") if isinstance(item.get("server_label"), str) else ""
+    lines = [f"{server}: {t.get('name')}" + (f" - {t['description']}" if isinstance(t.get("description"), str) else "")
+             for t in item["tools"] if isinstance(t, dict)]
+    return "".join("\n" + line for line in lines)

@@ -439,3 +439,62 @@ def test_a_call_the_api_ran_itself_carries_its_result_in_the_same_item():
     assert tools(drafts) == [("tool_call", "lookup", "mcp_1"), ("tool_result", "lookup", "mcp_1")]
     assert drafts[1].meta == {"item": "mcp_call", "server_label": "docs"}
     assert (drafts[2].text, drafts[2].tool["is_error"]) == ("Tides follow the moon.", False)
+
+
+# ---------------------------------------------------------------- Responses: chains and compaction
+
+def responses_call(input_items, response_id, output_text, previous=None):
+    body = {"model": "gpt-test", "input": input_items,
+            "response": {"object": "response", "id": response_id, "created_at": 1767000000,
+                         "output": [{"type": "message", "role": "assistant",
+                                     "content": [{"type": "output_text", "text": output_text}]}]}}
+    if previous:
+        body["previous_response_id"] = previous
+    return body
+
+
+def test_a_request_that_continues_an_earlier_response_joins_its_session():
+    first = responses_call([user("The secret key is sesame")], "resp_1", "Noted.")
+    second = responses_call([user("What is the secret code?")], "resp_2", "It is sesame.", previous="resp_1")
+    unrelated = responses_call([user("Hello")], "resp_3", "Hi.")
+    drafts = parse(openai, first, second, unrelated)
+    sessions = [d.session_id for d in drafts]
+    assert sessions[0] == sessions[1] == sessions[2] == sessions[3]
+    assert sessions[4] != sessions[0]
+    assert len({d.key for d in drafts}) == len(drafts)
+
+
+def test_the_history_a_compaction_kept_is_marked_not_new_user_turns():
+    body = {"model": "gpt-test", "input": [user("sum 3, 3?"), user("and 4, 4?")],
+            "response": {"object": "response.compaction", "id": "cmp_1", "output": [
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "sum 3, 3?"}]},
+                {"type": "compaction", "encrypted_content": "opaque"}]}}
+    drafts = parse(openai, body)
+    assert [(d.kind, (d.meta or {}).get("subtype")) for d in drafts] == [
+        ("user", None), ("user", None), ("system", "compaction"), ("system", None)]
+
+
+def test_an_mcp_tool_listing_keeps_the_tools_it_offered():
+    body = {"model": "gpt-test", "input": [user("what games?"), {
+        "type": "mcp_list_tools", "id": "mcpl_1", "server_label": "games",
+        "tools": [{"name": "get_my_games", "description": "Returns my favorite games.", "input_schema": {}}]}]}
+    assert parse(openai, body)[-1].text == "[mcp_list_tools]\ngames: get_my_games - Returns my favorite games."
+
+
+def test_an_anthropic_compaction_block_is_a_system_summary_apart_from_the_reply():
+    body = {"model": "claude", "messages": [user("hello"), {"role": "assistant", "content": [
+        {"type": "compaction", "content": "Summary: user said hello."},
+        {"type": "text", "text": "Hello! How can I help?"}]}]}
+    assert [(d.kind, d.text, (d.meta or {}).get("subtype")) for d in parse(anthropic, body)] == [
+        ("user", "hello", None), ("system", "Summary: user said hello.", "compaction"),
+        ("assistant", "Hello! How can I help?", None)]
+
+
+def test_a_server_tool_error_keeps_its_message():
+    body = {"model": "claude", "messages": [user("view it"), {"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "text_editor_code_execution", "input": {}},
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_1",
+         "content": {"type": "text_editor_code_execution_tool_result_error", "error_code": "unavailable",
+                     "error_message": "Failed to parse tool response"}}]}]}
+    result = [d for d in parse(anthropic, body) if d.kind == "tool_result"][0]
+    assert (result.text, result.tool["is_error"]) == ("error: unavailable: Failed to parse tool response", True)
