@@ -34,13 +34,15 @@ from reducers.formats.common import (compact_json, content_digest, derived_sessi
 NAME = "claude-code"
 PREFIX = "cc"
 
-_CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation")
+_CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
+                 "ai-title", "custom-title")
+_TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user")}
 # User lines the harness wrote, not the user (older versions mark none of them isMeta)
 _INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a message:", "teammate"),
-             ("<fork-boilerplate>", "fork"))
+             ("<fork-boilerplate>", "fork"), ("<task-notification>", "task_notification"))
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "agent-name",
-                "custom-title", "ai-title", "last-prompt", "frame-link", "pr-link", "started", "result",
+                "last-prompt", "frame-link", "pr-link", "started", "result",
                 "relocated", "worktree-state", "bridge-session", "atis-latch")
 _KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
@@ -122,7 +124,8 @@ class _Parser:
         self.agent_turns: dict[str, str] = {}                     # "<session>\0<agentId>" -> its latest turn
         self.used_ids: dict[str, int] = {}                        # uuid -> digest of the first line that carried it
         self.tool_names: dict[str, str | None] = {}               # call id -> tool name
-        self.calls_seen: set[str] = set()
+        self.calls_seen: set[tuple[str, int]] = set()            # (call id, digest of its input)
+        self.titles_seen: set[str] = set()                        # title keys already read
         self.blocks_seen: OrderedDict[str, dict[bytes, int]] = OrderedDict()  # message id -> block digest -> line
         self.idless_calls: OrderedDict[str, list[str]] = OrderedDict()       # assistant uuid -> open id-less calls
         self.drift_calls: list[tuple[Any, str]] = []              # (name, call id) of old top-level tool_use lines
@@ -383,9 +386,11 @@ class _Parser:
         name = block.get("name") if isinstance(block.get("name"), str) else None
         call_id = block.get("id")
         if isinstance(call_id, str) and call_id:
-            if call_id in self.calls_seen:
+            # (an id reused for another input, as in sanitized exports, is another call)
+            seen = (call_id, _input_digest(block.get("input")))
+            if seen in self.calls_seen:
                 return None                          # the same call written twice
-            self.calls_seen.add(call_id)
+            self.calls_seen.add(seen)
         else:
             call_id = f"{at.rid}#{index}"
             if at.uuid:                              # its result may find it through sourceToolAssistantUUID
@@ -409,6 +414,22 @@ class _Parser:
         # into two files of one session is one event.
         draft = self._draft(at, "system", text, 0, meta={"subtype": "summary", "leafUuid": leaf})
         draft.key = f"{PREFIX}/{at.session_id}/summary/{leaf}/{digest}"
+        yield draft
+
+    def title(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        """The session's title (named by Claude, or by the user): written
+        again and again, kept once per session and wording."""
+        field, by = _TITLES[rec["type"]]
+        text = rec.get(field)
+        if not isinstance(text, str) or not text.strip():
+            return
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        key = f"{PREFIX}/{at.session_id}/title/{by}/{digest}"
+        if key in self.titles_seen:
+            return
+        self.titles_seen.add(key)
+        draft = self._draft(at, "system", text, 0, meta={"subtype": "title", "by": by})
+        draft.key = key
         yield draft
 
     def system(self, rec: dict, at: _Line) -> Iterator[Draft]:
@@ -479,6 +500,13 @@ def _message_handler(rec: dict, rtype: str):
     return _HANDLERS.get(role) if role in ("user", "assistant") else None
 
 
+def _input_digest(value: Any) -> int:
+    try:
+        return hash(orjson.dumps(value))
+    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
+        return hash(compact_json(value))
+
+
 def _line_digest(rec: dict) -> int:
     """A digest of a line, compared only with lines of the same uuid in the
     same parse (so the process-salted built-in hash is enough, and cheap)."""
@@ -539,4 +567,6 @@ _HANDLERS = {
     "tool_use": _Parser.drift_call,
     "tool_result": _Parser.drift_result,
     "queue-operation": _Parser.queue,
+    "ai-title": _Parser.title,
+    "custom-title": _Parser.title,
 }

@@ -259,3 +259,28 @@ def test_an_assistant_messages_phase_commentary_or_final_answer_is_kept():
                                                    "phase": "final_answer"}))
     drafts, _ = _parse(codex, lines)
     assert [(d.text, d.meta.get("phase")) for d in drafts] == [("Looking.", "commentary"), ("Done.", "final_answer")]
+
+
+def test_a_reused_call_id_with_another_input_is_another_call_and_a_repeat_is_not():
+    sid = "7a0c3b52-0000-4000-8000-000000003333"
+
+    def call(uuid, mid, command):
+        return _cc_line(sid, uuid, "assistant", message={"id": mid, "role": "assistant", "content": [
+            {"type": "tool_use", "id": "REDACTED", "name": "Bash", "input": {"command": command}}]})
+    drafts, _ = _parse(claude_code, [call("a-1", "m1", "ls"), call("a-22", "m2", "ls | head"),
+                                     call("a-333", "m3", "ls | head")])
+    assert [d.text for d in drafts if d.kind == "tool_call"] == ['Bash {"command":"ls"}', 'Bash {"command":"ls | head"}']
+
+
+def test_a_task_notification_and_session_titles_are_system_events_titles_once():
+    sid = "7a0c3b52-0000-4000-8000-000000004444"
+    note = "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+    lines = [_cc_line(sid, "u-1", message={"role": "user", "content": note}, origin={"kind": "task-notification"}),
+             {"type": "ai-title", "aiTitle": "Rebuild the desktop app", "sessionId": sid},
+             {"type": "ai-title", "aiTitle": "Rebuild the desktop app", "sessionId": sid},
+             {"type": "custom-title", "customTitle": "desktop rebuild", "sessionId": sid}]
+    drafts, bad = _parse(claude_code, lines)
+    assert not bad
+    assert [(d.kind, d.text, d.meta.get("subtype")) for d in drafts] == [
+        ("system", note, "task_notification"), ("system", "Rebuild the desktop app", "title"),
+        ("system", "desktop rebuild", "title")]

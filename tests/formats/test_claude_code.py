@@ -410,7 +410,7 @@ def test_attachments_map_the_text_the_model_was_shown():
 def test_bookkeeping_is_skipped_and_non_records_are_bad():
     lines = [{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}},
              {"type": "progress", "sessionId": SID, "data": {}},
-             {"type": "custom-title", "sessionId": SID, "customTitle": "x"},
+             {"type": "permission-mode", "sessionId": SID, "permissionMode": "plan"},
              {"type": "some-future-record", "sessionId": SID},
              42, "text", [1], None, {"silly": "this"}, {"type": 7}]
     drafts, bad = _parse(lines)
