@@ -24,6 +24,7 @@ every key and turn id, so conversations that share a session id (--session,
 or the same id in the data) never collide."""
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
@@ -84,6 +85,14 @@ def is_batch_output(rec: Any) -> bool:
     return response is None and isinstance(error, dict)
 
 
+def _simulations(rec: dict) -> list[dict]:
+    """The simulations of a tau2-bench results file, each {id, messages}."""
+    sims = rec.get("simulations")
+    if not isinstance(sims, list):
+        return []
+    return [s for s in sims if isinstance(s, dict) and isinstance(s.get("messages"), list)]
+
+
 def _is_mine(rec: Any) -> bool:
     if isinstance(rec, list):
         return any(is_message(m) for m in rec[:50])
@@ -94,6 +103,8 @@ def _is_mine(rec: Any) -> bool:
     msgs = _conversation_list(rec)
     if msgs is not None:
         return any(is_message(m) for m in msgs[:50])
+    if _simulations(rec):
+        return any(is_message(m) for s in _simulations(rec)[:5] for m in s["messages"][:50])
     return is_responses_body(rec) or batch_request_body(rec) is not None or is_batch_output(rec)
 
 
@@ -115,6 +126,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # call id -> tool name, for results that lack it
         self.response_sessions: dict[str, str] = {}  # Responses API response id -> its session
+        self.idless_calls: deque[str] = deque(maxlen=1000)   # calls without ids, awaiting results in order
         self.open_action: tuple[str, str] | None = None   # SWE-agent: (call id, name) awaiting its output
         self.bash_actions = False                   # mini-swe-agent's text layout: bash blocks are calls
         self.exited = False                         # mini-swe-agent's `exit` message held the submission
@@ -124,6 +136,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         index = self.conversations
         self.conversations += 1
         self.open_action, self.bash_actions, self.exited = None, False, False
+        self.idless_calls.clear()
         if session_id is None or self.ctx.session:
             session_id = conversation_session_id(self.ctx, index, source_id, opening)
         return Conversation(PREFIX, session_id, index)
@@ -142,6 +155,10 @@ class _Parser(ResponsesItems, TrajectoryParts):
             msgs = _conversation_list(rec)
             conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
             yield from self.conversation(line, msgs, conv, rec)
+        elif isinstance(rec, dict) and _simulations(rec):
+            for sim in _simulations(rec):                   # tau2-bench results: one conversation each
+                msgs = sim["messages"]
+                yield from self.conversation(line, msgs, self.open(sim.get("id"), msgs[0] if msgs else sim))
         elif isinstance(rec, dict) and "custom_id" in rec and ("body" in rec or is_batch_output(rec)):
             yield from self.batch_line(line, rec)
         elif is_responses_body(rec):
@@ -276,7 +293,9 @@ class _Parser(ResponsesItems, TrajectoryParts):
         part = 0
         reasoning = next((msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k].strip()), None)
         if reasoning is None:
-            reasoning = _reasoning_details(msg.get("reasoning_details")) or _thinking_blocks(msg.get("thinking_blocks"))
+            raw = msg.get("raw_data") if isinstance(msg.get("raw_data"), dict) else {}     # tau2-bench
+            reasoning = (_reasoning_details(msg.get("reasoning_details")) or _thinking_blocks(msg.get("thinking_blocks"))
+                         or _thinking_blocks(raw.get("thinking_blocks")))
         # SWE-agent repeats the visible content as `thought`: that is not a separate draft.
         if reasoning is not None and reasoning.strip() not in text:
             yield Draft(kind="assistant", text=f"<thinking>\n{reasoning}\n</thinking>",
@@ -292,19 +311,24 @@ class _Parser(ResponsesItems, TrajectoryParts):
         calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
         legacy = [msg["function_call"]] if isinstance(msg.get("function_call"), dict) else []
         for call in [*calls, *legacy]:
-            yield self.call(call, conv.key(index, part), base, meta)
+            yield self.call(call, conv.key(index, part), base, meta, f"call-c{conv.index}-m{index}-{part}")
             part += 1
         yield from self.text_action(msg, conv, index, part, base, meta)
 
-    def call(self, call: Any, key: str, base: dict, meta: dict | None) -> Draft:
+    def call(self, call: Any, key: str, base: dict, meta: dict | None, fallback_id: str) -> Draft:
         call = call if isinstance(call, dict) else {}
         # tool_calls[] wrap the function ({"function": {...}}); the legacy function_call is it.
         fn = call.get("function") or call.get("custom") or call
         fn = fn if isinstance(fn, dict) else {}
         name = fn.get("name") if isinstance(fn.get("name"), str) else None
         raw = fn.get("arguments", fn.get("input"))
-        call_id = call.get("id") if isinstance(call.get("id"), str) else None
-        if call_id and name:
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call["id"] else None
+        if call_id is None:
+            # Calls without ids (legacy function_call, fine-tuning data) are
+            # answered in order: the next id-less result is this call's.
+            call_id = fallback_id
+            self.idless_calls.append(call_id)
+        if name:
             self.call_names[call_id] = name
         return Draft(kind="tool_call", text=tool_call_text(name, raw),
                      tool={"name": name, "call_id": call_id, "input": parse_arguments(raw)},
@@ -317,7 +341,11 @@ class _Parser(ResponsesItems, TrajectoryParts):
             call_id = ids[0]
             if len(ids) > 1:
                 meta = {**(meta or {}), "tool_call_ids": ids[1:]}
-        call_id = call_id if isinstance(call_id, str) else None
+        if call_id is None and msg.get("role") == "tool":
+            call_id = msg.get("id")                                  # tau2-bench names the call by `id`
+        call_id = call_id if isinstance(call_id, str) and call_id else None
+        if call_id is None and self.idless_calls:
+            call_id = self.idless_calls.popleft()
         name = msg.get("name") if isinstance(msg.get("name"), str) else self.call_names.get(call_id or "")
         if meta:
             meta.pop("name", None)               # it is the tool's name: it lives in `tool`
@@ -326,7 +354,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         if code is not None:
             meta = {**(meta or {}), "exit_code": code}
         return Draft(kind="tool_result", text=text,
-                     tool={"name": name, "call_id": call_id, "is_error": bool(code)},
+                     tool={"name": name, "call_id": call_id, "is_error": bool(code) or msg.get("error") is True},
                      session_id=conv.session_id, key=conv.key(index, 0), turn_id=conv.turn(),
                      ts=message_ts(msg), line=line, uuid=message_uuid(msg), meta=meta or None,
                      media=media_blocks(msg.get("content")) or None)

@@ -15,6 +15,7 @@ import pytest
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic, openai
+from reducers.formats.registry import detect_format
 from tests.conftest import SHARED
 
 FOLDERS = ("openai_chat", "anthropic_messages", "claude_code", "codex")
@@ -295,8 +296,48 @@ def test_legacy_function_call_and_role_function():
         {"role": "function", "name": "weather", "content": "rain"},
     ]))
     call, result = drafts[1], drafts[2]
-    assert call.kind == "tool_call" and call.tool == {"name": "weather", "call_id": None, "input": {"city": "Oslo"}}
+    assert call.kind == "tool_call" and call.tool["name"] == "weather" and call.tool["input"] == {"city": "Oslo"}
     assert result.kind == "tool_result" and result.tool["name"] == "weather" and result.text == "rain"
+    assert call.tool["call_id"] and result.tool["call_id"] == call.tool["call_id"]     # paired in order
+
+
+def test_calls_without_ids_are_answered_in_order():
+    # Fine-tuning data often drops the ids: two parallel calls, then their two results.
+    drafts, _ = parse(lines([
+        {"role": "user", "content": "jobs in New York and remote?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"type": "function", "function": {"name": "searchjobs", "arguments": "{\"location\": \"New York\"}"}},
+            {"type": "function", "function": {"name": "remote_jobs", "arguments": "{}"}}]},
+        {"role": "tool", "content": "{\"results\": [1]}"},
+        {"role": "tool", "content": "{\"results\": [2]}"},
+    ]))
+    calls = [d for d in drafts if d.kind == "tool_call"]
+    results = [d for d in drafts if d.kind == "tool_result"]
+    assert [r.tool["call_id"] for r in results] == [c.tool["call_id"] for c in calls]
+    assert [r.tool["name"] for r in results] == ["searchjobs", "remote_jobs"]
+    assert len({c.tool["call_id"] for c in calls}) == 2
+
+
+def test_a_tau2_bench_results_file_holds_one_conversation_per_simulation():
+    sim = {"id": "sim-1", "task_id": "7", "messages": [
+        {"role": "assistant", "content": "Hi! How can I help?", "tool_calls": None, "turn_idx": 0},
+        {"role": "user", "content": "Look me up: Fatima Johnson", "turn_idx": 1},
+        {"role": "assistant", "content": None, "turn_idx": 2,
+         "tool_calls": [{"id": "toolu_1", "name": "find_user", "arguments": {"name": "Fatima Johnson"}}],
+         "raw_data": {"thinking_blocks": [{"type": "thinking", "thinking": "Find the user first."}]}},
+        {"id": "toolu_1", "role": "tool", "content": "fatima_7581", "requestor": "assistant", "error": False},
+        {"id": "toolu_2", "role": "tool", "content": "no such order", "requestor": "assistant", "error": True},
+    ]}
+    items = list(openai.parse([(1, {"timestamp": "2025-10-31", "info": {}, "tasks": [], "simulations": [sim, sim]})],
+                              ParseContext(path="r.json", source_id="/r.json")))
+    drafts = [d for d in items if isinstance(d, Draft)]
+    assert detect_format([{"timestamp": "x", "simulations": [sim]}]) == "openai"
+    assert len({d.session_id for d in drafts}) == 1 and len({d.turn_id.split("/c")[1][0] for d in drafts}) == 2
+    first = drafts[:len(drafts) // 2]
+    assert [d.kind for d in first] == ["assistant", "user", "assistant", "tool_call", "tool_result", "tool_result"]
+    assert first[2].text == "<thinking>\nFind the user first.\n</thinking>"
+    assert (first[4].tool["call_id"], first[4].tool["name"], first[4].tool["is_error"]) == ("toolu_1", "find_user", False)
+    assert first[5].tool["is_error"] is True
 
 
 def test_reasoning_becomes_a_separate_thinking_draft():
