@@ -37,7 +37,8 @@ PREFIX = "cc"
 _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
                  "ai-title", "custom-title")
 _TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user")}
-# User lines the harness wrote, not the user (older versions mark none of them isMeta)
+# User lines the harness wrote, not the user (older versions mark none of them isMeta):
+# kept as user lines, marked `injected`
 _INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a message:", "teammate"),
              ("<fork-boilerplate>", "fork"), ("<task-notification>", "task_notification"))
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
@@ -298,11 +299,12 @@ class _Parser:
         if text == "":
             return
         if kind == "user":
+            # A line the harness wrote as the user (another session's message, a
+            # task notification...) stays a user line, as the source has it, marked.
             injected = _injected(text)
             if injected:
-                kind, extra = "system", {**extra, "subtype": injected}
-            else:
-                self._start_turn(at, rec)
+                extra = {**extra, "injected": injected}
+            self._start_turn(at, rec)
         yield self._draft(at, kind, text, index, meta=extra, media=media or None)
 
     def _user_result(self, rec: dict, at: _Line, index: int, block: dict) -> Draft:

@@ -262,7 +262,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
             return
         meta = _meta(msg)
         if msg.get("is_demo"):                     # SWE-agent's worked example: the harness's, not the user's
-            role, meta = "system", {**(meta or {}), "demonstration": True}
+            meta = {**(meta or {}), "demonstration": True}
         if role == "user":
             conv.start_turn()
         if role in ("tool", "function"):

@@ -9,7 +9,7 @@
 - `thought` repeats the visible text (without the fenced command): not a
   separate piece of reasoning.
 - A demonstration (`is_demo`) is the harness's worked example from another
-  task, not the user's words.
+  task: a user message as the source has it, marked `demonstration`.
 - The patch the agent submitted is in `info.submission`, after the history.
 
 mini-swe-agent keeps `messages` instead. Its text-acting layout

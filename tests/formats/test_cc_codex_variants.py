@@ -60,21 +60,20 @@ def _cc_line(sid: str, uuid: str, rtype: str = "user", parent: str | None = None
     ("<fork-boilerplate>You are a fork of the parent agent.</fork-boilerplate>", "fork"),
     ("<system-reminder>cwd changed to /tmp/other</system-reminder>\n", "system_reminder"),
 ])
-def test_user_lines_the_harness_wrote_are_system_events_that_open_no_turn(text, subtype):
+def test_user_lines_the_harness_wrote_stay_user_lines_marked_injected(text, subtype):
     sid = "7a0c3b52-0000-4000-8000-00000000cccc"
     prompt = _cc_line(sid, "u-1", message={"role": "user", "content": "rebuild the index"})
     injected = _cc_line(sid, "u-22", parent="u-1", message={"role": "user", "content": text})
     drafts, _ = _parse(claude_code, [prompt, injected])
-    assert [(d.kind, d.text) for d in drafts] == [("user", "rebuild the index"), ("system", text)]
-    assert drafts[1].meta["subtype"] == subtype
-    assert drafts[1].turn_id == drafts[0].turn_id
+    assert [(d.kind, d.text) for d in drafts] == [("user", "rebuild the index"), ("user", text)]
+    assert drafts[0].meta is None and drafts[1].meta == {"injected": subtype}
 
 
-def test_a_reminder_inside_typed_text_keeps_the_line_a_user_turn():
+def test_a_reminder_inside_typed_text_is_not_marked():
     sid = "7a0c3b52-0000-4000-8000-00000000dddd"
     text = "Please review.\n<system-reminder>cwd changed</system-reminder>"
     drafts, _ = _parse(claude_code, [_cc_line(sid, "u-1", message={"role": "user", "content": text})])
-    assert [(d.kind, d.text) for d in drafts] == [("user", text)]
+    assert [(d.kind, d.text, d.meta) for d in drafts] == [("user", text, None)]
 
 
 def test_queued_text_is_kept_as_a_system_event_and_empty_queue_operations_add_nothing():
@@ -272,7 +271,7 @@ def test_a_reused_call_id_with_another_input_is_another_call_and_a_repeat_is_not
     assert [d.text for d in drafts if d.kind == "tool_call"] == ['Bash {"command":"ls"}', 'Bash {"command":"ls | head"}']
 
 
-def test_a_task_notification_and_session_titles_are_system_events_titles_once():
+def test_a_task_notification_is_marked_and_session_titles_are_system_events_kept_once():
     sid = "7a0c3b52-0000-4000-8000-000000004444"
     note = "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
     lines = [_cc_line(sid, "u-1", message={"role": "user", "content": note}, origin={"kind": "task-notification"}),
@@ -281,6 +280,6 @@ def test_a_task_notification_and_session_titles_are_system_events_titles_once():
              {"type": "custom-title", "customTitle": "desktop rebuild", "sessionId": sid}]
     drafts, bad = _parse(claude_code, lines)
     assert not bad
-    assert [(d.kind, d.text, d.meta.get("subtype")) for d in drafts] == [
-        ("system", note, "task_notification"), ("system", "Rebuild the desktop app", "title"),
+    assert [(d.kind, d.text, d.meta.get("injected") or d.meta.get("subtype")) for d in drafts] == [
+        ("user", note, "task_notification"), ("system", "Rebuild the desktop app", "title"),
         ("system", "desktop rebuild", "title")]

@@ -34,7 +34,7 @@ def test_a_text_action_is_a_tool_call_and_the_next_user_message_its_output():
     drafts = _drafts(_text_acting_trajectory())
     assert [(d.kind, d.text.splitlines()[0] if d.text else "") for d in drafts] == [
         ("system", "You are an autonomous programmer."),
-        ("system", "Here is a demonstration: fix a typo in util.py"),
+        ("user", "Here is a demonstration: fix a typo in util.py"),
         ("user", "Fix the off-by-one error in pager.py"),
         ("assistant", "Let me look around."),
         ("tool_call", "ls -a"),
@@ -50,11 +50,10 @@ def test_a_text_action_is_a_tool_call_and_the_next_user_message_its_output():
     assert calls[0].text == "ls -a\n"                      # the command, verbatim
 
 
-def test_the_demonstration_is_marked_and_opens_no_user_turn():
+def test_the_demonstration_stays_a_user_message_marked_as_one():
     drafts = _drafts(_text_acting_trajectory())
-    demo = drafts[1]
-    assert demo.meta == {"demonstration": True}
-    assert len({d.turn_id for d in drafts[2:]}) == 1       # one user turn: the task
+    assert [d.meta for d in drafts[1:3]] == [{"demonstration": True}, None]
+    assert len({d.turn_id for d in drafts[2:]}) == 1       # the task's turn holds the whole run
 
 
 def test_a_thought_that_repeats_the_visible_text_is_not_stored_twice():
