@@ -40,7 +40,10 @@ _TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user"
 # User lines the harness wrote, not the user (older versions mark none of them isMeta):
 # kept as user lines, marked `injected`
 _INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a message:", "teammate"),
-             ("<fork-boilerplate>", "fork"), ("<task-notification>", "task_notification"))
+             ("<fork-boilerplate>", "fork"), ("<task-notification>", "task_notification"),
+             ("[Request interrupted by user", "interrupted"), ("<local-command-stdout>", "local_command"),
+             ("<local-command-stderr>", "local_command"), ("<bash-stdout>", "bash_output"),
+             ("<bash-stderr>", "bash_output"))
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "agent-name",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
@@ -443,7 +446,9 @@ class _Parser:
                               meta={"subtype": "compact_boundary"})
             return
         content = rec.get("content")
-        if isinstance(content, str) and content.strip():
+        if not (isinstance(content, str) and content.strip()):
+            content = _system_error_text(rec)          # an API error being retried, hook errors
+        if content:
             yield self._draft(at, "system", content, 0, meta={"subtype": subtype} if isinstance(subtype, str) else None)
 
     def attachment(self, rec: dict, at: _Line) -> Iterator[Draft]:
@@ -541,12 +546,33 @@ def _attachment_text(att: dict) -> str:
         return flatten_content(att["blockingError"].get("blockingError"))
     if atype in ("todo_reminder", "task_reminder"):
         return compact_json(content) if content else ""
+    if atype.startswith("hook_") and "error" in atype:       # a hook that failed: what it printed
+        return "\n".join(att[k] for k in ("stderr", "stdout", "content") if isinstance(att.get(k), str) and att[k])
     if "reminder" in atype:
         for field in ("text", "content"):
             if isinstance(att.get(field), str):
                 return att[field]
     text = att.get("text")                      # any other kind that shows the model a text
     return text if isinstance(text, str) else ""
+
+
+def _system_error_text(rec: dict) -> str:
+    """The text of a system line that carries its news only as fields: an
+    API error Claude Code is retrying, the errors of hooks that ran."""
+    error = rec.get("error")
+    if isinstance(error, dict):
+        inner = error
+        while isinstance(inner.get("error"), dict):      # {status, error: {type, error: {type, message}}}
+            inner = inner["error"]
+        message = inner.get("message") if isinstance(inner.get("message"), str) else compact_json(error)
+        status = error.get("status")
+        retry = (f" (retry {rec['retryAttempt']} of {rec.get('maxRetries')})"
+                 if isinstance(rec.get("retryAttempt"), int) else "")
+        return f"API error{f' {status}' if status is not None else ''}: {message}{retry}"
+    errors = rec.get("hookErrors")
+    if isinstance(errors, list) and errors:
+        return "\n".join(e if isinstance(e, str) else compact_json(e) for e in errors)
+    return ""
 
 
 def _injected(text: str) -> str | None:

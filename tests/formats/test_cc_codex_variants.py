@@ -283,3 +283,24 @@ def test_a_task_notification_is_marked_and_session_titles_are_system_events_kept
     assert [(d.kind, d.text, d.meta.get("injected") or d.meta.get("subtype")) for d in drafts] == [
         ("user", note, "task_notification"), ("system", "Rebuild the desktop app", "title"),
         ("system", "desktop rebuild", "title")]
+
+
+def test_api_errors_being_retried_and_failed_hooks_keep_their_text():
+    sid = "7a0c3b52-0000-4000-8000-000000005555"
+    lines = [_cc_line(sid, "s-1", "system", subtype="api_error", retryAttempt=1, maxRetries=10,
+                      error={"status": 529, "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+             _cc_line(sid, "s-22", "attachment", attachment={"type": "hook_non_blocking_error", "hookName": "lint",
+                                                             "stderr": "eslint not found", "exitCode": 1})]
+    drafts, bad = _parse(claude_code, lines)
+    assert not bad
+    assert [d.text for d in drafts] == ["API error 529: Overloaded (retry 1 of 10)", "eslint not found"]
+
+
+def test_interrupts_and_command_output_in_user_lines_are_marked():
+    sid = "7a0c3b52-0000-4000-8000-000000006666"
+    texts = ["[Request interrupted by user for tool use]", "<local-command-stdout>Goodbye!</local-command-stdout>",
+             "<bash-stdout>a.txt</bash-stdout><bash-stderr></bash-stderr>"]
+    lines = [_cc_line(sid, f"u-{'x' * (i + 1)}", message={"role": "user", "content": t}) for i, t in enumerate(texts)]
+    drafts, _ = _parse(claude_code, lines)
+    assert [(d.kind, d.text, d.meta["injected"]) for d in drafts] == [
+        ("user", texts[0], "interrupted"), ("user", texts[1], "local_command"), ("user", texts[2], "bash_output")]
