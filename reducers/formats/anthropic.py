@@ -21,6 +21,7 @@ import re
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats.http_capture import Threads, exchange_body, message_digest
 from reducers.formats.common import (Conversation, api_error_text, conversation_session_id, error_draft, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
 
@@ -115,6 +116,9 @@ def _classify(rec: Any) -> str:
     either chat format could read), 'openai', 'foreign' or 'other'."""
     if foreign_record(rec):
         return "foreign"
+    exchange = exchange_body(rec)
+    if exchange is not None:                        # a captured call: what it sent decides
+        return _classify(exchange)
     # Message Batches lines: only the Messages API has them (OpenAI's Batch API says `body`).
     if batch_request(rec) is not None:
         return "anthropic" if any(_is_role_message(m) for m in rec["params"]["messages"]) else "other"
@@ -178,6 +182,8 @@ class _Parser:
         self.conversations = 0
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # tool_use id -> tool name, for results
+        self.threads = Threads()                    # conversations captured calls continue
+        self.last_conversation: Conversation | None = None
 
     def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
@@ -198,6 +204,8 @@ class _Parser:
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and isinstance(rec.get("messages"), list):
             yield from self.body(line, rec)
+        elif (exchange := exchange_body(rec)) is not None:
+            yield from self.exchange(line, exchange)
         elif batch_request(rec) is not None:
             yield from self.body(line, rec["params"], rec["custom_id"])
         elif is_batch_result(rec):
@@ -205,20 +213,38 @@ class _Parser:
         else:
             yield BadRecord(line, "not an Anthropic Messages record (no role or messages)")
 
-    def body(self, line: int, rec: dict, source_id: Any = None) -> Iterator[Draft | BadRecord]:
+    def exchange(self, line: int, body: dict) -> Iterator[Draft | BadRecord]:
+        """A captured call: only what it adds to the conversation it continues."""
+        msgs = body["messages"]
+        digests = [message_digest(m.get("role"), m.get("content")) if isinstance(m, dict) else "" for m in msgs]
+        found = self.threads.continued(digests)
+        conv, read = found if found is not None else (None, 0)
+        yield from self.body(line, body, conv=conv, skip=read)
+        response = body.get("response")
+        if isinstance(response, dict) and isinstance(response.get("content"), (str, list)):
+            digests.append(message_digest("assistant", response["content"]))
+        self.threads.remember(self.last_conversation, digests)
+
+    def body(self, line: int, rec: dict, source_id: Any = None, conv: Conversation | None = None,
+             skip: int = 0) -> Iterator[Draft | BadRecord]:
+        """A request body (and its saved reply). `conv` and `skip`: a captured
+        call continuing a conversation whose first `skip` messages are read;
+        its messages are then numbered by their place in the history."""
         msgs = rec["messages"]
         if source_id is None:
             source_id = next((rec[k] for k in _ID_KEYS if rec.get(k)), None)
-        conv = self.open(source_id, msgs[0] if msgs else rec)
+        if conv is None:
+            conv = self.open(source_id, msgs[0] if msgs else rec)
+        self.last_conversation = conv
         system = rec.get("system")
         text = ("\n\n".join(t for t in (flatten_content(b) for b in system) if t) if isinstance(system, list)
                 else flatten_content(system))
-        if text:
+        if text and not skip:
             conv.begin(system)
             yield Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("system", 0),
                         turn_id=conv.turn(), line=line)
-        for msg in msgs:
-            yield from self.message(line, msg, conv)
+        for i, msg in enumerate(msgs[skip:], skip):
+            yield from self.message(line, msg, conv, i if skip else None)
         response = rec.get("response")
         if response is None:
             return
@@ -233,7 +259,8 @@ class _Parser:
             return
         model = response.get("model") or rec.get("model")
         extra = {"model": model} if isinstance(model, str) else None
-        yield from self.message(line, {"role": "assistant", **response}, conv, "response", extra)
+        # in a continued conversation the reply has its place in the history the next call repeats
+        yield from self.message(line, {"role": "assistant", **response}, conv, len(msgs) if skip else "response", extra)
 
     def batch_result(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
         """What came back for one batch request: the reply, or why there is none."""

@@ -1,0 +1,121 @@
+"""Captured API traffic: one record per HTTP exchange, as proxies that log an
+agent's calls write it (claude-trace: {"request": {"url", "method",
+"headers", "body"}, "response": {"status", "headers", "body" | "body_raw"}}).
+
+The request body is a Messages API request; the reply is the response
+body or, for a streamed call, its server-sent events put back together.
+An agent sends its whole history with every call, so a request that
+repeats an earlier exchange's messages and reply continues that
+conversation (`Threads`): each message is read once."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import orjson
+
+from reducers.formats.common import Conversation, content_digest
+
+_THREADS = 64                        # conversations a later request may continue
+
+
+def exchange_body(rec: Any) -> dict | None:
+    """The request body of a captured exchange, with its reply as
+    `response`, when the request holds a conversation."""
+    if not isinstance(rec, dict):
+        return None
+    request = rec.get("request")
+    body = request.get("body") if isinstance(request, dict) else None
+    if not (isinstance(body, dict) and isinstance(body.get("messages"), list)):
+        return None
+    response = rec.get("response")
+    reply = None
+    if isinstance(response, dict):
+        if isinstance(response.get("body"), dict):
+            reply = response["body"]
+        elif isinstance(response.get("body_raw"), str):
+            reply = streamed_message(response["body_raw"])
+    return {**body, "response": reply} if reply is not None else dict(body)
+
+
+def streamed_message(raw: str) -> dict | None:
+    """A Messages API reply rebuilt from its server-sent events
+    (message_start, content_block_start/delta/stop, message_delta)."""
+    message: dict | None = None
+    blocks: dict[int, dict] = {}
+    partial: dict[int, str] = {}                    # tool input arrives as JSON in pieces
+    for line in raw.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = orjson.loads(line[5:].strip())
+        except orjson.JSONDecodeError:
+            continue
+        etype = event.get("type") if isinstance(event, dict) else None
+        if etype == "message_start" and isinstance(event.get("message"), dict):
+            message = dict(event["message"])
+        elif etype == "content_block_start" and isinstance(event.get("content_block"), dict):
+            blocks[event.get("index", len(blocks))] = dict(event["content_block"])
+        elif etype == "content_block_delta" and isinstance(event.get("delta"), dict):
+            _apply_delta(blocks.setdefault(event.get("index", 0), {}), event["delta"], partial, event.get("index", 0))
+        elif etype == "content_block_stop":
+            index = event.get("index", 0)
+            if index in partial and index in blocks:
+                try:
+                    blocks[index]["input"] = orjson.loads(partial.pop(index) or "{}")
+                except orjson.JSONDecodeError:
+                    blocks[index]["input"] = partial.get(index, "")
+        elif etype == "message_delta" and message is not None and isinstance(event.get("delta"), dict):
+            message.update({k: v for k, v in event["delta"].items() if v is not None})
+        elif etype == "error" and isinstance(event.get("error"), dict):
+            return {"type": "error", "error": event["error"]}
+    if message is None:
+        return None
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
+
+
+def _apply_delta(block: dict, delta: dict, partial: dict[int, str], index: int) -> None:
+    dtype = delta.get("type")
+    if dtype == "text_delta":
+        block["text"] = block.get("text", "") + str(delta.get("text", ""))
+    elif dtype == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + str(delta.get("thinking", ""))
+    elif dtype == "input_json_delta":
+        partial[index] = partial.get(index, "") + str(delta.get("partial_json", ""))
+    elif dtype == "citations_delta" and isinstance(delta.get("citation"), dict):
+        block.setdefault("citations", []).append(delta["citation"])
+    # signature_delta: no text
+
+
+def message_digest(role: Any, content: Any) -> str:
+    """A message as a later request repeats it: the cache_control marks an
+    agent moves from message to message do not count."""
+    if isinstance(content, list):
+        content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in content]
+    return content_digest([role, content])
+
+
+class Threads:
+    """The recent conversations of captured exchanges, by the digests of the
+    messages (and replies) read so far."""
+
+    def __init__(self) -> None:
+        self._recent: OrderedDict[int, tuple[list[str], Conversation]] = OrderedDict()
+
+    def continued(self, digests: list[str]) -> tuple[Conversation, int] | None:
+        """(the conversation, messages already read) that these messages extend."""
+        best = None
+        for key, (seen, conv) in self._recent.items():
+            if len(seen) <= len(digests) and digests[:len(seen)] == seen and (best is None or len(seen) > best[2]):
+                best = (key, conv, len(seen))
+        if best is None:
+            return None
+        self._recent.move_to_end(best[0])
+        return best[1], best[2]
+
+    def remember(self, conv: Conversation, digests: list[str]) -> None:
+        self._recent[conv.index] = (digests, conv)
+        self._recent.move_to_end(conv.index)
+        if len(self._recent) > _THREADS:
+            self._recent.popitem(last=False)

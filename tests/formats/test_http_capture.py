@@ -1,0 +1,86 @@
+"""Captured API traffic (claude-trace): one line per HTTP exchange, the
+request body and the reply, streamed or not. Every call repeats the whole
+history, so each message must be read once, and the reply of a streamed
+call is put back together from its server-sent events."""
+from __future__ import annotations
+
+import orjson
+
+from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats import anthropic
+from reducers.formats.http_capture import streamed_message
+from reducers.formats.registry import detect_format
+
+SYSTEM = [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}]
+TOOLS = [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}]
+
+
+def exchange(messages: list, reply: dict | None = None, raw: str | None = None) -> dict:
+    response = {"status": 200, "headers": {}, "body": reply}
+    if raw is not None:
+        response = {"status": 200, "headers": {}, "body": None, "body_raw": raw}
+    return {"request": {"url": "https://api.anthropic.com/v1/messages", "method": "POST", "headers": {},
+                        "body": {"model": "claude-x", "system": SYSTEM, "tools": TOOLS, "messages": messages}},
+            "response": response, "logged_at": "2026-03-01T10:00:00Z"}
+
+
+def sse(*events: dict) -> str:
+    return "".join(f"event: {e['type']}\ndata: {orjson.dumps(e).decode()}\n\n" for e in events)
+
+
+def parse(*records) -> list[Draft]:
+    out = list(anthropic.parse(list(enumerate(records, 1)), ParseContext(path="/t/log.jsonl", source_id="/t/log.jsonl")))
+    assert not [b for b in out if isinstance(b, BadRecord)], out
+    return [d for d in out if isinstance(d, Draft)]
+
+
+def streamed_tool_use() -> str:
+    return sse(
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                                              "content": [], "stop_reason": None}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Listing "}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "files."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"comm"}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "and\": \"ls\"}"}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}},
+        {"type": "message_stop"})
+
+
+def test_a_streamed_reply_is_rebuilt_from_its_events():
+    message = streamed_message(streamed_tool_use())
+    assert message["content"] == [{"type": "text", "text": "Listing files."},
+                                  {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]
+    assert message["stop_reason"] == "tool_use"
+
+
+def test_captured_calls_are_anthropic_and_each_message_is_read_once():
+    ask = {"role": "user", "content": [{"type": "text", "text": "list the files"}]}
+    first = exchange([ask], raw=streamed_tool_use())
+    said = {"role": "assistant", "content": [{"type": "text", "text": "Listing files."},
+                                             {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                              "input": {"command": "ls"}}]}
+    answer = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt",
+                                           "cache_control": {"type": "ephemeral"}}]}
+    second = exchange([ask, said, answer], reply={"type": "message", "role": "assistant", "model": "claude-x",
+                                                  "content": [{"type": "text", "text": "One file: a.txt"}]})
+    assert detect_format([first, second]) == "anthropic"
+    drafts = parse(first, second)
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("system", "You are Claude Code."), ("user", "list the files"), ("assistant", "Listing files."),
+        ("tool_call", 'Bash {"command":"ls"}'), ("tool_result", "a.txt"), ("assistant", "One file: a.txt")]
+    assert len({d.session_id for d in drafts}) == 1 and len({d.key for d in drafts}) == len(drafts)
+    assert drafts[4].tool["call_id"] == drafts[3].tool["call_id"] == "toolu_1"
+
+
+def test_a_side_call_with_another_history_is_its_own_conversation():
+    main = exchange([{"role": "user", "content": "fix the bug"}],
+                    reply={"type": "message", "role": "assistant", "content": [{"type": "text", "text": "On it."}]})
+    side = exchange([{"role": "user", "content": "quota"}],
+                    reply={"type": "message", "role": "assistant", "content": [{"type": "text", "text": "A"}]})
+    drafts = parse(main, side)
+    assert len({d.session_id for d in drafts}) == 2
