@@ -226,6 +226,8 @@ class _Parser:
         if not isinstance(rtype, str) or not rtype:
             yield BadRecord(line, "no 'type': not a Claude Code record")
             return
+        if rtype == "progress" and (inner := _agent_progress(rec)) is not None:
+            rec, rtype = inner, inner["type"]       # a sub-agent's message, as its own file has it
         handler = _HANDLERS.get(rtype) or _message_handler(rec, rtype)
         if handler is None:                         # bookkeeping: nothing the model read
             self._pass_side_turn_through(rec)
@@ -495,6 +497,24 @@ class _Parser:
                     break
         body = rec["output"] if "output" in rec else rec.get("content")
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
+
+
+def _agent_progress(rec: dict) -> dict | None:
+    """The sub-agent message an `agent_progress` line relays (Claude Code
+    2.1.x, foreground agents), as a sidechain line. The same message, same
+    uuid, is in `subagents/agent-<id>.jsonl`: it has the same key there, so
+    whichever copy is read second adds nothing; the main file alone keeps
+    it too. Other progress (hooks, running commands) stays bookkeeping."""
+    data = rec.get("data")
+    if not (isinstance(data, dict) and data.get("type") == "agent_progress"):
+        return None
+    message = data.get("message")
+    if not (isinstance(message, dict) and message.get("type") in ("user", "assistant")
+            and isinstance(message.get("message"), dict)):
+        return None
+    agent = data.get("agentId") or message.get("agentId")
+    return {"sessionId": rec.get("sessionId"), **message, "isSidechain": True,
+            **({"agentId": agent} if isinstance(agent, str) else {})}
 
 
 def _message_handler(rec: dict, rtype: str):

@@ -304,3 +304,21 @@ def test_interrupts_and_command_output_in_user_lines_are_marked():
     drafts, _ = _parse(claude_code, lines)
     assert [(d.kind, d.text, d.meta["injected"]) for d in drafts] == [
         ("user", texts[0], "interrupted"), ("user", texts[1], "local_command"), ("user", texts[2], "bash_output")]
+
+
+def test_agent_progress_relays_a_sub_agents_messages_as_sidechain_lines_keyed_as_its_own_file():
+    sid = "7a0c3b52-0000-4000-8000-000000007777"
+    inner = {"type": "assistant", "uuid": "sub-u-1", "timestamp": "2026-03-11T23:19:46.000Z",
+             "message": {"id": "msg_sub", "role": "assistant", "content": [
+                 {"type": "tool_use", "id": "toolu_sub", "name": "Read", "input": {"file_path": "/a.go"}}]}}
+    progress = {"type": "progress", "sessionId": sid, "uuid": "p-1", "parentUuid": "a-0",
+                "timestamp": "2026-03-11T23:19:46.100Z", "toolUseID": "agent_msg_1", "parentToolUseID": "toolu_task",
+                "data": {"type": "agent_progress", "agentId": "addf", "prompt": "Fetch the source", "message": inner}}
+    hook = {"type": "progress", "sessionId": sid, "uuid": "p-2", "data": {"type": "hook_progress", "hookName": "x"}}
+    relayed, bad = _parse(claude_code, [progress, hook])
+    own_file = {**inner, "sessionId": sid, "isSidechain": True, "agentId": "addf"}
+    direct, _ = _parse(claude_code, [own_file], source_id="/logs/subagents/agent-addf.jsonl")
+    assert not bad
+    assert [(d.kind, d.tool["call_id"], d.meta) for d in relayed] == [
+        ("tool_call", "toolu_sub", {"sidechain": True, "agent_id": "addf"})]
+    assert [d.key for d in relayed] == [d.key for d in direct]        # read twice, stored once
