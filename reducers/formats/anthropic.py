@@ -183,7 +183,6 @@ class _Parser:
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # tool_use id -> tool name, for results
         self.threads = Threads()                    # conversations captured calls continue
-        self.last_conversation: Conversation | None = None
 
     def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
@@ -218,12 +217,12 @@ class _Parser:
         msgs = body["messages"]
         digests = [message_digest(m.get("role"), m.get("content")) if isinstance(m, dict) else "" for m in msgs]
         found = self.threads.continued(digests)
-        conv, read = found if found is not None else (None, 0)
+        conv, read = found if found is not None else (self.open(_body_id(body), msgs[0] if msgs else body), 0)
         yield from self.body(line, body, conv=conv, skip=read)
         response = body.get("response")
         if isinstance(response, dict) and isinstance(response.get("content"), (str, list)):
             digests.append(message_digest("assistant", response["content"]))
-        self.threads.remember(self.last_conversation, digests)
+        self.threads.remember(conv, digests)
 
     def body(self, line: int, rec: dict, source_id: Any = None, conv: Conversation | None = None,
              skip: int = 0) -> Iterator[Draft | BadRecord]:
@@ -231,11 +230,8 @@ class _Parser:
         call continuing a conversation whose first `skip` messages are read;
         its messages are then numbered by their place in the history."""
         msgs = rec["messages"]
-        if source_id is None:
-            source_id = next((rec[k] for k in _ID_KEYS if rec.get(k)), None)
         if conv is None:
-            conv = self.open(source_id, msgs[0] if msgs else rec)
-        self.last_conversation = conv
+            conv = self.open(_body_id(rec) if source_id is None else source_id, msgs[0] if msgs else rec)
         system = rec.get("system")
         text = ("\n\n".join(t for t in (flatten_content(b) for b in system) if t) if isinstance(system, list)
                 else flatten_content(system))
@@ -413,6 +409,11 @@ def _block_text(block: Any) -> str:
         if btype == "tool_addition" and isinstance(block.get("tool"), dict):
             return f"[tool_addition: {block['tool'].get('name', '')}]"
     return flatten_content([block])
+
+
+def _body_id(body: dict) -> Any:
+    """The id a request body carries for its conversation, if any."""
+    return next((body[k] for k in _ID_KEYS if body.get(k)), None)
 
 
 def _ts(msg: dict) -> str | None:

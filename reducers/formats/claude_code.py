@@ -44,6 +44,7 @@ _INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a 
              ("[Request interrupted by user", "interrupted"), ("<local-command-stdout>", "local_command"),
              ("<local-command-stderr>", "local_command"), ("<bash-stdout>", "bash_output"),
              ("<bash-stderr>", "bash_output"))
+_INJECTED_PREFIXES = tuple(prefix for prefix, _ in _INJECTED)
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "agent-name",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
@@ -598,9 +599,8 @@ def _system_error_text(rec: dict) -> str:
 def _injected(text: str) -> str | None:
     """The subtype of a user line the harness wrote: a message from another
     session, a fork's boilerplate, or nothing but a system reminder."""
-    for prefix, subtype in _INJECTED:
-        if text.startswith(prefix):
-            return subtype
+    if text.startswith(_INJECTED_PREFIXES):         # one call for the common case: none of them
+        return next(subtype for prefix, subtype in _INJECTED if text.startswith(prefix))
     if text.lstrip().startswith("<system-reminder>") and not _REMINDER.sub("", text).strip():
         return "system_reminder"
     return None

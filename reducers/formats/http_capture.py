@@ -61,10 +61,11 @@ def streamed_message(raw: str) -> dict | None:
         elif etype == "content_block_stop":
             index = event.get("index", 0)
             if index in partial and index in blocks:
+                pieces = partial.pop(index)
                 try:
-                    blocks[index]["input"] = orjson.loads(partial.pop(index) or "{}")
+                    blocks[index]["input"] = orjson.loads(pieces or "{}")
                 except orjson.JSONDecodeError:
-                    blocks[index]["input"] = partial.get(index, "")
+                    blocks[index]["input"] = pieces          # cut off or broken: kept as sent
         elif etype == "message_delta" and message is not None and isinstance(event.get("delta"), dict):
             message.update({k: v for k, v in event["delta"].items() if v is not None})
         elif etype == "error" and isinstance(event.get("error"), dict):

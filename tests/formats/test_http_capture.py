@@ -84,3 +84,18 @@ def test_a_side_call_with_another_history_is_its_own_conversation():
                     reply={"type": "message", "role": "assistant", "content": [{"type": "text", "text": "A"}]})
     drafts = parse(main, side)
     assert len({d.session_id for d in drafts}) == 2
+
+
+def test_a_tool_input_cut_off_mid_stream_is_kept_as_the_text_that_arrived():
+    message = streamed_message(sse(
+        {"type": "message_start", "message": {"id": "msg_2", "role": "assistant", "content": []}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"comm"}},
+        {"type": "content_block_stop", "index": 0}))
+    assert message["content"] == [{"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": "{\"comm"}]
+
+
+def test_a_stream_that_never_started_still_keeps_the_request():
+    broken = exchange([{"role": "user", "content": "hello?"}], raw="event: ping\ndata: {not json\n\n")
+    assert [(d.kind, d.text) for d in parse(broken)] == [("system", "You are Claude Code."), ("user", "hello?")]
