@@ -200,17 +200,18 @@ class _Parser(ResponsesItems, TrajectoryParts):
             yield Draft(kind="system", text=system, session_id=conv.session_id, key=conv.key("system", 0),
                         turn_id=conv.turn(), line=line)
         submitted = submission(body)
-        last_output = ""                                  # a trajectory's last tool output
+        shown = ""                                        # the output of the run's last call, if a submit
         for msg in msgs:
             if submitted is None:
                 yield from self.message(line, msg, conv)
                 continue
             for d in self.message(line, msg, conv):
                 if isinstance(d, Draft) and d.kind == "tool_result":
-                    last_output = d.text
+                    shown = d.text if d.tool and d.tool.get("name") == "submit" else ""
                 yield d
-        # the patch, unless the run's exit message or its last output (a submit call's) already holds it
-        if submitted is not None and not self.exited and submitted[0].strip() not in last_output:
+        # the patch, unless the run's exit message or its submit call's output already holds it
+        # (an earlier command that printed it, `cat patch.diff` say, does not count)
+        if submitted is not None and not self.exited and submitted[0].strip() not in shown:
             yield self.submitted(line, conv, *submitted)
         response = body.get("response")
         if response is None:

@@ -134,3 +134,21 @@ def test_a_submission_already_shown_as_the_submit_calls_output_is_not_stored_aga
     ], "info": {"exit_status": "submitted", "submission": patch}}
     drafts = _drafts(doc)
     assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "tool_result"]
+
+
+def test_a_submission_printed_by_an_earlier_command_is_still_the_submit_calls_output():
+    # The last observation printed the flag, but it answered `python`, not `submit`:
+    # the submit call has no observation of its own and takes the submission.
+    doc = {"history": [
+        {"role": "user", "content": "Find the flag"},
+        {"role": "assistant", "content": "Run it.\n```\npython exploit.py\n```", "action": "python exploit.py\n"},
+        {"role": "user", "content": "FLAG{WARM_UP}\n(Open file: n/a)\nbash-$"},
+        {"role": "assistant", "content": "Submitting.\n```\nsubmit FLAG{WARM_UP}\n```", "action": "submit FLAG{WARM_UP}\n"},
+    ], "info": {"exit_status": "submitted", "submission": "\nFLAG{WARM_UP}\n"}}
+    drafts = _drafts(doc)
+    assert [d.kind for d in drafts] == ["user", "assistant", "tool_call", "tool_result",
+                                        "assistant", "tool_call", "tool_result"]
+    submit_call, result = drafts[5], drafts[6]
+    assert result.tool["call_id"] == submit_call.tool["call_id"]
+    assert result.meta == {"subtype": "submission", "exit_status": "submitted"}
+    assert result.text == "\nFLAG{WARM_UP}\n"
