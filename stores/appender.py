@@ -145,6 +145,7 @@ class Appender:
         events: list[dict] = []
         full_texts: dict[int, str] = {}      # event index -> artifact content still in memory
         kept_chars = 0
+        declined: list[str] = []
         for turn in _turns(merge_adjacent(fresh)):
             if self.redact_secrets:
                 turn = [self._redacted(d, counts) for d in turn]
@@ -154,6 +155,7 @@ class Appender:
             for draft, decision in zip(turn, decisions):
                 if decision != ADD:
                     counts.dropped += 1
+                    declined.extend(draft.all_keys())
                     continue
                 event, full_text = self._event(draft, fmt, path, counts)
                 if full_text is not None and kept_chars + len(full_text) <= _KEPT_TEXT_CHARS:
@@ -164,6 +166,7 @@ class Appender:
                     if event["kind"] == "tool_result" and len(working.recent_outputs) < _RECENT_OUTPUTS:
                         working.recent_outputs.add(output_digest(draft.text))
                 events.append(event)
+        self.state.record_declined(declined)
         if not events:
             return
         sealed = self.log.append(events, durable=False)   # waits for the previous batch's fsync
@@ -223,7 +226,9 @@ class Appender:
         if tool and tool.get("input") is not None and d.kind == "tool_call":
             tool = {**tool, "input": _redact_json(tool["input"])}
         meta = {**(d.meta or {}), "redacted": (d.meta or {}).get("redacted", 0) + n}
-        out = _copy(d, text=text, tool=tool, meta=meta, artifact_text=art_text)
+        # a count made before redaction (an imported event's) no longer holds
+        out = _copy(d, text=text, tool=tool, meta=meta, artifact_text=art_text,
+                    tokens=d.tokens if text == d.text else None)
         if art_text is not None and d.artifact and art_text != d.artifact_text:
             out.artifact = None                   # content changed: re-derive the artifact
         return out

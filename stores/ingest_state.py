@@ -136,6 +136,15 @@ class IngestState:
                             (str(events[-1]["seq"]),))
             self._write_files()
 
+    def record_declined(self, keys: list[str]) -> None:
+        """Remember the keys of drafts the reconciler declined (NONE): a
+        re-ingest must not decide them again (over a budget that has moved
+        since, it would add them late and out of order). They are not in
+        the log, so a state rebuilt from it forgets them."""
+        if keys:
+            with self._txn():
+                self.db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", ((k,) for k in keys))
+
     # -- whole-file fingerprints ------------------------------------------
 
     def unchanged_file(self, ident: str, fingerprint: tuple[int, int, str]) -> tuple[int, str] | None:

@@ -411,3 +411,41 @@ def test_a_file_of_whole_conversations_is_decided_from_its_first_records(tmp_pat
     limits.clear()
     (res,), _ = _ingest(Store(tmp_path / "s2"), _plain_then(tmp_path, []))
     assert res.format == "openai" and limits == [None, ingest.SNIFF_MORE_RECORDS]
+
+
+def test_events_the_size_reconciler_declined_are_not_decided_again_on_reingest(tmp_path, monkeypatch):
+    # Twenty identical `git status` turns over a tiny budget: the repeats are declined.
+    msgs = []
+    for t in range(20):
+        call = f"call_{t}"
+        msgs += [{"role": "user", "content": f"status please ({t})"},
+                 {"role": "assistant", "content": None, "tool_calls": [
+                     {"id": call, "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "git status"}'}}]},
+                 {"role": "tool", "tool_call_id": call, "content": "On branch main\nnothing to commit, working tree clean"}]
+    src = tmp_path / "repeat.json"
+    src.write_text(json.dumps(msgs))
+    monkeypatch.setenv("TRACE_RECONCILE", "size")
+    monkeypatch.setenv("TRACE_RECONCILE_BUDGET", "200")
+    store = Store(tmp_path / "s")
+    (first,), _ = _ingest(store, src)
+    assert first.dropped > 0
+    os.utime(src, ns=(1, 1))                       # "changed": parsed again, every draft reconsidered
+    (second,), _ = _ingest(store, src)
+    assert (second.added, second.dropped) == (0, 0)
+    assert second.skipped == first.added + first.dropped
+
+
+def test_a_redacted_import_counts_the_tokens_of_the_text_it_keeps(tmp_path):
+    secret = "sk-" + "Ab3" * 16
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps([{"role": "user", "content": f"my key is {secret} and " + "words " * 50}]))
+    plain = Store(tmp_path / "plain")
+    _ingest(plain, src, redact=False, embed=False)
+    exported = tmp_path / "export.jsonl"
+    exported.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in export_events(plain)))
+    redacted = Store(tmp_path / "redacted")
+    _ingest(redacted, exported, embed=False)
+    (before,), (after,) = list(export_events(plain)), list(export_events(redacted))
+    assert secret not in after["text"]
+    from reducers.tokens import count_tokens
+    assert after["tokens"] == count_tokens(after["text"]) != before["tokens"]
