@@ -35,6 +35,7 @@ class IngestResult:
     skipped: int = 0
     dropped: int = 0
     errors: int = 0
+    pending: int = 0           # an incomplete last line, left for the next run
     redacted: int = 0
     artifacts: int = 0
     unchanged: bool = False
@@ -126,7 +127,9 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             fmt = detect_format(samples)
         primed = chain(head, records)
         if not samples:
-            result.errors, result.error = 1, f"{src.display}: no JSON records found (is it a transcript?)"
+            first_bad = next((item for item in head if isinstance(item, SourceError)), None)
+            why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
+            result.errors, result.error = 1, f"{src.display}{why}no JSON records found (is it a transcript?)"
             report(result.error)
             return result
         if fmt is None:
@@ -173,7 +176,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
         report(result.error)
         return result
     _finish(result, sessions, counts)
-    if fingerprint and result.errors == 0:
+    if fingerprint and result.errors == 0 and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
@@ -182,7 +185,12 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
 def _records(records, src: Source, result: IngestResult, report):
     for rec in records:
         if isinstance(rec, SourceError):
-            _bad(result, src.display, rec.line, rec.reason, report)
+            if rec.pending:
+                result.pending += 1
+                if report:
+                    report(f"{src.display}:{rec.line}: {rec.reason}")
+            else:
+                _bad(result, src.display, rec.line, rec.reason, report)
             continue
         yield rec
 

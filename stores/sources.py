@@ -34,6 +34,7 @@ _READ_CHUNK = 1 << 20
 class SourceError:
     line: int
     reason: str
+    pending: bool = False   # an unfinished last line (the file is being written): not an error
 
 
 @dataclass(slots=True)
@@ -150,6 +151,11 @@ def _read_jsonl(path: Path, spills: SpillRegistry):
             if not chunk:                       # last line without a newline
                 line_no += 1
                 item = _decode_line(pending, line_no)
+                if isinstance(item, SourceError) and line_no > 1:
+                    # A transcript being appended to (cron caught it mid-write): the
+                    # line is read by the run that finds it complete.
+                    item = SourceError(line_no, "last line is incomplete (no newline yet: still being "
+                                                "written?); it will be read once complete", pending=True)
                 if item is not None:
                     yield item
                 return

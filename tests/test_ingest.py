@@ -449,3 +449,28 @@ def test_a_redacted_import_counts_the_tokens_of_the_text_it_keeps(tmp_path):
     assert secret not in after["text"]
     from reducers.tokens import count_tokens
     assert after["tokens"] == count_tokens(after["text"]) != before["tokens"]
+
+
+def test_a_last_line_still_being_written_is_left_for_the_next_run_without_an_error(tmp_path):
+    # cron re-ingests live transcripts: it can catch the writer mid-line
+    src = openai_conversations(tmp_path / "live.jsonl", 3)
+    whole = src.read_bytes()
+    fourth = b'{"messages": [{"role": "user", "content": "one more question"}]}\n'
+    src.write_bytes(whole + fourth[:25])
+    store = Store(tmp_path / "s")
+    (first,), errors = _ingest(store, src)
+    assert (first.errors, first.pending) == (0, 1)
+    assert errors == [f"{src}:4: last line is incomplete (no newline yet: still being written?); "
+                      f"it will be read once complete"]
+    src.write_bytes(whole + fourth)                  # the writer finished the line
+    (second,), errors = _ingest(store, src)
+    assert (second.added, second.errors, second.pending, errors) == (1, 0, 0, [])
+    assert "one more question" in [e["text"] for e in export_events(store)]
+
+
+def test_a_file_with_no_readable_record_names_its_first_problem(tmp_path):
+    src = tmp_path / "latin1.jsonl"
+    src.write_bytes(b'{"role": "user", "content": "caf\xe9"}\n')
+    (result,), errors = _ingest(Store(tmp_path / "s"), src)
+    assert result.errors == 1
+    assert errors == [f"{src}:1: invalid UTF-8; no JSON records found (is it a transcript?)"]
