@@ -21,6 +21,7 @@ from typing import Callable
 import orjson
 
 from reducers.canonical import GENESIS, line_suffix, seal
+from stores.errors import UsageError
 from stores.ids import IdGenerator
 from stores.paths import ensure_dir, fsync_dir
 from stores.segments import list_segments, read_last_line, segment_name
@@ -35,7 +36,7 @@ def segment_bytes_from_env() -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"TRACE_SEGMENT_BYTES must be a whole number of bytes, got {raw!r}") from None
+        raise UsageError(f"TRACE_SEGMENT_BYTES must be a whole number of bytes, got {raw!r}") from None
     return max(value, 1)
 
 

@@ -15,12 +15,17 @@ FILE_MODE = 0o600
 
 def store_dir(explicit: str | os.PathLike | None = None) -> Path:
     if explicit:
-        return Path(explicit).expanduser()
-    if os.environ.get("TRACE_HOME"):
-        return Path(os.environ["TRACE_HOME"]).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "trace"
+        path, named = Path(explicit).expanduser(), "--store"
+    elif os.environ.get("TRACE_HOME"):
+        path, named = Path(os.environ["TRACE_HOME"]).expanduser(), "TRACE_HOME"
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME")
+        base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+        path, named = base / "trace", "XDG_DATA_HOME"
+    if path.exists() and not path.is_dir():
+        from stores.errors import UsageError
+        raise UsageError(f"the store {path} is a file, not a directory; point {named} at a directory")
+    return path
 
 
 def ensure_dir(path: Path) -> Path:

@@ -52,6 +52,35 @@ def test_usage_errors_exit_2():
     assert cli("no-such-command").code == 2
 
 
+def test_a_usage_error_is_one_line_that_points_at_help():
+    run = cli("ingest", "--no-such-option")
+    assert run.code == 2
+    assert run.err == "trace: error: No such option: --no-such-option (see `trace ingest --help`)\n"
+
+
+def test_a_store_path_that_is_a_file_is_a_usage_error_naming_it(tmp_path):
+    not_a_dir = tmp_path / "afile"
+    not_a_dir.write_text("")
+    for command in (("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1))), ("stats",)):
+        run = cli("--store", str(not_a_dir), *command)
+        assert run.code == 2
+        assert run.err == f"trace: error: the store {not_a_dir} is a file, not a directory; point --store at a directory\n"
+
+
+def test_a_bad_setting_in_the_environment_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACE_SEGMENT_BYTES", "64MB")
+    run = cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    assert run.code == 2 and run.err.count("\n") == 1 and "TRACE_SEGMENT_BYTES" in run.err
+
+
+def test_a_path_the_system_refuses_is_one_line_without_a_bug_report_plea(tmp_path):
+    a_file = tmp_path / "afile"
+    a_file.write_text("")
+    run = cli("--store", str(a_file / "store"), "ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    assert run.code == 1 and run.err.count("\n") == 1
+    assert "Not a directory" in run.err and "please report" not in run.err
+
+
 def test_show_by_seq_range_and_id_returns_events_verbatim(tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
     events = cli("show", "1..3").lines()

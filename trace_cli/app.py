@@ -90,8 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         sys.stderr.write("trace: aborted\n")
         code = 130
-    except ClickException as exc:                        # usage errors: exit 2
-        exc.show()
+    except ClickException as exc:                        # usage errors: exit 2, one line
+        ctx = getattr(exc, "ctx", None)
+        command = "trace"
+        while ctx is not None and ctx.parent is not None:      # the subcommand's names, not argv[0]'s
+            command, ctx = command.replace("trace", f"trace {ctx.info_name}", 1), ctx.parent
+        hint = f" (see `{command} --help`)"
+        sys.stderr.write(f"trace: error: {exc.format_message()}{hint}\n")
         code = exc.exit_code
     except TraceError as exc:
         if debug:
@@ -105,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("trace: interrupted\n")
         code = 130
+    except OSError as exc:                                  # the machine said no: a path, a permission, a full disk
+        if debug:
+            traceback.print_exc()
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"trace: error: {exc.strerror or exc}{where} (check the path, the store location "
+                         f"(--store / TRACE_HOME), permissions and free space)\n")
+        code = 1
     except Exception as exc:                                # a bug: one line, traceback on request
         if debug:
             traceback.print_exc()
