@@ -5,6 +5,11 @@ went to and came from the model; `event_msg` lines are the UI's stream,
 which repeats much of it; `session_meta` names the session, `turn_context`
 the model per turn; `compacted` marks a compaction.
 
+- `session_meta` (the file's first): where the session ran (cwd, git
+  branch, commit and remote), the Codex version, its tools and the
+  instructions the model was given -> one `system` event, subtype
+  `session_meta`.
+
 - `response_item` message: role `user` -> `user`, except harness text Codex
   injects as a user message (`<environment_context>`, `<user_instructions>`,
   AGENTS.md, `<turn_aborted>`, `<user_shell_command>`, skills, sub-agent
@@ -130,7 +135,11 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             yield BadRecord(line, "not a Codex rollout record (needs type and a payload object)")
             continue
         if rtype == "session_meta":
-            st.session_meta(payload)
+            if st.session_meta(payload):
+                header = session_header(payload)
+                if header is not None:
+                    st.at(line, rec, None)
+                    yield st.draft("system", header[0], meta=header[1])
             continue
         if rtype == "turn_context":
             if isinstance(payload.get("model"), str):
@@ -146,6 +155,56 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             st.session = derived_session_id(ctx.source_id, 0, rec)
         st.at(line, rec, payload.get("id"))
         yield from handler(st, payload)
+
+
+_HEADER_FIELDS = ("cwd", "originator", "cli_version", "model_provider")
+
+
+def session_header(payload: dict) -> tuple[str, dict] | None:
+    """The session's setting as a `system` event: where it ran (cwd, git
+    branch and commit: what people look a session up by later), which Codex,
+    and the instructions the model was given (user instructions, the base
+    system prompt of newer versions), which no other line carries. None when
+    the record holds nothing but the id."""
+    meta: dict = {k: payload[k] for k in _HEADER_FIELDS if isinstance(payload.get(k), str) and payload[k]}
+    git = payload.get("git")
+    git = {k: v for k, v in git.items() if isinstance(v, str) and v} if isinstance(git, dict) else {}
+    if git:
+        meta["git"] = git
+    lines = []
+    if "cwd" in meta:
+        lines.append(f"cwd: {meta['cwd']}")
+    if git:
+        where = " @ ".join(v for v in (git.get("branch"), git.get("commit_hash")) if v)
+        lines.append(f"git: {where} ({git['repository_url']})" if git.get("repository_url") and where
+                     else f"git: {where or git.get('repository_url', '')}")
+    if "cli_version" in meta or "originator" in meta:
+        lines.append("codex: " + " ".join(meta[k] for k in ("originator", "cli_version") if k in meta))
+    tools = _tool_names(payload.get("dynamic_tools"))
+    if tools:
+        lines.append("tools: " + ", ".join(tools))
+    base = payload.get("base_instructions")
+    base = base.get("text") if isinstance(base, dict) else base
+    for title, text in (("instructions", payload.get("instructions")), ("base instructions", base)):
+        if isinstance(text, str) and text.strip():
+            lines.append(f"{title}:\n{text}")
+    if not lines:
+        return None
+    return "\n".join(lines), {"subtype": "session_meta", **meta}
+
+
+def _tool_names(spec: Any) -> list[str]:
+    """Names of the tools a session was given: a list of tools, or a group
+    ({name, tools: [...]}) whose tools are named under it."""
+    if isinstance(spec, list):
+        return [name for item in spec for name in _tool_names(item)]
+    if not isinstance(spec, dict):
+        return []
+    if isinstance(spec.get("tools"), list):
+        inner = _tool_names(spec["tools"])
+        group = spec.get("name")
+        return [f"{group}.{name}" for name in inner] if isinstance(group, str) and group else inner
+    return [spec["name"]] if isinstance(spec.get("name"), str) and spec["name"] else []
 
 
 class _Rollout:
@@ -179,10 +238,11 @@ class _Rollout:
     # under the parent's id with this file's line numbers, keys that collide
     # with the parent's own rollout and would be dropped as already ingested.)
     # `codex resume` appends to the same file without a new session_meta.
-    def session_meta(self, payload: dict) -> None:
+    def session_meta(self, payload: dict) -> bool:
+        """True when this record names the session (the file's first)."""
         sid = payload.get("id") or payload.get("session_id")
         if self.meta_seen or not isinstance(sid, str) or not sid:
-            return
+            return False
         self.meta_seen = True
         if not self.session_fixed:                    # --session overrides the file's own id
             self.session, self.session_fixed = sid, True
@@ -194,6 +254,7 @@ class _Rollout:
             elif isinstance(agent, dict) and agent:
                 self.subagent = next(iter(agent))
                 self._spawned_by(agent[self.subagent], payload)
+        return True
 
     def _spawned_by(self, spawn: Any, payload: dict) -> None:
         """A spawned thread names its parent; a forked one starts with a copy

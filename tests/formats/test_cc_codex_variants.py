@@ -144,6 +144,7 @@ def test_an_envelope_less_codex_rollout_yields_every_message_call_and_result():
     assert not bad
     assert {d.session_id for d in drafts} == {"11111111-2222-4333-8444-555555555555"}
     assert [(d.kind, d.text) for d in drafts if d.kind in ("user", "assistant", "system")] == [
+        ("system", "git: main"),                                  # the header's setting
         ("system", "<environment_context>\n<cwd>/w</cwd>\n</environment_context>"),
         ("user", "list the files "),
         ("assistant", "<thinking>\nListing\n</thinking>"),

@@ -39,8 +39,9 @@ def _rec(rtype: str, payload: dict, ts: str = "2026-03-01T09:00:00.000Z") -> dic
 
 
 def _meta(sid: str = SID, **extra) -> dict:
-    return _rec("session_meta", {"id": sid, "cwd": "/work/app", "originator": "codex_cli_rs", "cli_version": "0.66.0",
-                                 **extra})
+    """A session_meta naming the session and nothing else (its setting has
+    tests of its own): the events that follow are the rollout's."""
+    return _rec("session_meta", {"id": sid, **extra})
 
 
 def _item(**payload) -> dict:
@@ -266,7 +267,9 @@ def test_a_sub_agent_rollout_is_flagged(shared_transcripts):
     path = shared_transcripts / "codex" / "agtrace_codex_subagent_matched.jsonl"
     drafts, _ = parse_file(codex, path)
     assert drafts and all(d.meta["subagent"] == "review" and d.session_id == "subagent-matched-001" for d in drafts)
-    assert all(d.meta["model"] == "gpt-5.1-codex-max" for d in drafts)       # from the turn_context
+    header, *rest = drafts                                                   # the session_meta comes first
+    assert header.meta["subtype"] == "session_meta" and header.meta["cwd"]
+    assert all(d.meta["model"] == "gpt-5.1-codex-max" for d in rest)         # from the turn_context
     copied, _ = parse_file(codex, path, session="review-copy")
     assert all(d.meta["subagent"] == "review" and d.session_id == "review-copy" for d in copied)
 
@@ -276,6 +279,10 @@ def test_a_sub_agent_rollout_is_flagged(shared_transcripts):
 def test_sample_rollout(samples):
     drafts, bad = parse_file(codex, samples / "codex" / "rollout-demo.jsonl")
     assert not bad
+    header, *drafts = drafts
+    assert header.text == "cwd: /home/dev/gateway\ncodex: codex_cli_rs 0.60.0"
+    assert header.meta == {"subtype": "session_meta", "cwd": "/home/dev/gateway", "originator": "codex_cli_rs",
+                           "cli_version": "0.60.0", "model_provider": "openai"}
     assert _kinds(drafts) == ["system", "user", "assistant", "tool_call", "tool_result", "tool_call", "tool_result",
                               "tool_call", "tool_result", "assistant"]
     assert {d.session_id for d in drafts} == {"0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}
@@ -536,3 +543,30 @@ def test_sniff_refuses_look_alikes():
 def _plain(ident: str) -> str:
     """A key or turn id without the record digest it carries."""
     return re.sub(r"-[0-9a-f]{10}$", "", re.sub(r"/[0-9a-f]{10}/", "/", ident))
+
+
+# ---------------------------------------------------------------- the session's setting
+
+def test_the_session_meta_keeps_where_the_session_ran_and_the_instructions_the_model_was_given():
+    drafts, _ = _parse([
+        _meta(cwd="/work/app", originator="codex_cli_rs", cli_version="0.98.0", model_provider="openai",
+              git={"commit_hash": "9d356847d46ece3a0bbd3bd64eef89afc78dae74", "branch": "fix/retry",
+                   "repository_url": "git@github.com:acme/app.git"},
+              instructions="Always run the linter.", base_instructions={"text": "You are Codex, a coding agent."},
+              dynamic_tools=[{"name": "deploy", "description": "ship it"}]),
+        _user_item("hello")])
+    header = drafts[0]
+    assert (header.kind, header.turn_id.endswith("/t0"), header.line) == ("system", True, 1)
+    assert header.text == ("cwd: /work/app\n"
+                           "git: fix/retry @ 9d356847d46ece3a0bbd3bd64eef89afc78dae74 (git@github.com:acme/app.git)\n"
+                           "codex: codex_cli_rs 0.98.0\n"
+                           "tools: deploy\n"
+                           "instructions:\nAlways run the linter.\n"
+                           "base instructions:\nYou are Codex, a coding agent.")
+    assert header.meta["git"]["branch"] == "fix/retry" and header.meta["subtype"] == "session_meta"
+    assert [d.kind for d in drafts[1:]] == ["user"]
+
+
+def test_a_session_meta_with_only_an_id_and_a_copied_ancestors_add_nothing():
+    drafts, _ = _parse([_meta(), _user_item("hello"), _meta("parent-thread", cwd="/elsewhere")])
+    assert [d.kind for d in drafts] == ["user"]
