@@ -474,3 +474,13 @@ def test_a_file_with_no_readable_record_names_its_first_problem(tmp_path):
     (result,), errors = _ingest(Store(tmp_path / "s"), src)
     assert result.errors == 1
     assert errors == [f"{src}:1: invalid UTF-8; no JSON records found (is it a transcript?)"]
+
+
+def test_the_trace_sample_ingests_as_the_events_it_holds(tmp_path, samples):
+    sample = samples / "trace" / "billing-handoff.trace.jsonl"
+    store = Store(tmp_path / "s")
+    (result,), errors = _ingest(store, sample, embed=False)
+    assert (result.format, result.errors, errors) == ("trace", 0, [])
+    source = [orjson.loads(line) for line in sample.read_bytes().splitlines()]
+    assert _stable(export_events(store)) == _stable(source)
+    assert [e["id"] for e in export_events(store)] == [e["id"] for e in source]
