@@ -7,8 +7,12 @@ Each secret becomes "[REDACTED:<kind>]" and its context stays:
     sk-ant-…                   anthropic_key     sk-…                 openai_key
     ghp_/gho_/ghu_/ghs_/ghr_…, github_pat_…      github_token
     xox[abposre]-…, xapp-…     slack_token       AKIA + 16            aws_access_key
+    glpat- + 20+               gitlab_token      AIza + 35            google_api_key
+    sk_live_/rk_live_/sk_test_/rk_test_ + 24+ letters and digits      stripe_key
     eyJ….eyJ….…                jwt
     -----BEGIN … PRIVATE KEY----- body          private_key  (BEGIN/END lines kept)
+    (sk-, glpat- and the Stripe shapes need an uppercase letter or a digit in
+    the key: sk-notification, glpat-abcdefghijklmnopqrst read as names.)
   contexts, only the credential is replaced
     Authorization: [scheme] <cred>   bearer (basic_auth for Basic)
     Bearer <cred>                    bearer
@@ -41,12 +45,31 @@ When a value counts as a credential (`credential_like`), all of:
   - at least two character classes among lower, upper, digit, symbol, and a
     digit or a symbol -- or letters that do not read as words (_ - . / : [ ]
     are neutral): "hunter2x", "MyS3cret", base64 and hex-with-letters keys
-    pass; "same-origin", "SECRET_KEY", "NextToken" do not.
+    pass; "same-origin", "SECRET_KEY", "NextToken" do not;
+  - or, one class only: a run of 24+ letters of one case with no token/
+    secret/passw/cred/key inside (abcdefghijklmnopqrstuvwxyzabcdef: longer
+    than words are written), quoted or not.
   A quoted value under a password-named key (password, passwd, pwd) is a
-  password literal: up to four words ("correct horse battery") or a single
-  word of two classes. Known misses, to keep recall: all-lowercase passwords
-  without digits (PASSWORD=correcthorse), letters-only keys that read as
-  words (api_key: "SuperSecretValue").
+  password literal: up to four words ("correct horse battery"), a single
+  word of two classes, or -- when the key ends in the password word
+  (password, db_password, adminPassword; not password_store: "keychain") --
+  a single word of one case ("correcthorse"; not "not_supported", a name,
+  nor config words such as required/confirmed/nullable/writeonly). An env
+  assignment -- a whole UPPERCASE name ending in PASSWORD/PASSWD/PWD, `=`,
+  no space: PASSWORD=v, export DB_PASSWORD="v", -e PGPASSWORD=v, also after
+  a \n escape -- holds a literal (the shell has no bare variables), so its
+  bare value is read as quoted: PASSWORD=correcthorse goes; PASSWORD=$X,
+  PASSWORD=${X}, PASSWORD=getpass(), PWD=…/OLDPWD=… stay. Lowercase or
+  spaced names stay code: password=correcthorse, PASSWORD = correcthorse,
+  cfg.PASSWORD=x.
+  Known misses, to keep precision: one-case passwords outside those two
+  slots (password=correcthorse, --password=x, YAML password: correcthorse,
+  password_confirmation: "correcthorse"),
+  one-case runs under 24 letters under a non-password key (token: "abcdefghijk"),
+  letters-only keys that read as words (api_key: "SuperSecretValue"), and a
+  password containing "passw" ("password123"). Accepted false positives: a
+  one-word translation under a "password" key ("contrasena"), a dev default
+  (POSTGRES_PASSWORD=postgres: it is the password).
 
 Git SHAs (40 hex), short SHAs (7-12 hex), sha256 digests (64 hex, also
 sha256:<hex>), UUIDs and ULIDs are what people recall later: in free text and
@@ -54,8 +77,12 @@ as the value of a token-named key (sync_token, request_token, etag_token) they
 are never touched. Only an explicit credential label overrides that:
 password/secret/api key/credential/private or access key values,
 Authorization/Bearer credentials, URL passwords and curl -u passwords are
-replaced whatever their shape. Known miss: a legacy 40-hex token under a
-*_TOKEN name is kept.
+replaced whatever their shape, and so is the value of an env assignment
+whose UPPERCASE name ends in TOKEN (GITHUB_TOKEN=<40 hex>, export
+GH_TOKEN="<uuid>"): a CI or shell variable, not a sync handle (SYNC_TOKEN,
+NEXT_PAGE_TOKEN, … are never matched at all). Known miss: a legacy 40-hex
+token under a lowercase, spaced or `:` name (github_token=<hex>,
+GITHUB_TOKEN: <hex>) is kept.
 
 Speed: every rule starts with a trigger word, so the text is lowered once
 (bytes, ASCII only, same length) and one Aho-Corasick pass finds the exact
@@ -64,7 +91,8 @@ object), and the full rule set is tried only at those positions. Same result
 as trying every position (a test checks that), ~25x faster in CPython.
 
 Streaming: every quantifier is bounded, so whether a rule matches at position
-i depends only on the text in [i - CONTEXT, i + window). StreamRedactor emits
+i depends only on the text in [i - CONTEXT, i + window) (the env-name check
+walks back at most CONTEXT characters). StreamRedactor emits
 everything whose fate is already decided and holds back the last `window`
 characters; its output equals redact() of the whole text for any chunking."""
 from __future__ import annotations
@@ -80,8 +108,10 @@ MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks incl
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
 CONTEXT = 32                    # longest look-behind of any rule, with room to spare
 _BATCH_WINDOWS = 4              # StreamRedactor scans when this many windows are waiting
+_MAX_NESTING = 16               # values searched inside values (JSON in JSON...): stack bound
 
 KINDS = ("openai_key", "anthropic_key", "github_token", "slack_token", "aws_access_key",
+         "gitlab_token", "google_api_key", "stripe_key",
          "jwt", "private_key", "bearer", "basic_auth", "url_password", "secret_value")
 
 _A = re.ASCII                   # ASCII-only case folding: the trigger search lowers ASCII only
@@ -93,7 +123,10 @@ _EXEMPT = re.compile(r"""(?:sha256:)?[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]
     |[0-7][0-9A-HJKMNP-TV-Z]{25}""", _A | re.X)
 _LITERAL = re.compile(r"""[-+]?[0-9][0-9_,.]*|true|false|null|none|nil|undefined|yes|no
     |required|optional|string|hidden|masked|default|unknown|disabled|enabled|boolean|integer
-    |number|object|sensitive|invalid|missing|password|secret|token|value""", _A | re.I | re.X)
+    |number|object|sensitive|invalid|missing|password|secret|token|value
+    |confirmed|nullable|sometimes|writeonly|readonly|encrypted|plaintext|protected|filtered
+    |generated|anonymous|internal|external|override|variable|parameter|automatic|prompted""",
+                      _A | re.I | re.X)
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", _A)
 _PLACEHOLDER = re.compile(r"""[<>]|\$\{|\{[^{}]*\}|\$\(|%\(|\A[$%#][A-Za-z_]|\*|\.\.\.|\u2026|\Aarn:
     |your|example|placeholder|changeme|change[_-]me|replace[_-]?me|dummy|redacted""",
@@ -106,8 +139,12 @@ _PATH_EXPR = re.compile(r"[A-Za-z_]+(?:\[-?[0-9]*\])?(?:\.[A-Za-z_]+(?:\[-?[0-9]
 _CODE = re.compile(r"""[A-Za-z_$][A-Za-z_$.\[\]]*     # names, attributes, subscripts: no digits
     |[A-Za-z_$][\w$.]*\[.*                           # a subscript, a slice or a generic
     |[A-Za-z_$][\w$]*(?:\.[a-z_]+)+                   # module.function (base64.b64decode)
-    |.*=.*[^=]""", _A | re.X)                        # an assignment (base64 pads only at the end)
+    |[^=\n]*=.*[^=]""", _A | re.X)                   # an assignment (base64 pads only at the end;
+                                                     # up to the first = only: linear, not .*=.*)
 _WHITESPACE = re.compile(r"\s")
+_ONE_CASE_WORD = re.compile(r"[a-z]+|[A-Z]+", _A)               # correcthorse, HUNTERTWO
+_LETTER_RUN = re.compile(r"[a-z]{24,}|[A-Z]{24,}", _A)          # longer than words are written
+_NAME_WORDS = re.compile(r"token|secret|passw|cred|key", _A | re.I)  # ...but these make it a name
 _WORDS = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z])|[._/:\[\]-])+", _A)
 _KEY_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", _A)
 # The rest of a secret-named key that says the value is something else.
@@ -139,6 +176,13 @@ def _names_something_else(rest: str) -> bool:
     return any(seg.lower() in _NOT_SECRET_SEGMENTS for seg in _KEY_SEGMENTS.findall(rest))
 
 
+def _random_letters(value: str) -> bool:
+    """24+ letters of one case and no secret word inside: a key, not a word
+    or a name (abcdefghijklmnopqrstuvwxyzabcdef; not internationalization,
+    20, nor accesstokenrequiredforthisapi, which names a token)."""
+    return _LETTER_RUN.fullmatch(value) is not None and _NAME_WORDS.search(value) is None
+
+
 def _kept(value: str, keep_ids: bool = True) -> bool:
     """Never a secret in this slot: already redacted, a placeholder, a glob
     or a template, an ARN, or (when `keep_ids`) a recall handle: git SHA,
@@ -149,19 +193,21 @@ def _kept(value: str, keep_ids: bool = True) -> bool:
 
 
 def credential_like(value: str, quoted: bool = True, *, password: bool = False,
-                    keep_ids: bool = True) -> bool:
+                    keep_ids: bool = True, one_case: bool = True) -> bool:
     """The rule for values of secret-named keys and Authorization/Bearer
     credentials (module docstring). `quoted`: the value was a string literal
     (an unquoted one may be code: `token = data.token`). `password`: the key
     names a password, so a quoted value is a password literal. `keep_ids`:
-    SHAs, UUIDs and digests stay (false under an explicit credential label)."""
+    SHAs, UUIDs and digests stay (false under an explicit credential label).
+    `one_case`: a password literal may be one word of one case (the key ends
+    in the password word: db_password, not password_store: "keychain")."""
     if len(value) < 8 or _kept(value, keep_ids):
         return False
     if _LITERAL.fullmatch(value) or _DATE.match(value) or _PATH_EXPR.fullmatch(value):
         return False
     if "://" in value or _PATH.match(value) or _EMAIL.fullmatch(value):
         return False
-    if not quoted and _CODE.fullmatch(value):
+    if not quoted and _CODE.fullmatch(value) and not _random_letters(value):
         return False
     classes, digit_or_symbol = _classes(value)
     if quoted and password:                 # a password literal, not a name or a sentence
@@ -169,9 +215,12 @@ def credential_like(value: str, quoted: bool = True, *, password: bool = False,
             return False
         if _WHITESPACE.search(value):       # a passphrase: "correct horse battery"
             return len(value.split()) <= 4
-        return classes >= 2
-    if _WHITESPACE.search(value) or classes < 2:
+        # two classes, or one word of one case (correcthorse); not_supported is a name
+        return classes >= 2 or (one_case and _ONE_CASE_WORD.fullmatch(value) is not None)
+    if _WHITESPACE.search(value):
         return False
+    if classes < 2:                         # abcdefghijklmnopqrstuvwxyzabcdef
+        return _random_letters(value)
     # Letters only: a credential unless it reads as words (NextToken, nextPageToken).
     return digit_or_symbol or _WORDS.fullmatch(value) is None
 
@@ -216,7 +265,8 @@ _TRIGGERS = ("token", "sk-", "akia", "api_key", "api-key", "apikey", "access_key
              "accesskey", "private_key", "private-key", "privatekey", "secret", "credential",
              "bearer", "basic ", "basic\t", "passw", "pwd", "authoriz", "://",
              "-----begin", "-u ", "-u\t", "-u=", "--user",
-             "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "xapp-", "eyj")
+             "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "xapp-", "eyj",
+             "glpat-", "aiza", "sk_live_", "sk_test_", "rk_live_", "rk_test_")
 
 
 # A key's characters, where a dash never starts "-----": a key glued to a
@@ -238,6 +288,9 @@ def _rules_pattern(m: int) -> str:
  |(?P<slack>(?<![A-Za-z0-9\]-])(?:xox[abposre]-[0-9]{dashed}{{8,{m}}}
                               |xapp-[0-9]-{dashed}{{8,{m}}}))
  |(?P<aws>(?<![A-Za-z0-9\]])AKIA[A-Z0-9]{{16}}(?![A-Za-z0-9]))
+ |(?P<gitlab>(?<![A-Za-z0-9_\]-])glpat-(?=[a-z_-]{{0,{m}}}[A-Z0-9]){key}{{20,{m}}})
+ |(?P<google>(?<![A-Za-z0-9_\]-])AIza{key}{{35}}(?![A-Za-z0-9_]|-(?!----)))
+ |(?P<stripe>(?<![A-Za-z0-9_\]-])[rs]k_(?:live|test)_(?=[a-z]{{0,{m}}}[A-Z0-9])[A-Za-z0-9]{{24,{m}}})
  |(?P<jwt>(?<![A-Za-z0-9_\]-])eyJ{key}{{8,{third}}}\.eyJ{key}{{8,{third}}}
           \.{key}{{0,{third}}})
  |(?P<authz>(?<![A-Za-z0-9_\]])(?i:authorization)(?:\\?["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\?["'])?
@@ -288,7 +341,7 @@ class _Rules:
             return []
         return sorted({at + start for _, at, _ in hits})
 
-    def scan(self, text: str, start: int, stop: int) -> tuple[list[str], int, int]:
+    def scan(self, text: str, start: int, stop: int, depth: int = 0) -> tuple[list[str], int, int]:
         """Redact matches that begin in [start, stop). Returns (pieces, cut,
         count): pieces are text[start:cut] redacted, and cut >= stop unless
         stop is past the end."""
@@ -301,7 +354,7 @@ class _Rules:
             m = self.pattern.match(text, pos)
             if m is None:
                 continue
-            out, n = self.replace(m)
+            out, n = self.replace(m, depth)
             pieces.append(text[last:pos])
             pieces.append(out)
             count += n
@@ -310,77 +363,122 @@ class _Rules:
         pieces.append(text[last:cut])
         return pieces, cut, count
 
-    def redact(self, text: str) -> tuple[str, int]:
-        if not text:
+    def redact(self, text: str, depth: int = 0) -> tuple[str, int]:
+        """`depth`: how many values this text is nested in (a value is searched
+        for nested secrets; past _MAX_NESTING it is judged whole, so that
+        `token=token=token=…` cannot exhaust the stack)."""
+        if not text or depth > _MAX_NESTING:
             return text, 0
-        pieces, _, count = self.scan(text, 0, len(text))
+        pieces, _, count = self.scan(text, 0, len(text), depth)
         return ("".join(pieces) if count else text), count
 
     # -- replacing one match --
 
-    def replace(self, m: re.Match) -> tuple[str, int]:
+    def replace(self, m: re.Match, depth: int = 0) -> tuple[str, int]:
         rule = m.lastgroup
         if rule in _SHAPES:
             return _shape(m, rule)
         if rule == "pem":
-            return self._pem(m)
+            return self._pem(m, depth)
         if rule == "kv":
-            return self._key_value(m)
+            return self._key_value(m, depth)
         if rule == "authz":
             scheme = (m.group("authz_scheme") or "").lower()
             kind = "basic_auth" if scheme == "basic" else "bearer"
-            return self._value(m, "authz_val", kind, _labelled_credential)
+            return self._value(m, "authz_val", kind, _labelled_credential, depth)
         if rule == "bearer":
-            return self._value(m, "bearer_val", "bearer", _labelled_credential)
+            return self._value(m, "bearer_val", "bearer", _labelled_credential, depth)
         if rule == "basic":
-            return self._value(m, "basic_val", "basic_auth", _basic_payload)
+            return self._value(m, "basic_val", "basic_auth", _basic_payload, depth)
         if rule == "url":
-            return self._value(m, "url_pw", "url_password", _password_like)
+            return self._value(m, "url_pw", "url_password", _password_like, depth)
         if rule == "curl":
             # not `docker -u 1000:1000` (uid:gid), `sort -u -t: -k1` nor `-u sha256:<hex>`
             digest = _EXEMPT.fullmatch(f"{m.group('curl_user')}:{m.group('curl_pw')}") is not None
             return self._value(m, "curl_pw", "basic_auth",
                                lambda v: _password_like(v) and not v.isdigit() and v[0] != "-",
-                               decline=digest)
+                               depth, decline=digest)
         raise AssertionError(rule)
 
-    def _value(self, m: re.Match, group: str, kind: str, is_secret, decline: bool = False):
+    def _value(self, m: re.Match, group: str, kind: str, is_secret, depth: int, decline: bool = False):
         """Replace the value `group` of a context match, keeping the rest of
         the match. A value that holds a known shape (or a nested context) is
         redacted as that; otherwise `is_secret` decides."""
         text, start = m.string, m.start()
         a, b = m.span(group)
         value = text[a:b]
-        inner, n = self.redact(value)
+        inner, n = self.redact(value, depth + 1)
         if n:
             return text[start:a] + inner + text[b:m.end()], n
         if decline or not is_secret(value):
             return m.group(), 0
         return f"{text[start:a]}[REDACTED:{kind}]{text[b:m.end()]}", 1
 
-    def _key_value(self, m: re.Match):
+    def _key_value(self, m: re.Match, depth: int):
         group = next(g for g in ("kv_dq", "kv_eq", "kv_sq", "kv_bare") if m.group(g) is not None)
         word = m.group("kv_word").lower()
         # a key that names something else, or `token = make_token(...)`: a call
         excluded = _names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None
         quoted, token = group != "kv_bare", word.startswith("token")
         password = word.startswith("passw") or word == "pwd"
+        # a name that ends in the word (db_password, GITHUB_TOKEN) holds the thing
+        # itself; password_store, PASSWORD_HASHER hold something about it
+        ends_in_word = not m.group("kv_rest")
+        keep_ids = token
+        if (password or token) and ends_in_word:
+            name = _env_name(m, group)
+            # DB_PASSWORD=v: shell and .env values are literals, never a variable
+            # (but PWD and OLDPWD hold the working directory);
+            # GITHUB_TOKEN=<40 hex>: a credential, not a sync handle
+            if name is not None and name not in ("PWD", "OLDPWD"):
+                quoted, keep_ids = quoted or password, False
         return self._value(m, group, "secret_value",
-                           lambda v: credential_like(v, quoted, password=password, keep_ids=token),
-                           decline=excluded)
+                           lambda v: credential_like(v, quoted, password=password, keep_ids=keep_ids,
+                                                     one_case=ends_in_word),
+                           depth, decline=excluded)
 
-    def _pem(self, m: re.Match):
+    def _pem(self, m: re.Match, depth: int):
         group = "pem_body" if m.group("pem_body") is not None else "pem_open"
         text, start = m.string, m.start()
         a, b = m.span(group)
         body = text[a:b]
         if not _pem_body(body):
             # Not a key (code that prints PEM markers, say): look inside anyway.
-            inner, n = self.redact(body)
+            inner, n = self.redact(body, depth + 1)
             return text[start:a] + inner + text[b:m.end()], n
         lead = _LEADING_WS.match(body).group()
         trail = body[_blank_tail(body):]
         return f"{text[start:a]}{lead}[REDACTED:private_key]{trail}{text[b:m.end()]}", 1
+
+
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*", _A)
+_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ENV_SEPARATORS = frozenset(("=", '="', "='", '=\\"'))
+
+
+def _env_name(m: re.Match, group: str) -> str | None:
+    """The name of an env assignment `DB_PASSWORD=v`, `export GITHUB_TOKEN="v"`,
+    `-e PASSWORD=v`: a whole UPPERCASE name, then `=` and no space (shell and
+    .env syntax). None for `password=v`, `dbPASSWORD=v`, `cfg.PASSWORD=v` or
+    `PASSWORD = v` (code). Reads at most CONTEXT characters before the match
+    (the stream keeps them)."""
+    text = m.string
+    if text[m.end("kv_rest"):m.start(group)] not in _ENV_SEPARATORS:
+        return None
+    start = m.start()
+    lo = max(start - CONTEXT, 0)
+    while start > lo and text[start - 1] in _ENV_NAME_CHARS:
+        start -= 1
+    if _ENV_NAME.fullmatch(text, start, m.end("kv_rest")) is None:
+        return None
+    if start > lo:
+        before = text[start - 1]
+        if before == ".":
+            return None
+        # a lowercase letter glued on, unless it ends an escape: "...\nDB_PASSWORD=v"
+        if before.isascii() and before.isalpha() and not (start - 2 >= lo and text[start - 2] == "\\"):
+            return None
+    return text[start:m.end("kv_rest")]
 
 
 def _blank_tail(body: str) -> int:
@@ -403,8 +501,10 @@ def _blank_tail(body: str) -> int:
 
 
 _SHAPES = {"ant": "anthropic_key", "oai": "openai_key", "gh": "github_token",
-           "slack": "slack_token", "aws": "aws_access_key", "jwt": "jwt"}
-_SHAPE_PREFIX = {"ant": 7, "oai": 3, "gh": 4, "slack": 5, "aws": 4, "jwt": 3}
+           "slack": "slack_token", "aws": "aws_access_key", "gitlab": "gitlab_token",
+           "google": "google_api_key", "stripe": "stripe_key", "jwt": "jwt"}
+_SHAPE_PREFIX = {"ant": 7, "oai": 3, "gh": 4, "slack": 5, "aws": 4, "gitlab": 6, "google": 4,
+                 "stripe": 8, "jwt": 3}
 
 
 def _shape(m: re.Match, rule: str) -> tuple[str, int]:

@@ -22,6 +22,9 @@ FAKE = {
     "github_token": "ghp_" + "A" * 36,
     "slack_token": "xoxb-" + "1" * 12 + "-" + "2" * 12 + "-" + "a" * 24,
     "aws_access_key": "AKIA" + "Q1W2E3R4T5Y6U7I8",
+    "gitlab_token": "glpat-" + "Ab1_" * 5,
+    "google_api_key": "AIza" + "Sy" + "B7c-" * 8 + "d",
+    "stripe_key": "sk_live_" + "4eC3" * 6,
     "jwt": "eyJ" + "A" * 20 + ".eyJ" + "B" * 20 + "." + "C" * 20,
     "private_key": f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----",
 }
@@ -29,6 +32,7 @@ MORE_SHAPES = {
     "openai_key": "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q" * 3,
     "github_token": "github_pat_" + "1A" * 41,
     "slack_token": "xapp-1-" + "A1" * 10,
+    "stripe_key": "rk_test_" + "Zz9" * 12,
     "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\n" + PEM_BODY + "\n-----END OPENSSH PRIVATE KEY-----",
 }
 
@@ -81,9 +85,23 @@ def test_every_known_shape_is_replaced_by_its_kind(kind, secret):
     ("apiKey := \"Qw3rTy12Qw3r\"", "apiKey := \"[REDACTED:secret_value]\""),
     ('"credentials": "dXNlcjpwYXNz"', '"credentials": "[REDACTED:secret_value]"'),
     ('{\\"auth_token\\": \\"Zx81Zx81Zx81\\"}', '{\\"auth_token\\": \\"[REDACTED:secret_value]\\"}'),
+    # values that read as no word: one-case passwords, long runs of letters
+    ('{"password": "correcthorse"}', '{"password": "[REDACTED:secret_value]"}'),
+    ('{"token": "abcdefghijklmnopqrstuvwxyzabcdef"}', '{"token": "[REDACTED:secret_value]"}'),
+    ("api_key=QWERTYUIOPASDFGHJKLZXCVB", "api_key=[REDACTED:secret_value]"),
+    # env/shell assignments: an UPPERCASE name, `=`, no space; the value is a literal
+    ("PASSWORD=correcthorse", "PASSWORD=[REDACTED:secret_value]"),
+    ("export DB_PASSWORD=correcthorse", "export DB_PASSWORD=[REDACTED:secret_value]"),
+    ("docker run -e POSTGRES_PASSWORD=postgres db", "docker run -e POSTGRES_PASSWORD=[REDACTED:secret_value] db"),
+    ('"content": "HOST=db\\nDB_PASSWORD=correcthorse\\n"', '"content": "HOST=db\\nDB_PASSWORD=[REDACTED:secret_value]\\n"'),
+    (f"GITHUB_TOKEN={GIT_SHA}", "GITHUB_TOKEN=[REDACTED:secret_value]"),
+    (f'export GH_TOKEN="{GIT_SHA}"', 'export GH_TOKEN="[REDACTED:secret_value]"'),
+    ('{"cmd": "PASSWORD=\\"correcthorse\\" ./run"}', '{"cmd": "PASSWORD=\\"[REDACTED:secret_value]\\" ./run"}'),
     # a known shape under a secret-named key keeps its own kind
     ("OPENAI_API_KEY=" + FAKE["openai_key"], "OPENAI_API_KEY=[REDACTED:openai_key]"),
     ("aws_access_key_id: " + FAKE["aws_access_key"], "aws_access_key_id: [REDACTED:aws_access_key]"),
+    ("STRIPE_SECRET_KEY=" + FAKE["stripe_key"], "STRIPE_SECRET_KEY=[REDACTED:stripe_key]"),
+    ('{"apiKey": "' + FAKE["google_api_key"] + '"}', '{"apiKey": "[REDACTED:google_api_key]"}'),
     ('{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n"}',
      '{"private_key": "-----BEGIN PRIVATE KEY-----\\n[REDACTED:private_key]\\n-----END PRIVATE KEY-----\\n"}'),
     # a PEM block cut off by head/tail still loses its body
@@ -138,6 +156,20 @@ def test_every_kind_is_a_documented_kind():
     "e.g. https://user:pass@host:port/path", 'FORCE_CHANGE_PASSWORD = "FORCE_CHANGE_PASSWORD"',
     '"KeyStorePassword": "The password for the kmsuser CU account in the cluster."',
     'if line == "-----BEGIN RSA PRIVATE KEY-----":',
+    # one-case and letters-only values: still names, config words and code
+    "password = get_password()", "token = data.token", '"password": "confirmed"', '"password": "not_supported"',
+    "PASSWORD_FILE=/run/secrets/x", "token: nextPageToken", '{"token": "aaaaaaaaaaaaaaaa"}',
+    '"token": "internationalization"', '{"token": "abcdefghijklmnopqrstuvwxyztoken"}', "token=readwrite",
+    # env assignments: variables, templates, empties, lowercase shell vars, code
+    "PASSWORD=$DB_PASSWORD", "PASSWORD=${X}", "Password=", "PASSWORD=", "password=$1", "password=correcthorse",
+    "PASSWORD = correcthorse", "dbPASSWORD=correcthorse", "cfg.PASSWORD=correcthorse", "PASSWORD=DEFAULT_VALUE",
+    "PASSWORD=os.environ[", "PASSWORD=getpass()", "PWD=projectdir", "cd $PWD", "PASSWORD_STORE=keychain",
+    '"password_manager": "bitwarden"', "PASSWORD_HASHER=plaintext", f"SYNC_TOKEN={GIT_SHA}", f"NEXT_PAGE_TOKEN={UUID}",
+    f"github_token={GIT_SHA}", f"GITHUB_TOKEN: {GIT_SHA}", f"GITHUB_TOKEN_SHA={GIT_SHA}",
+    # the new shapes' edges
+    "glpat-short", "glpat-xxxxxxxxxxxxxxxxxxxx", "glpat-abcdefghijklmnopqrstuvwxyz", "the AIzaSy word",
+    "MAIzaSy" + "A1b2C3d4" * 4 + "Q", "AIza" + "A1b2C3d4" * 5, "sk_live_short", "sk_test_" + "x" * 24,
+    "task_live_" + "4eC3" * 6, "pk_live_" + "4eC3" * 6, "sk_live_" + "abcdefgh" * 3,
 ])
 def test_hashes_ids_placeholders_code_and_prose_are_never_touched(text):
     out, n = redact(text)
@@ -148,6 +180,8 @@ def test_hashes_ids_placeholders_code_and_prose_are_never_touched(text):
     "-----BEGIN RSA PRIVATE KEY-----\n" * 3000,          # each header must not scan 64 KiB
     'password: "' + 'a1\\"' * 30000, "token token= token: " * 10000, "https://a:b" * 20000,
     "Basic " * 30000, "-u a:" * 30000, "sk-" * 30000,
+    "token=" * 20000, "GITHUB_TOKEN=" * 20000, "a_password=x" * 20000,   # each value nests the next: no RecursionError
+    "PASSWORD=ab" * 20000, "glpat-" * 30000, "AIza" * 30000, "sk_live_" * 30000, "A_" * 30000 + "TOKEN=x",
 ])
 def test_adversarial_text_stays_fast(text):
     import time
@@ -176,6 +210,11 @@ def test_the_credential_rule():
     assert credential_like("hunter2x") and credential_like("MyS3cret") and credential_like("Zm9vOmJhcg==")
     assert credential_like("correct horse", password=True)          # a quoted password literal
     assert credential_like("testPass", password=True) and not credential_like("NextToken")
+    assert credential_like("correcthorse", password=True) and credential_like("HUNTERTWO", password=True)
+    assert not credential_like("correcthorse") and not credential_like("correcthorse", quoted=False, password=True)
+    assert not credential_like("keychain", password=True, one_case=False)     # password_store: "keychain"
+    assert credential_like("abcdefghijklmnopqrstuvwxyzabcdef", quoted=False)      # no word is that long
+    assert not credential_like("abcdefghijklmnopqrstuvw") and not credential_like("mysecrettokenvaluehere")
     for name in ("not_supported", "FORCE_CHANGE_PASSWORD", "The password for the admin account."):
         assert not credential_like(name, password=True), name
     for value in ("short1", "12345678", "required", "same-origin", "SECRET_KEY", "/etc/secret",
@@ -193,7 +232,8 @@ def test_the_credential_rule():
 FRAGMENTS = [*FAKE.values(), *MORE_SHAPES.values(), "password", "token", "api_key", "Authorization",
              "Bearer ", "Basic ", BASIC, ": ", "=", '"', "'", " ", "\n", "\\n", "://u:", "@host",
              "hunter2hunter2", "-u ", "sk-", "eyJ", "-----BEGIN RSA PRIVATE KEY-----", "-----END ",
-             "PRIVATE KEY-----", "[REDACTED:jwt]", "ghp_", "xoxb-1", "AKIA", GIT_SHA, UUID]
+             "PRIVATE KEY-----", "[REDACTED:jwt]", "ghp_", "xoxb-1", "AKIA", GIT_SHA, UUID,
+             "PASSWORD=", "GH_TOKEN=", "correcthorse", "glpat-", "AIza", "sk_test_"]
 mixed_text = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=25).map("".join)
 
 
@@ -300,6 +340,17 @@ def test_the_stream_holds_bounded_memory_and_emits_as_it_goes():
     assert emitted + len(stream.close()) == 60000 * len(line)
 
 
+@pytest.mark.parametrize("line", ["export DB_PASSWORD=correcthorse", "X" * 40 + "_PASSWORD=correcthorse",
+                                  f"GITHUB_TOKEN={GIT_SHA}", "aPASSWORD=correcthorse", "a\\nPASSWORD=correcthorse"])
+def test_the_env_name_check_looks_back_no_further_than_the_stream_keeps(line):
+    # the name is read backwards from the trigger word, at most CONTEXT characters
+    text = "log\n" * 100 + line + "\nmore"
+    whole = redact(text, max_secret=64)
+    assert whole[1] == (0 if line.startswith("aP") else 1)
+    for cut in range(1, len(text)):
+        assert _stream(text, [cut], max_secret=64)[:2] == whole
+
+
 def test_a_secret_split_across_chunks_is_still_found():
     text = "log\n" * 300 + "Authorization: Bearer " + "Zq8" * 10 + "\nmore"
     for cut in range(1, len(text)):
@@ -324,6 +375,8 @@ def _reference(text: str) -> tuple[str, int]:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(FRAGMENTS + ["TOKEN", "Secret", "PWD", "Api-Key", "ACCESS_KEY",
                                                        "credentials", "--user=", "xapp-1-", "github_pat_",
+                                                       "GITHUB_TOKEN=", "DB_PASSWORD=", "\\n", "glpat-",
+                                                       "AIza", "sk_live_", "rk_test_", "correcthorse",
                                                        "\u0130", "\u212a"]),
                           st.text(max_size=6)), max_size=25).map("".join))
 def test_trigger_search_finds_every_place_a_rule_can_start(text):
