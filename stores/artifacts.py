@@ -2,9 +2,10 @@
 
 An artifact's id is the sha256 of its original bytes; it lives at
 artifacts/<id[:2]>/<id>.gz. Writing is streaming (bounded memory for a
-100 MB output) and atomic (temp file, fsync, rename). Ids are checked
-against ^[0-9a-f]{64}$ before they touch a path, so no id can name a file
-outside the store."""
+100 MB output) and atomic (temp file, fsync, rename); so is reading, which
+checks the bytes against their id as they stream. Ids are checked against
+^[0-9a-f]{64}$ before they touch a path, so no id can name a file outside
+the store."""
 from __future__ import annotations
 
 import hashlib
@@ -14,7 +15,7 @@ import zlib
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from stores.errors import TraceError
+from stores.errors import IntegrityError, TraceError
 from stores.paths import ensure_dir, fsync_dir
 
 _ID = re.compile(r"^[0-9a-f]{64}$")
@@ -25,6 +26,13 @@ _PRESENT_MAX = 10_000                # ids remembered (~1.5 MB at most)
 
 class BadArtifactId(TraceError):
     pass
+
+
+class ArtifactDamaged(IntegrityError):
+    """An artifact whose stored bytes are not what its id promises."""
+    def __init__(self, artifact_id: str, why: str):
+        self.why = why
+        super().__init__(f"artifact {artifact_id} {why}; run `trace verify` to list every damaged artifact")
 
 
 def check_artifact_id(artifact_id: str) -> str:
@@ -99,22 +107,25 @@ class ArtifactStore:
         return self.path_for(artifact_id).is_file()
 
     def iter_bytes(self, artifact_id: str) -> Iterator[bytes]:
+        """The original bytes, in pieces of at most 1 MiB, checked as they
+        stream: a corrupt gzip, or bytes whose sha256 is not the id, raise
+        ArtifactDamaged. The last piece is held back until the check passes,
+        so whoever reads to the end never gets a complete-looking altered copy."""
         path = self.path_for(artifact_id)
         if not path.is_file():
             raise TraceError(f"artifact {artifact_id} is missing from {self.root}; "
                              f"run `trace verify` to list every missing artifact")
-        decomp = zlib.decompressobj(31)
-        with open(path, "rb") as f:
-            while True:
-                chunk = f.read(_CHUNK)
-                if not chunk:
-                    break
-                out = decomp.decompress(chunk)
-                if out:
-                    yield out
-            tail = decomp.flush()
-            if tail:
-                yield tail
+        digest = hashlib.sha256()
+        held = b""
+        for piece in _gunzip(path, artifact_id):
+            digest.update(piece)
+            if held:
+                yield held
+            held = piece
+        if digest.hexdigest() != artifact_id:
+            raise ArtifactDamaged(artifact_id, "does not match its sha256 (its content was altered)")
+        if held:
+            yield held
 
     def read(self, artifact_id: str) -> bytes:
         return b"".join(self.iter_bytes(artifact_id))
@@ -122,14 +133,15 @@ class ArtifactStore:
     def check(self, artifact_id: str) -> str | None:
         """None when the artifact is present and matches its id, else why not."""
         try:
-            digest = hashlib.sha256()
-            for chunk in self.iter_bytes(artifact_id):
-                digest.update(chunk)
+            for _ in self.iter_bytes(artifact_id):
+                pass
+        except ArtifactDamaged as exc:
+            return exc.why
+        except BadArtifactId:
+            raise
         except TraceError:
-            return "missing"
-        except zlib.error as exc:
-            return f"corrupt ({exc})"
-        return None if digest.hexdigest() == artifact_id else "content does not match its sha256"
+            return "is missing"
+        return None
 
     def all_ids(self) -> Iterator[str]:
         if not self.root.is_dir():
@@ -139,3 +151,25 @@ class ArtifactStore:
                 for f in sorted(sub.glob("*.gz")):
                     if _ID.match(f.name[:-3]):
                         yield f.name[:-3]
+
+
+def _gunzip(path: Path, artifact_id: str) -> Iterator[bytes]:
+    """The decompressed content of one gzip file, at most _CHUNK bytes at a
+    time however well it compressed (a 100 MB run of one byte is a 100 KB file)."""
+    decomp = zlib.decompressobj(31)                  # 31: gzip container, its CRC checked at the end
+    try:
+        with open(path, "rb") as f:
+            while not decomp.eof:
+                data = decomp.unconsumed_tail or f.read(_CHUNK)
+                out = decomp.decompress(data, _CHUNK) if data else decomp.flush()
+                if out:
+                    yield out
+                if not data:                         # the file has ended
+                    break
+            trailing = decomp.unused_data or f.read(1)
+    except zlib.error as exc:
+        raise ArtifactDamaged(artifact_id, f"is corrupt (gzip: {exc})") from None
+    if not decomp.eof:
+        raise ArtifactDamaged(artifact_id, "is cut short (its gzip stream ends early)")
+    if trailing:
+        raise ArtifactDamaged(artifact_id, "has bytes after the end of its gzip stream")

@@ -18,13 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-import orjson
-
 from reducers.canonical import GENESIS, line_suffix, seal
 from stores.errors import UsageError
 from stores.ids import IdGenerator
 from stores.paths import ensure_dir, fsync_dir
-from stores.segments import list_segments, read_last_line, segment_name
+from stores.segments import last_event, list_segments, read_last_line, sealed_event, segment_name
 
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 
@@ -77,12 +75,10 @@ class EventLog:
         if not segments:
             return Tail()
         self._quarantine_torn_tail(segments[-1].path)
-        for seg in reversed(segments):
-            line, _, _ = read_last_line(seg.path)
-            if line is not None:
-                event = orjson.loads(line)
-                return Tail(seq=event["seq"], hash=event["hash"], id=event.get("id"))
-        return Tail()
+        event = last_event(self.dir)
+        if event is None:
+            return Tail()
+        return Tail(seq=event["seq"], hash=event["hash"], id=event.get("id"))
 
     def _quarantine_torn_tail(self, path: Path) -> None:
         """Bytes after the last newline, or a last line that does not parse as
@@ -90,27 +86,20 @@ class EventLog:
         served, never silently dropped) and cut the active segment back."""
         while True:
             size = path.stat().st_size
-            line, start, end = read_last_line(path)
+            line, start, end = read_last_line(path, skip_torn=False)
             if end < size:                              # bytes with no newline after them
                 self._move_to_quarantine(path, end, size, "no trailing newline")
                 continue
-            if line is None:
+            if line is None or sealed_event(line) is not None:
                 return
-            try:
-                event = orjson.loads(line)
-                if isinstance(event, dict) and "seq" in event and "hash" in event:
-                    return
-            except orjson.JSONDecodeError:
-                pass
             self._move_to_quarantine(path, start, end, "last line does not parse")
 
     def _move_to_quarantine(self, path: Path, start: int, end: int, why: str) -> None:
         qdir = ensure_dir(self.store / "quarantine")
-        target = qdir / f"{path.name}.{start}.torn"
         with open(path, "rb") as f:
             f.seek(start)
             data = f.read(end - start)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        target, fd = _create_new(qdir, f"{path.name}.{start}", ".torn")
         try:
             os.write(fd, data)
             os.fsync(fd)
@@ -235,3 +224,33 @@ class EventLog:
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
+
+
+LOST_EVENTS = "lost-events.log"       # in quarantine/: what a writer found missing from the log
+
+
+def note_lost_events(store: Path, first: int, last: int) -> Path:
+    """Record, durably and for `trace verify` to repeat, that events
+    first..last are gone from the log (the derived state had recorded them)
+    before the writer rebuilds that state from what is left."""
+    path = ensure_dir(store / "quarantine") / LOST_EVENTS
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, f"{stamp} events {first}..{last} were missing from the log (its tail was cut)\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path
+
+
+def _create_new(directory: Path, stem: str, suffix: str) -> tuple[Path, int]:
+    """A file that did not exist: `stem.suffix`, else `stem.1.suffix`, `stem.2.suffix`…
+    (O_EXCL: torn writes at the same offset, one per crash, each keep their own)."""
+    n = 0
+    while True:
+        target = directory / (f"{stem}{suffix}" if n == 0 else f"{stem}.{n}{suffix}")
+        try:
+            return target, os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            n += 1

@@ -11,13 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterator
 
-import orjson
-
 from stores.artifacts import ArtifactStore
 from stores.errors import UsageError
 from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex, index_rows
 from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
-from stores.segments import iter_raw_lines, list_segments, segments_from
+from stores.segments import iter_log_lines, list_segments, segments_from
 from stores.vectors import VectorIndex
 
 CATCH_UP_BATCH = 5000
@@ -26,11 +24,11 @@ EMBEDDERS = ("wordllama", "hash")
 
 def iter_located(segments_dir: Path, start_seq: int) -> Iterator[tuple[dict, tuple[int, int]]]:
     """(event, (segment first seq, byte offset)) from start_seq on."""
-    for seg in segments_from(list_segments(segments_dir), start_seq):
-        for raw in iter_raw_lines(seg.path):
-            event = orjson.loads(raw.data)
-            if event["seq"] >= start_seq:
-                yield event, (seg.first_seq, raw.offset)
+    segments = segments_from(list_segments(segments_dir), start_seq)
+    firsts = {seg.path: seg.first_seq for seg in segments}
+    for raw, event in iter_log_lines(segments):        # damage is named, a torn last line passed over
+        if event["seq"] >= start_seq:
+            yield event, (firsts[raw.segment], raw.offset)
 
 
 def artifact_texts(artifacts: ArtifactStore, events: list[dict], known: dict[int, str] | None = None) -> dict[int, str]:

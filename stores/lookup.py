@@ -11,7 +11,7 @@ import orjson
 
 from stores.errors import UsageError
 from stores.ids import is_ulid
-from stores.segments import iter_events, iter_raw_lines
+from stores.segments import iter_events, iter_log_lines
 
 _RANGE = re.compile(r"^(\d+)\s*(?:\.\.|-|–)\s*(\d+)$")
 
@@ -47,29 +47,22 @@ def event_by_id(store, event_id: str) -> dict | None:
     """Scan for the id's exact bytes first and parse only candidate lines:
     grep speed rather than parse-every-line speed."""
     needle = b'"id":"' + event_id.encode() + b'"'
-    for seg in store.segments():
-        for raw in iter_raw_lines(seg.path):
-            if needle in raw.data:
-                event = orjson.loads(raw.data)
-                if event.get("id") == event_id:
-                    return event
+    for _, event in iter_log_lines(store.segments(), lambda data: needle in data):
+        if event.get("id") == event_id:
+            return event
     return None
 
 
 def session_events(store, session_id: str, tail: int | None = None) -> Iterator[dict]:
     needle = b'"session_id":' + orjson.dumps(session_id)
     keep = collections.deque(maxlen=tail) if tail else None
-    for seg in store.segments():
-        for raw in iter_raw_lines(seg.path):
-            if needle not in raw.data:
-                continue
-            event = orjson.loads(raw.data)
-            if event.get("session_id") != session_id:
-                continue
-            if keep is not None:
-                keep.append(event)
-            else:
-                yield event
+    for _, event in iter_log_lines(store.segments(), lambda data: needle in data):
+        if event.get("session_id") != session_id:
+            continue
+        if keep is not None:
+            keep.append(event)
+        else:
+            yield event
     if keep is not None:
         yield from keep
 

@@ -3,16 +3,21 @@
 Segments are named by the seq of their first line, zero-padded so a plain
 sort orders them. Readers take no lock; a line is served only once its
 trailing newline is on disk, so a reader racing a writer (or a crashed
-writer's torn tail) never sees a partial event."""
+writer's torn tail) never sees a partial event. The log's last line that
+does not parse as a sealed event is a torn write too: passed over (the next
+writer moves it to quarantine/). Such a line anywhere else is damage, and
+readers say so (IntegrityError naming segment and line) instead of guessing."""
 from __future__ import annotations
 
 import bisect
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import orjson
+
+from stores.errors import IntegrityError
 
 SEGMENT_DIGITS = 20
 SEGMENT_SUFFIX = ".jsonl"
@@ -85,28 +90,99 @@ def iter_raw_lines(path: Path, start_offset: int = 0, start_line: int = 1) -> It
             pending = buf[start:]
 
 
+def sealed_event(data: bytes) -> dict | None:
+    """The event a log line holds, or None when it is not one: it does not
+    parse, or is not a JSON object with `seq` and `hash`. The one rule for
+    what a torn last line is, shared by readers, verify and the writer."""
+    try:
+        event = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if type(event) is dict and "seq" in event and "hash" in event:
+        return event
+    return None
+
+
+def damaged_line(segment: Path, line_no: int) -> IntegrityError:
+    return IntegrityError(f"segments/{segment.name}:{line_no}: this log line is not an event (the log is damaged); "
+                          f"run `trace verify` to list every damaged line")
+
+
+def iter_log_lines(segments: list[Segment], wanted: Callable[[bytes], bool] | None = None, *,
+                   ends_log: bool = True, on_damaged: Callable[[RawLine], None] | None = None,
+                   on_torn: Callable[[RawLine], None] | None = None) -> Iterator[tuple[RawLine, dict]]:
+    """(line, event) for the complete lines of `segments`, in order. Only lines
+    whose bytes `wanted` accepts are parsed (a grep before the parse).
+
+    A line that is not a sealed event is judged once the next line shows up:
+    if none does and it is the last line of the log's last segment (`segments`
+    run to the log's end unless `ends_log` is False) it is a torn write, passed
+    over (`on_torn` hears of it). Anywhere else it is damage: `on_damaged`
+    hears of it, or IntegrityError names it. No line is parsed twice."""
+    suspect: RawLine | None = None
+    last = len(segments) - 1
+    for i, seg in enumerate(segments):
+        for raw in iter_raw_lines(seg.path):
+            if suspect is not None:                 # a line follows it: not a torn tail
+                _report_damage(suspect, on_damaged)
+                suspect = None
+            if wanted is not None and not wanted(raw.data):
+                continue
+            event = sealed_event(raw.data)
+            if event is None:
+                suspect = raw
+                continue
+            yield raw, event
+        if suspect is not None and (i < last or not ends_log):    # a sealed segment's last line
+            _report_damage(suspect, on_damaged)
+            suspect = None
+    if suspect is not None and on_torn is not None:
+        on_torn(suspect)
+
+
+def _report_damage(raw: RawLine, on_damaged: Callable[[RawLine], None] | None) -> None:
+    if on_damaged is None:
+        raise damaged_line(raw.segment, raw.line_no)
+    on_damaged(raw)
+
+
 def iter_events(segments_dir: Path, start_seq: int | None = None,
                 end_seq: int | None = None) -> Iterator[dict]:
     """Events in log order, optionally limited to [start_seq, end_seq]."""
-    segments = list_segments(segments_dir)
-    if start_seq is not None:
-        segments = segments_from(segments, start_seq)
-    for seg in segments:
-        if end_seq is not None and seg.first_seq > end_seq:
+    every = list_segments(segments_dir)
+    segments = segments_from(every, start_seq) if start_seq is not None else every
+    if end_seq is not None:                         # segments starting past the range are not opened
+        segments = [s for s in segments if s.first_seq <= end_seq]
+    ends_log = bool(segments) and segments[-1] is every[-1]
+    for _, event in iter_log_lines(segments, ends_log=ends_log):
+        seq = event["seq"]
+        if start_seq is not None and seq < start_seq:
+            continue
+        if end_seq is not None and seq > end_seq:
             return
-        for raw in iter_raw_lines(seg.path):
-            event = orjson.loads(raw.data)
-            seq = event.get("seq", 0)
-            if start_seq is not None and seq < start_seq:
-                continue
-            if end_seq is not None and seq > end_seq:
-                return
-            yield event
+        yield event
 
 
-def read_last_line(path: Path) -> tuple[bytes | None, int, int]:
+def last_event(segments_dir: Path) -> dict | None:
+    """The log's last event a reader may serve (a torn last line passed over),
+    from the end of the last segment that holds one."""
+    segments = list_segments(segments_dir)
+    for seg in reversed(segments):
+        line, start, _ = read_last_line(seg.path, skip_torn=seg is segments[-1])
+        if line is not None:
+            event = sealed_event(line)
+            if event is None:
+                raise damaged_line(seg.path, _line_number(seg.path, start))
+            return event
+    return None
+
+
+def read_last_line(path: Path, skip_torn: bool = True) -> tuple[bytes | None, int, int]:
     """(last complete line, its offset, size of the file up to and including
-    its newline) — reads backwards, so it is cheap on a 64 MiB segment."""
+    its newline) — reads backwards, so it is cheap on a 64 MiB segment.
+    With skip_torn (readers of the log's last segment), a last line that is
+    not a sealed event is a torn write, passed over for the line before it;
+    the writer's recovery and verify ask for the bytes as they are."""
     size = path.stat().st_size
     if size == 0:
         return None, 0, 0
@@ -117,7 +193,15 @@ def read_last_line(path: Path) -> tuple[bytes | None, int, int]:
             return None, 0, 0
         start = _rfind_newline(f, end) + 1
         f.seek(start)
-        return f.read(end - start), start, end + 1
+        line = f.read(end - start)
+        if skip_torn and sealed_event(line) is None:
+            if start == 0:
+                return None, 0, 0
+            end = start - 1
+            start = _rfind_newline(f, end) + 1
+            f.seek(start)
+            line = f.read(end - start)
+        return line, start, end + 1
 
 
 def _rfind_newline(f, before: int) -> int:
@@ -145,4 +229,21 @@ def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | Non
         return None
     if not line.endswith(b"\n"):
         return None
-    return orjson.loads(line)
+    event = sealed_event(line)
+    if event is None:
+        path = segments_dir / segment_name(first_seq)
+        raise damaged_line(path, _line_number(path, offset))
+    return event
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """1-based number of the line starting at `offset` (for error messages only)."""
+    count = 0
+    with open(path, "rb") as f:
+        while offset > 0:
+            chunk = f.read(min(_READ_CHUNK, offset))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            offset -= len(chunk)
+    return count + 1

@@ -62,7 +62,7 @@ class Store:
     def writer(self, wait: float = 0.0, embed: bool = True, embedder: str | None = None,
                rebuild_fulltext: bool = False) -> Iterator[Writer]:
         # Imported here: readers (a cold `trace recall`) never pay for the write path.
-        from stores.event_log import EventLog
+        from stores.event_log import EventLog, note_lost_events
         from stores.indexes import DerivedIndexes
         from stores.ingest_state import IngestState
         from stores.lock import WriterLock
@@ -77,8 +77,14 @@ class Store:
                 indexes.force_rebuild = rebuild_fulltext
                 try:
                     if state.keys_seq > log.tail.seq:
-                        # The state knows lines the log no longer has (a damaged
-                        # last line was quarantined): rebuild it from the log.
+                        # The state knows events the log no longer has (its tail
+                        # was cut, or a damaged last line quarantined): say so
+                        # loudly and durably, then rebuild the state from the log.
+                        first, last = log.tail.seq + 1, state.keys_seq
+                        noted = note_lost_events(self.dir, first, last)
+                        self.warn(f"the log ends at seq {first - 1} but state.db recorded events up to seq {last}: "
+                                  f"events {first}..{last} are gone from the log (restore segments/ from a backup "
+                                  f"to get them back); noted in {noted}")
                         state.reset()
                     state.catch_up(self.segments_dir, log.tail.seq)
                     indexes.catch_up(log.tail.seq)

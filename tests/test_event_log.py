@@ -100,6 +100,22 @@ def test_a_last_line_that_does_not_parse_is_quarantined_too(tmp_path):
     assert "does not parse" in notes[0]
 
 
+def test_torn_writes_at_the_same_offset_are_each_kept_in_quarantine(tmp_path):
+    log = EventLog(tmp_path)
+    log.append([_event(i) for i in range(2)])
+    log.close()
+    seg = list_segments(tmp_path / "segments")[-1].path
+    torn = [b'{"seq":3,"text":"first cra', b"garbage\n", b'{"seq":3,"text":"third cra']
+    for data in torn:                                # a crash, a restart, the same crash again
+        with open(seg, "ab") as f:
+            f.write(data)
+        EventLog(tmp_path).close()
+    held = list((tmp_path / "quarantine").iterdir())
+    assert sorted(p.read_bytes() for p in held) == sorted(torn)
+    assert len({p.name for p in held}) == 3 and all(p.name.endswith(".torn") for p in held)
+    assert all((p.stat().st_mode & 0o777) == 0o600 for p in held)
+
+
 def test_verify_names_segment_and_line_of_an_altered_event(tmp_path):
     log = EventLog(tmp_path)
     log.append([_event(i, "secret plan") for i in range(4)])

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         for note in report.notes:
             out.note(note)
         for p in report.problems:
-            out.problem(f"{store.segments_dir}/{p}")
+            out.problem(p.at(store.dir))
         summary = {"ok": report.ok, "events": report.events, "segments": report.segments,
                    "artifacts": report.artifacts, "last_seq": report.last_seq,
                    "problems": [str(p) for p in report.problems]}

@@ -1,0 +1,123 @@
+"""`trace verify` and a cut-off tail: the hash chain cannot see lines removed
+from the end, but state.db and the indexes record how far the log had
+reached. They only ever lag the log; one that is ahead is evidence of loss."""
+from __future__ import annotations
+
+import sqlite3
+
+import stores.verify
+from stores.segments import list_segments
+from stores.store import Store
+from tests.helpers import cli, openai_conversations
+
+
+def _ingested(tmp_path, trace_home, segment_bytes: str | None = None, monkeypatch=None) -> Store:
+    if segment_bytes:
+        monkeypatch.setenv("TRACE_SEGMENT_BYTES", segment_bytes)
+    run = cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3, tool_every=1)))
+    assert run.code == 0, run.err
+    return Store(trace_home)
+
+
+def _drop_last_lines(store: Store, n: int) -> None:
+    seg = list_segments(store.segments_dir)[-1].path
+    lines = seg.read_bytes().splitlines(keepends=True)
+    seg.write_bytes(b"".join(lines[:-n]))
+
+
+def test_removing_the_last_lines_fails_verify_naming_the_missing_events(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    last = store.stats().last_seq
+    _drop_last_lines(store, 2)
+    run = cli("verify")
+    assert run.code == 5
+    assert f"log ends at seq {last - 2} but state.db" in run.err
+    assert f"events {last - 1}..{last} are missing" in run.err
+    assert "reindex" not in run.err                    # the index advice would hide the loss
+
+
+def test_deleting_the_last_segment_file_fails_verify(tmp_path, trace_home, monkeypatch):
+    store = _ingested(tmp_path, trace_home, "1500", monkeypatch)
+    segments = list_segments(store.segments_dir)
+    assert len(segments) > 2
+    segments[-1].path.unlink()
+    report = store.verify()
+    assert not report.ok
+    (problem,) = report.problems
+    assert problem.segment == segments[-2].path.name
+    assert f"log ends at seq {segments[-1].first_seq - 1}" in problem.problem
+    assert f"the log's tail was removed (event {segments[-1].first_seq}" in problem.problem
+
+
+def test_the_full_text_watermark_alone_is_evidence_too(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    (store.dir / "state.db").unlink()
+    _drop_last_lines(store, 1)
+    (problem,) = store.verify().problems
+    assert "but the full-text index and the vector index recorded events up to" in problem.problem
+
+
+def test_derived_files_that_lag_or_are_missing_are_not_an_alarm(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    db = sqlite3.connect(store.dir / "state.db")
+    db.execute("UPDATE meta SET value='3' WHERE name='keys_seq'")      # a state.db that lags: it catches up
+    db.commit()
+    db.close()
+    assert store.verify().ok
+    (store.dir / "state.db").unlink()
+    assert store.verify().ok
+
+
+def test_verify_reads_state_db_without_changing_it(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    before = (store.dir / "state.db").read_bytes()
+    _drop_last_lines(store, 1)
+    assert not store.verify().ok
+    assert (store.dir / "state.db").read_bytes() == before
+
+
+def test_a_writer_appending_while_verify_runs_is_not_a_cut_tail(tmp_path, trace_home, monkeypatch):
+    store = _ingested(tmp_path, trace_home)
+    read_watermark = stores.verify._state_watermark
+
+    def a_writer_gets_in_first(store_dir):        # events appended and recorded after verify read the log
+        assert cli("ingest", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b"))).code == 0
+        return read_watermark(store_dir)
+    monkeypatch.setattr(stores.verify, "_state_watermark", a_writer_gets_in_first)
+    report = store.verify(check_indexes=False)
+    assert report.ok, report.problems
+
+
+def test_an_index_problem_is_located_in_the_store_not_under_segments(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    cli("ingest", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b")), "--no-embed")
+    db = sqlite3.connect(store.dir / "fulltext" / "positions.db")
+    db.execute("UPDATE meta SET value='2' WHERE name='seq'")            # an index that lags: run `trace index`
+    db.commit()
+    db.close()
+    (problem,) = store.verify().problems
+    assert str(problem).startswith("fulltext/: ") and ":0:" not in str(problem)
+    assert problem.at(store.dir).startswith(f"{store.dir}/fulltext/: ")
+    assert "segments/fulltext" not in problem.at(store.dir)
+
+
+def test_a_log_line_problem_is_located_by_segment_and_line(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    seg = list_segments(store.segments_dir)[0].path
+    seg.write_bytes(seg.read_bytes().replace(b"question 1", b"questioN 1", 1))
+    problem = store.verify().problems[0]
+    assert problem.at(store.dir).startswith(f"{store.dir}/segments/{seg.name}:")
+
+
+def test_the_next_writer_says_the_tail_is_gone_and_verify_keeps_repeating_it(tmp_path, trace_home):
+    store = _ingested(tmp_path, trace_home)
+    last = store.stats().last_seq
+    _drop_last_lines(store, 2)
+    run = cli("ingest", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="later")))
+    assert run.code == 0
+    assert f"the log ends at seq {last - 2} but state.db recorded events up to seq {last}" in run.err
+    lost = store.dir / "quarantine" / "lost-events.log"
+    assert f"events {last - 1}..{last} were missing from the log" in lost.read_text()
+    after = cli("verify")                                # the state is rebuilt: the chain holds again,
+    assert after.code == 0                               # but the loss is not forgotten
+    assert f"events {last - 1}..{last} were missing from the log" in after.err
