@@ -89,6 +89,20 @@ class ArtifactStore:
         self._remember(artifact_id)
         return artifact_id, size
 
+    def sweep_incoming(self) -> int:
+        """Remove partial writes a killed writer left behind; call only under
+        the writer lock (its holder is the one process writing artifacts)."""
+        removed = 0
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return 0
+        for name in names:
+            if name.startswith(".incoming-"):
+                (self.root / name).unlink(missing_ok=True)
+                removed += 1
+        return removed
+
     def put(self, data: bytes) -> tuple[str, int]:
         """Store bytes held in memory. Content already stored (the same
         output read again, a re-sent image) costs one hash, not a compression."""

@@ -484,3 +484,13 @@ def test_the_trace_sample_ingests_as_the_events_it_holds(tmp_path, samples):
     source = [orjson.loads(line) for line in sample.read_bytes().splitlines()]
     assert _stable(export_events(store)) == _stable(source)
     assert [e["id"] for e in export_events(store)] == [e["id"] for e in source]
+
+
+def test_a_killed_writers_half_written_artifact_is_cleared_by_the_next_writer(tmp_path):
+    store = Store(tmp_path / "s")
+    _ingest(store, openai_conversations(tmp_path / "a.jsonl", 1), embed=False)
+    leftover = store.dir / "artifacts" / ".incoming-99999-1234"
+    leftover.parent.mkdir(parents=True, exist_ok=True)
+    leftover.write_bytes(b"\x1f\x8b half a gzip stream")
+    _ingest(store, openai_conversations(tmp_path / "b.jsonl", 1, prefix="b"), embed=False)
+    assert not leftover.exists()
