@@ -15,6 +15,7 @@ Per turn, in order:
 """
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
@@ -142,6 +143,9 @@ class Appender:
             seen.update(k for k in keys if k in pending_keys)
         fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))] if seen else drafts
         counts.skipped += len(drafts) - len(fresh)
+        if len(fresh) < len(drafts):
+            kept = {id(d) for d in fresh}
+            self._restore_artifacts(d for d in drafts if id(d) not in kept and d.artifact and d.artifact_text is not None)
         events: list[dict] = []
         full_texts: dict[int, str] = {}      # event index -> artifact content still in memory
         kept_chars = 0
@@ -177,6 +181,17 @@ class Appender:
         for hook in self.hooks:
             hook(sealed, self.log.last_locations, known)
         counts.added += len(sealed)
+
+    def _restore_artifacts(self, imported: Iterable[Draft]) -> None:
+        """An event already in the log whose artifact the store lacks (it was
+        imported from an export without contents) gets it back from an export
+        that carries it: content-addressed, so only the exact bytes fit."""
+        for d in imported:
+            artifact_id = str(d.artifact.get("id", ""))
+            if not self._holds(artifact_id):
+                data = d.artifact_text.encode("utf-8", "surrogatepass")
+                if hashlib.sha256(data).hexdigest() == artifact_id:
+                    self.artifacts.put(data)
 
     def _keys_to_look_up(self, drafts: list[Draft], pending: list[dict] | None) -> list[str]:
         """The drafts' keys that may already be in the log. A parser's key

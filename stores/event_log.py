@@ -34,8 +34,10 @@ def segment_bytes_from_env() -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise UsageError(f"TRACE_SEGMENT_BYTES must be a whole number of bytes, got {raw!r}") from None
-    return max(value, 1)
+        value = 0
+    if value < 1:
+        raise UsageError(f"TRACE_SEGMENT_BYTES must be a positive whole number of bytes, got {raw!r}")
+    return value
 
 
 def utc_now_iso(clock: Callable[[], float] = time.time) -> str:

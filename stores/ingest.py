@@ -88,9 +88,15 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                         yield result
                         continue
                     try:
-                        yield _ingest_source(src, w, appender, spills, format=format, session=session,
-                                             strict=strict, redact=redact, report=report,
-                                             on_progress=on_progress)
+                        try:
+                            result = _ingest_source(src, w, appender, spills, format=format, session=session,
+                                                    strict=strict, redact=redact, report=report,
+                                                    on_progress=on_progress)
+                        except OSError as exc:         # gone or unreadable since it was listed: before any append
+                            why = exc.strerror or str(exc)
+                            result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
+                            report(result.error)
+                        yield result
                     finally:
                         if src.is_stdin:
                             src.path.unlink(missing_ok=True)

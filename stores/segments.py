@@ -161,6 +161,8 @@ def iter_events(segments_dir: Path, start_seq: int | None = None,
         if end_seq is not None and seq > end_seq:
             return
         yield event
+        if end_seq is not None and seq >= end_seq:    # done: nothing past the range is read (or judged)
+            return
 
 
 def last_event(segments_dir: Path) -> dict | None:

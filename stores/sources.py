@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 SNIFF_RECORDS = 20
 SNIFF_MORE_RECORDS = 2000           # read on when the first ones cannot tell the format
 _READ_CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"               # a UTF-8 byte order mark: not part of the first record
 
 
 @dataclass(slots=True)
@@ -71,6 +73,13 @@ def expand_inputs(args: list[str]) -> Iterator[Source | MissingSource]:
                 for name in sorted(files):
                     if name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith("."):
                         p = Path(root) / name
+                        try:
+                            regular = stat.S_ISREG(os.stat(p).st_mode)
+                        except OSError:
+                            yield MissingSource(f"{p}: a link to a file that is not there")
+                            continue
+                        if not regular:               # a FIFO or a device: opening it could block forever
+                            continue
                         real = os.path.realpath(p) if os.path.islink(p) else os.path.join(real_root, name)
                         yield Source(str(p), p, real)
         elif path.is_file():
@@ -95,7 +104,7 @@ def is_whole_document(path: Path) -> bool:
     line alone is not valid JSON, but the file starts like a document."""
     with open(path, "rb") as f:
         head = f.read(65536)
-    stripped = head.lstrip()
+    stripped = head.removeprefix(_BOM).lstrip()
     if not stripped or stripped[:1] not in (b"{", b"["):
         return False
     first_line = stripped.split(b"\n", 1)[0]
@@ -122,7 +131,7 @@ def _read_document(path: Path):
     if size > WHOLE_DOC_MAX_BYTES:
         yield SourceError(1, f"whole-document JSON of {size} bytes is too large; convert it to JSONL")
         return
-    data = path.read_bytes()
+    data = path.read_bytes().removeprefix(_BOM)
     try:
         yield 1, orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -140,6 +149,8 @@ def _read_jsonl(path: Path, spills: SpillRegistry):
             if not chunk and not pending:
                 return
             buf = pending + chunk if pending else chunk
+            if offset == 0 and buf.startswith(_BOM):    # Windows tools open UTF-8 files with one
+                buf = buf[len(_BOM):]
             lines = buf.split(b"\n")
             pending = lines.pop()                   # after the last newline: the start of a line
             for raw in lines:

@@ -179,3 +179,49 @@ def test_size_aware_reconciler_drops_repeated_output_once_over_budget(tmp_path, 
     assert kinds.count("user") == 6 and kinds.count("tool_call") == kinds.count("tool_result")
     monkeypatch.setenv("TRACE_RECONCILE", "psychic")
     assert cli("ingest", str(tmp_path / "s.json")).code == 2
+
+
+def test_text_arguments_that_are_not_utf8_are_a_usage_error():
+    run = cli("show", "--session", b"caf\xe9".decode("utf-8", "surrogateescape"))
+    assert run.code == 2
+    assert run.err == "trace: error: argument 'caf\\xe9' is not valid UTF-8; pass text in UTF-8\n"
+
+
+@pytest.mark.parametrize("args, env", [(("ingest", "--wait", "nan", "x"), {}),
+                                       (("ingest", "x"), {"TRACE_SEGMENT_BYTES": "0"})])
+def test_settings_that_cannot_work_are_usage_errors(args, env, monkeypatch):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    run = cli(*args)
+    assert run.code == 2 and run.err.count("\n") == 1
+
+
+def test_ingest_goes_on_when_the_reader_of_its_output_leaves(tmp_path, monkeypatch):
+    # `trace ingest DIR | head -1`: the first line is read, then the pipe closes
+    import trace_cli.output as output
+    (tmp_path / "in").mkdir()
+    for i in range(5):
+        openai_conversations(tmp_path / "in" / f"c{i}.jsonl", 2, prefix=f"c{i}")
+    real_write, written = output._write, []
+
+    def closing_pipe(data: bytes) -> None:
+        if written:
+            raise output.ReaderGone()
+        written.append(data)
+        real_write(data)
+    monkeypatch.setattr(output, "_write", closing_pipe)
+    run = cli("ingest", str(tmp_path / "in"))
+    monkeypatch.setattr(output, "_write", real_write)
+    assert run.code == 0 and len(written) == 1
+    assert cli("stats").lines()[0]["sessions"] == 10          # every file ingested, not just the first
+
+
+def test_a_terminal_table_shows_markup_and_control_characters_as_plain_text():
+    import io
+    from rich.console import Console
+    from trace_cli.output import Output
+    out = Output()
+    out._out_console = Console(file=io.StringIO(), width=80, color_system=None)
+    out.table(["session"], [["[/]weird"], ["red \x1b[31malert"]], title="[bold]x[/bold")
+    shown = out._out_console.file.getvalue()
+    assert "[/]weird" in shown and "red [31malert" in shown and "\x1b" not in shown

@@ -494,3 +494,26 @@ def test_a_killed_writers_half_written_artifact_is_cleared_by_the_next_writer(tm
     leftover.write_bytes(b"\x1f\x8b half a gzip stream")
     _ingest(store, openai_conversations(tmp_path / "b.jsonl", 1, prefix="b"), embed=False)
     assert not leftover.exists()
+
+
+def test_an_export_that_carries_an_artifact_restores_it_to_a_store_that_lacks_it(tmp_path):
+    src = tmp_path / "big.json"
+    output = "".join(f"line of output number {i}\n" for i in range(3000))
+    src.write_text(json.dumps([
+        {"role": "user", "content": "run it"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": output}]))
+    origin = Store(tmp_path / "origin")
+    _ingest(origin, src, embed=False)
+    full = list(export_events(origin))
+    assert any(e.get("artifact_content") for e in full)
+    carried, bare = tmp_path / "carried.jsonl", tmp_path / "bare.jsonl"
+    carried.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in full))
+    bare.write_bytes(b"".join(orjson.dumps({k: v for k, v in e.items() if k != "artifact_content"}) + b"\n"
+                              for e in full))
+    copy = Store(tmp_path / "copy")
+    _ingest(copy, bare, embed=False)
+    assert not copy.verify().ok                        # the event points at an artifact this store lacks
+    (again,), _ = _ingest(copy, carried, embed=False)
+    assert again.added == 0 and copy.verify().ok

@@ -65,3 +65,24 @@ def test_a_directory_gives_each_file_its_real_absolute_path_as_source_id(tmp_pat
         assert [sid for _, sid in found] == [str(Path(d).resolve()) for d, _ in found]
         assert sorted(sid for _, sid in found) == sorted([str(real / "a.jsonl"), str(real / "b" / "c.jsonl"),
                                                           str(elsewhere)])
+
+
+def test_a_directory_walk_reports_a_dangling_link_and_passes_over_a_fifo(tmp_path):
+    import os
+    (tmp_path / "a.jsonl").write_text("{}\n")
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    os.mkfifo(tmp_path / "pipe.jsonl")                 # opening it would block the run (and the lock) forever
+    found = list(sources.expand_inputs([str(tmp_path)]))
+    assert [s.display for s in found if isinstance(s, Source)] == [str(tmp_path / "a.jsonl")]
+    assert [str(s) for s in found if isinstance(s, sources.MissingSource)] == [
+        f"{tmp_path / 'dangling.jsonl'}: a link to a file that is not there"]
+
+
+@pytest.mark.parametrize("name, body", [("bom.jsonl", b'{"role": "user", "content": "hi"}\n'),
+                                        ("bom.json", b'[{"role": "user", "content": "hi"}]')])
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_record(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + body)
+    items = list(read_records(Source(str(path), path, str(path)), SpillRegistry()))
+    assert items == [(1, {"role": "user", "content": "hi"}) if name.endswith("l") else
+                     (1, [{"role": "user", "content": "hi"}])]

@@ -125,3 +125,15 @@ def test_verify_counts_a_torn_last_line_as_a_note_and_the_next_writer_quarantine
     assert not seg.read_bytes().endswith(b"garbage\n")
     assert [p.read_bytes() for p in (trace_home / "quarantine").iterdir()] == [b"garbage\n"]
     assert Store(trace_home).verify().ok
+
+
+def test_a_range_that_ends_just_before_a_damaged_line_in_the_same_segment_is_served(tmp_path):
+    log = EventLog(tmp_path)
+    log.append([_event(i) for i in range(6)])
+    log.close()
+    (seg,) = list_segments(tmp_path / "segments")
+    lines = seg.path.read_bytes().splitlines(keepends=True)
+    seg.path.write_bytes(b"".join(lines[:3]) + b"garbage\n" + b"".join(lines[3:]))
+    assert [e["seq"] for e in iter_events(tmp_path / "segments", 3, 3)] == [3]    # nothing past seq 3 is read
+    with pytest.raises(IntegrityError):
+        list(iter_events(tmp_path / "segments", 3, 4))

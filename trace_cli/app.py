@@ -18,7 +18,7 @@ try:                                   # newer typer vendors its own click
 except ImportError:                    # pragma: no cover - older typer
     from click.exceptions import ClickException
 
-from stores.errors import TraceError
+from stores.errors import TraceError, UsageError
 from trace_cli.output import Output, ReaderGone
 
 app = typer.Typer(
@@ -78,11 +78,25 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
+def _check_arguments(args: list[str]) -> None:
+    """An argument with bytes that are not UTF-8 (Python holds them as lone
+    surrogates) is a usage error, unless it names an existing file: Linux
+    file names may be any bytes."""
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            if not os.path.exists(arg):
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                raise UsageError(f"argument '{shown}' is not valid UTF-8; pass text in UTF-8") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
     tune_gc()
     debug = bool(os.environ.get("TRACE_DEBUG"))
     try:
+        _check_arguments(sys.argv[1:] if argv is None else argv)
         rv = app(args=argv, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:

@@ -3,12 +3,24 @@ is not a terminal or --json is given, Rich tables on a terminal; notes,
 warnings and progress always on stderr so stdout stays clean data."""
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, Iterable
 
 import orjson
 
 _JSON_OPTS = orjson.OPT_NON_STR_KEYS
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(value: Any):
+    """Data for a terminal cell: a Rich Text (never read as markup: a session
+    named `[/]` is just characters) without control characters (an ESC from
+    a transcript must not drive the terminal)."""
+    from rich.text import Text
+    return Text(_CONTROL.sub("", "" if value is None else str(value)))
 
 
 class ReaderGone(Exception):
@@ -49,11 +61,11 @@ class Output:
 
     def table(self, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None) -> None:
         from rich.table import Table
-        table = Table(title=title, header_style="bold")
+        table = Table(title=terminal_text(title) if title else None, header_style="bold")
         for c in columns:
             table.add_column(c, overflow="fold")
         for row in rows:
-            table.add_row(*("" if v is None else str(v) for v in row))
+            table.add_row(*(terminal_text(v) for v in row))
         self.console.print(table)
 
     @property

@@ -15,7 +15,7 @@ class IngestProgress:
     def __enter__(self):
         if self.out.stderr_is_tty() and not self.out.quiet:
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),   # a file name is not markup
                                       TextColumn("{task.fields[events]} records"), TimeElapsedColumn(),
                                       console=self.out.err_console, transient=True)
             self._progress.start()

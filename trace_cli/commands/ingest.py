@@ -39,12 +39,14 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOpt = False,
     ) -> int:
         from trace_cli.app import state
+        from trace_cli.output import ReaderGone
         from trace_cli.progress import IngestProgress
 
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
         results = []
+        listening = True               # `trace ingest … | head -1`: the work goes on when the reader leaves
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
                                        redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
@@ -52,8 +54,11 @@ def register(app: typer.Typer) -> None:
                                        on_progress=progress.update):
                 progress.done(result)
                 results.append(result)
-                if out.json:
-                    out.emit(result.as_json())
+                if out.json and listening:
+                    try:
+                        out.emit(result.as_json())
+                    except ReaderGone:
+                        listening = False
         if not out.json:
             out.table(["source", "format", "session", "added", "skipped", "errors"],
                       ([r.source, r.format or "-", _session_label(r), r.added,

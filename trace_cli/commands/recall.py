@@ -115,9 +115,9 @@ def _table(out, hits, query: str) -> None:
         out.console.print("no hits")
         return
     from rich.table import Table
-    from rich.text import Text
     from reducers.terms import query_words
-    table = Table(header_style="bold", title=f"recall: {query[:80]}")
+    from trace_cli.output import terminal_text
+    table = Table(header_style="bold", title=terminal_text(f"recall: {query[:80]}"))
     # The numbers never wrap and the snippet takes the width that is left;
     # a narrow terminal drops the per-signal scores (--json has them all).
     wide = out.console.width >= 120
@@ -127,10 +127,11 @@ def _table(out, hits, query: str) -> None:
     table.add_column("snippet", overflow="fold", ratio=1)
     terms = query_words(query)
     for h in hits:
-        snip = Text(" ".join(h.snippet.split()))          # one paragraph: newlines waste rows
+        snip = terminal_text(" ".join(h.snippet.split()))  # one paragraph: newlines waste rows
         snip.highlight_words(terms, style="bold yellow", case_sensitive=False)
         s = h.scores
         when = (h.ts or "")[:16].replace("T", " ") if wide else (h.ts or "")[5:16].replace("T", " ")
         signals = [f"{s.get('fulltext') or 0:.2f}", "-" if s.get("vector") is None else f"{s['vector']:.2f}"]
-        table.add_row(str(h.rank), f"{h.score:.3f}", *(signals if wide else []), str(h.seq), h.kind, when, snip)
+        table.add_row(str(h.rank), f"{h.score:.3f}", *(signals if wide else []), str(h.seq), terminal_text(h.kind),
+                      terminal_text(when), snip)
     out.console.print(table)
