@@ -44,14 +44,20 @@ def line_suffix(digest: str) -> bytes:
     return b',"hash":"' + digest.encode() + b'"}\n'
 
 
-def coerce(value):
+_DEEPEST = 100                          # orjson writes 255 levels; Python recursion allows ~1000 frames
+
+
+def coerce(value, depth: int = 0):
     """The nearest value UTF-8 JSON can carry: integers beyond 64 bits become
-    strings of their digits and lone surrogates U+FFFD. Only used when the
-    exact value cannot be written at all."""
+    strings of their digits, lone surrogates U+FFFD, and what nests deeper
+    than _DEEPEST levels its JSON text (a tool input 600 levels deep is kept,
+    as text). Only used when the exact value cannot be written at all."""
+    if isinstance(value, dict | list | tuple) and depth >= _DEEPEST:
+        return deep_json(value)
     if isinstance(value, dict):
-        return {coerce(k) if isinstance(k, str) else str(k): coerce(v) for k, v in value.items()}
+        return {coerce(k) if isinstance(k, str) else str(k): coerce(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [coerce(v) for v in value]
+        return [coerce(v, depth + 1) for v in value]
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):
@@ -59,6 +65,34 @@ def coerce(value):
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value) if _has_surrogate(value) else value
     return value
+
+
+class _Raw(str):
+    """Text deep_json emits as it is (punctuation), not as a JSON value."""
+
+
+def deep_json(value) -> str:
+    """JSON text of a value nested however deep, with an explicit stack
+    (the recursive encoders stop at a few hundred levels)."""
+    out, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Raw):
+            out.append(item)
+        elif isinstance(item, dict):
+            parts: list = [_Raw("{")]
+            for i, (k, v) in enumerate(item.items()):
+                key = coerce(k) if isinstance(k, str) else str(k)
+                parts += [_Raw(("," if i else "") + orjson.dumps(key).decode() + ":"), v]
+            stack.extend(reversed(parts + [_Raw("}")]))
+        elif isinstance(item, list | tuple):
+            parts = [_Raw("[")]
+            for i, v in enumerate(item):
+                parts += ([_Raw(",")] if i else []) + [v]
+            stack.extend(reversed(parts + [_Raw("]")]))
+        else:
+            out.append(orjson.dumps(coerce(item)).decode())
+    return "".join(out)
 
 
 def _has_surrogate(text: str) -> bool:

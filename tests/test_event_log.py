@@ -222,3 +222,21 @@ def test_a_tail_torn_anywhere_never_serves_a_partial_event(tmp_path_factory, cut
     log.append([_event(99)])
     log.close()
     assert Store(root).verify(check_indexes=False).ok
+
+
+def test_a_value_nested_deeper_than_json_writers_go_is_kept_as_its_json_text(tmp_path):
+    deep = {"x": 1}
+    for _ in range(600):                               # valid JSON; orjson writes 255 levels at most
+        deep = {"a": deep}
+    log = EventLog(tmp_path)
+    log.append([{"session_id": "s", "turn_id": "s/t1", "ts": None, "kind": "tool_call", "text": "deep",
+                 "tokens": 1, "tool": {"name": "deep", "call_id": "c1", "input": deep},
+                 "source": {"format": "test", "key": "k"}}])
+    log.close()
+    (event,) = iter_events(tmp_path / "segments")
+    kept, original, levels = event["tool"]["input"], deep, 0
+    while isinstance(kept, dict):                      # the first levels stay structure...
+        kept, original, levels = kept["a"], original["a"], levels + 1
+    assert levels > 90
+    assert isinstance(kept, str) and orjson.loads(kept) == original    # ...the rest is its JSON text, whole
+    assert Store(tmp_path).verify(check_indexes=False).ok
