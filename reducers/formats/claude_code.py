@@ -117,6 +117,7 @@ class _Line:
     meta: dict                  # sidechain / agent_id flags
     sidechain: bool
     turn: str
+    content: str = ""           # "~<digest>" in keys of a line named by its uuid alone
 
 
 class _Parser:
@@ -127,7 +128,7 @@ class _Parser:
         self.main_turn = ""
         self.side_turns: OrderedDict[str, str] = OrderedDict()    # "<session>\0<uuid>" of sidechain lines -> turn
         self.agent_turns: dict[str, str] = {}                     # "<session>\0<agentId>" -> its latest turn
-        self.used_ids: dict[str, int] = {}                        # uuid -> digest of the first line that carried it
+        self.used_ids: dict[str, str] = {}                        # uuid -> digest of the first line that carried it
         self.tool_names: dict[str, str | None] = {}               # call id -> tool name
         self.calls_seen: set[tuple[str, int]] = set()            # (call id, digest of its input)
         self.titles_seen: set[str] = set()                        # title keys already read
@@ -153,18 +154,18 @@ class _Parser:
         assert self.session is not None
         return self.session
 
-    def _replayed(self, rec: dict) -> int | None:
+    def _replayed(self, rec: dict) -> str | None:
         """The line's digest, or None when it repeats, verbatim, an earlier
         line with its uuid: Claude Code sometimes writes a line again
         (stream-json input re-writing the history, concurrent writers), and
         the copy is no new message, call or result."""
         uuid = rec.get("uuid")
         if not (isinstance(uuid, str) and uuid):
-            return 0
+            return ""
         digest = _line_digest(rec)
         return None if self.used_ids.get(uuid) == digest else digest
 
-    def _record_id(self, rec: dict, line: int, digest: int = 0) -> str:
+    def _record_id(self, rec: dict, line: int, digest: str = "") -> str:
         uuid = rec.get("uuid")
         if isinstance(uuid, str) and uuid and uuid not in self.used_ids:
             self.used_ids[uuid] = digest
@@ -244,16 +245,21 @@ class _Parser:
             if isinstance(rec.get("agentId"), str):
                 meta["agent_id"] = rec["agentId"]
         uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else None
-        at = _Line(session_id=sid, rid=self._record_id(rec, line, digest), line=line, uuid=uuid,
+        rid = self._record_id(rec, line, digest)
+        # The uuid alone is no identity across files: fixture sets reuse a
+        # session's uuids for other content. The digest keeps such a line
+        # apart, while a verbatim copy (a line written again) still dedupes.
+        at = _Line(session_id=sid, rid=rid, line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
-                   turn=self._turn_of(rec, sid, sidechain))
+                   turn=self._turn_of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
         yield from handler(self, rec, at)
         self._remember_side_turn(at)
 
     @staticmethod
     def _draft(at: _Line, kind: str, text: str, part: int | str, *, meta: dict | None = None, **kw) -> Draft:
         info = {**at.meta, **(meta or {})}
-        return Draft(kind=kind, text=text, session_id=at.session_id, key=f"{PREFIX}/{at.session_id}/{at.rid}/{part}",
+        return Draft(kind=kind, text=text, session_id=at.session_id,
+                     key=f"{PREFIX}/{at.session_id}/{at.rid}{at.content}/{part}",
                      turn_id=at.turn, ts=at.ts, line=at.line, uuid=at.uuid, meta=info or None, **kw)
 
     def _result(self, at: _Line, part: int, call_id: str, body: Any, is_error: Any, name: Any = None,
@@ -535,14 +541,18 @@ def _input_digest(value: Any) -> int:
         return hash(compact_json(value))
 
 
-def _line_digest(rec: dict) -> int:
-    """A digest of a line, compared only with lines of the same uuid in the
-    same parse (so the process-salted built-in hash is enough, and cheap)."""
+def _line_digest(rec: dict) -> str:
+    """A stable digest of what a line says: its message (the same in a
+    main file's agent_progress relay and the sub-agent's own file, whatever
+    the metadata around it), else the whole line. Keys carry it, and a line
+    that repeats an earlier one with its uuid is found by it."""
+    said = rec.get("message")
+    said = said if isinstance(said, dict) else rec
     try:
-        raw = orjson.dumps(rec)
+        raw = orjson.dumps(said)
     except TypeError:                      # an integer beyond 64 bits, a lone surrogate
-        raw = compact_json(rec).encode("utf-8", "surrogatepass")
-    return hash(raw)
+        raw = compact_json(said).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(raw, digest_size=5).hexdigest()
 
 
 def _attachment_text(att: dict) -> str:

@@ -55,10 +55,11 @@ def source_blocks(recs, btype: str) -> list[dict]:
 
 
 @pytest.fixture(params=[REAL_FILE, "request.json"])
-def messages_file(request, shared_transcripts, samples) -> Path:
+def messages_file(request, samples) -> Path:
     if request.param == "request.json":
         return samples / "anthropic" / request.param
-    return shared_transcripts / "anthropic_messages" / request.param
+    # only the real files need ../shared: the sample runs without it
+    return request.getfixturevalue("shared_transcripts") / "anthropic_messages" / request.param
 
 
 # ---------------------------------------------------------------- real transcripts

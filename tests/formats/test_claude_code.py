@@ -4,6 +4,7 @@ compactions and injected lines as system, sub-agents flagged."""
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -119,6 +120,27 @@ def test_every_result_of_a_known_call_is_paired_with_it(shared_transcripts):
             elif d.kind == "tool_result" and d.tool["call_id"] in census.call_ids:
                 assert d.tool["call_id"] in names, (path.name, d.line)        # the call came first
                 assert d.tool["name"] == names[d.tool["call_id"]], (path.name, d.line)
+
+
+def test_each_result_answers_exactly_the_call_its_source_block_names(shared_transcripts):
+    # read from the source alone: line -> the tool_use_id of each tool_result block, in order
+    for path in _real(shared_transcripts):
+        named: dict[int, list[str]] = {}
+        for line, rec in records(path):
+            if not isinstance(rec, dict):
+                continue
+            msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+            blocks = msg.get("content") if rec.get("type") == "user" else None
+            ids = [b["tool_use_id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"
+                   and isinstance(b.get("tool_use_id"), str)] if isinstance(blocks, list) else []
+            if ids:
+                named[line] = ids
+        drafts, _ = parse_file(claude_code, path)
+        got: dict[int, list[str]] = {}
+        for d in drafts:
+            if d.kind == "tool_result" and d.line in named:
+                got.setdefault(d.line, []).append(d.tool["call_id"])
+        assert got == named, path.name
 
 
 def test_counts_of_the_real_captures(shared_transcripts):
@@ -290,10 +312,16 @@ def test_sniff_refuses_trace_events_bare_messages_and_junk():
 
 # ---------------------------------------------------------------- the mapping, record by record
 
+def _k(key: str) -> str:
+    """A key without the digest of what its line says (`uuid~digest`), which
+    the tests of identity below look at on their own."""
+    return re.sub(r"^(cc/[^/]+/(?!L@)[^/~]+)~[0-9a-f]{10}/", r"\1/", key)
+
+
 def test_a_user_string_is_one_verbatim_user_draft_that_opens_a_turn():
     drafts, _ = _parse([_user("u1", "  fix the build\n\tplease  ")])
     [d] = drafts
-    assert (d.kind, d.text, d.session_id, d.key, d.turn_id, d.line, d.uuid, d.ts) == (
+    assert (d.kind, d.text, d.session_id, _k(d.key), d.turn_id, d.line, d.uuid, d.ts) == (
         "user", "  fix the build\n\tplease  ", SID, f"cc/{SID}/u1/0", f"{SID}/u1", 1, "u1", "2026-01-05T10:00:00.000Z")
 
 
@@ -304,10 +332,10 @@ def test_user_blocks_join_text_and_mark_images_and_split_off_tool_results():
                           _text("and this")])]
     drafts, _ = _parse(lines)
     result, typed = drafts[1], drafts[2]
-    assert (result.kind, result.text, result.key) == ("tool_result", "a.txt", f"cc/{SID}/u1/0")
+    assert (result.kind, result.text, _k(result.key)) == ("tool_result", "a.txt", f"cc/{SID}/u1/0")
     assert result.tool == {"name": "Bash", "call_id": "toolu_1", "is_error": True}
     assert result.turn_id == f"{SID}/start"                    # answers the call before the user spoke again
-    assert (typed.kind, typed.text, typed.key) == ("user", "look at this\n\n[image]\n\nand this", f"cc/{SID}/u1/1")
+    assert (typed.kind, typed.text, _k(typed.key)) == ("user", "look at this\n\n[image]\n\nand this", f"cc/{SID}/u1/1")
     assert typed.turn_id == f"{SID}/u1"
 
 
@@ -334,7 +362,7 @@ def test_assistant_blocks_thinking_text_and_calls():
              _assistant("a3", "msg_1", _use("toolu_1", "Read", {"file_path": "/a"})),
              _assistant("a4", "msg_2", {"type": "redacted_thinking", "data": "opaque"}, _text("Done."))]
     drafts, _ = _parse(lines)
-    got = [(d.kind, d.text, d.key.split("/", 2)[2], d.merge_group, d.meta) for d in drafts[1:]]
+    got = [(d.kind, d.text, _k(d.key).split("/", 2)[2], d.merge_group, d.meta) for d in drafts[1:]]
     model = {"model": "claude-sonnet-4-5"}
     assert got == [
         ("assistant", "<thinking>\nplan it\n</thinking>", "a1/0", "msg_1", {**model, "thinking": True}),
@@ -346,7 +374,7 @@ def test_assistant_blocks_thinking_text_and_calls():
     merged = merge_adjacent(drafts)
     assert [d.text for d in merged if d.kind == "assistant"] == [
         "<thinking>\nplan it\n</thinking>\n\nOn it.", "<thinking>[redacted]</thinking>\n\nDone."]
-    assert merged[1].all_keys() == [f"cc/{SID}/a1/0", f"cc/{SID}/a2/0"]
+    assert [_k(k) for k in merged[1].all_keys()] == [f"cc/{SID}/a1/0", f"cc/{SID}/a2/0"]
 
 
 def test_blocks_a_writer_re_emits_are_dropped():
@@ -377,7 +405,7 @@ def test_summary_system_and_compact_boundary_lines():
     drafts, bad = _parse(lines)
     digest = hashlib.sha256(b"Fixed the build").hexdigest()[:12]
     assert not bad
-    assert [(d.kind, d.text, d.key, d.meta) for d in drafts if d.kind == "system"] == [
+    assert [(d.kind, d.text, _k(d.key), d.meta) for d in drafts if d.kind == "system"] == [
         ("system", "Fixed the build", f"cc/{SID}/summary/u9/{digest}", {"subtype": "summary", "leafUuid": "u9"}),
         ("system", "[compact_boundary] trigger=manual preTokens=9000", f"cc/{SID}/s1/0",
          {"subtype": "compact_boundary"}),
@@ -440,7 +468,7 @@ def test_reused_or_missing_uuids_fall_back_to_the_line():
     lines = [_user("dup", "first"), _user("dup", "second"), {**_user("x", "third"), "uuid": None}]
     drafts, _ = _parse(lines)
     digest = content_digest(lines[2])                  # no uuid: the line and what it holds
-    assert [d.key for d in drafts] == [f"cc/{SID}/dup/0", f"cc/{SID}/dup@2/0", f"cc/{SID}/L@3~{digest}/0"]
+    assert [_k(d.key) for d in drafts] == [f"cc/{SID}/dup/0", f"cc/{SID}/dup@2/0", f"cc/{SID}/L@3~{digest}/0"]
     assert [d.turn_id for d in drafts] == [f"{SID}/dup", f"{SID}/dup@2", f"{SID}/L@3~{digest}"]
 
 
@@ -475,3 +503,14 @@ def test_sample_session_counts(samples):
     assert len({d.turn_id for d in merged}) == 3                        # before the first user line, then two turns
     results = " ".join(d.text for d in merged if d.kind == "tool_result")
     assert "9f2c4e1a7b3d5f60812ab4c9d0e7f3a2b1c4d5e6" in results and "/srv/app/config/payments.yaml" in results
+
+
+def test_a_uuid_names_a_line_only_together_with_what_it_says():
+    # Fixture sets reuse a session's uuids for other content in other files:
+    # both are kept. A verbatim copy of a line (written again, or relayed) is
+    # still one line, whatever metadata around the message differs.
+    first, _ = _parse([_user("u1", "run the migration")])
+    other, _ = _parse([_user("u1", "roll the migration back")])
+    copy, _ = _parse([{**_user("u1", "run the migration"), "cwd": "/elsewhere", "version": "2.1.3"}])
+    assert first[0].key != other[0].key
+    assert first[0].key == copy[0].key

@@ -70,10 +70,11 @@ def source_messages(recs) -> list[dict]:
 
 
 @pytest.fixture(params=[*REAL_FILES, "support-chat.jsonl"])
-def chat_file(request, shared_transcripts, samples) -> Path:
+def chat_file(request, samples) -> Path:
     if request.param == "support-chat.jsonl":
         return samples / "openai" / request.param
-    return shared_transcripts / "openai_chat" / request.param
+    # only the real files need ../shared: the sample runs without it
+    return request.getfixturevalue("shared_transcripts") / "openai_chat" / request.param
 
 
 # ---------------------------------------------------------------- real transcripts
