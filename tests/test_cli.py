@@ -225,3 +225,24 @@ def test_a_terminal_table_shows_markup_and_control_characters_as_plain_text():
     out.table(["session"], [["[/]weird"], ["red \x1b[31malert"]], title="[bold]x[/bold")
     shown = out._out_console.file.getvalue()
     assert "[/]weird" in shown and "red [31malert" in shown and "\x1b" not in shown
+
+
+@pytest.mark.parametrize("case", ["missing", "empty", "unknown format", "strict"])
+def test_bad_input_through_the_command_line_is_one_line_and_writes_nothing(case, tmp_path):
+    path = tmp_path / "in.jsonl"
+    args = ["ingest", str(path)]
+    if case == "empty":
+        path.write_bytes(b"")
+    elif case == "unknown format":
+        path.write_text('{"kind_of": "thing"}\n{"kind_of": "other"}\n')
+    elif case == "strict":
+        openai_conversations(path, 3)
+        with open(path, "a") as f:
+            f.write("{oops\n")
+        args.append("--strict")
+    run = cli(*args)
+    expected_code, expected_lines = {"missing": (1, 1), "empty": (0, 0), "unknown format": (1, 1),
+                                     "strict": (1, 2)}[case]            # strict: the bad line, then the verdict
+    assert run.code == expected_code and run.err.count("\n") == expected_lines, run.err
+    assert "Traceback" not in run.err and "please report" not in run.err
+    assert cli("stats").lines()[0]["events"] == 0

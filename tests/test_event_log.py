@@ -175,6 +175,28 @@ def test_files_are_private(tmp_path):
     assert (os.stat(store.dir / "state.db").st_mode & 0o777) == 0o600
 
 
+def test_every_directory_and_file_of_a_full_store_is_private_whatever_the_umask(tmp_path):
+    import json as _json
+    from tests.helpers import cli
+    src = tmp_path / "chat.json"
+    src.write_text(_json.dumps([{"role": "user", "content": "show the log"},
+                                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+                                 "function": {"name": "bash", "arguments": "{}"}}]},
+                                {"role": "tool", "tool_call_id": "c1", "content": "log line\n" * 5000}]))
+    old = os.umask(0)
+    try:
+        run = cli("--store", str(tmp_path / "store"), "ingest", str(src))
+        cli("--store", str(tmp_path / "store"), "recall", "log line")      # retrievals.jsonl, caches
+    finally:
+        os.umask(old)
+    assert run.code == 0, run.err
+    root = tmp_path / "store"
+    paths = [root, *root.rglob("*")]
+    assert any(p.suffix == ".gz" for p in paths)                        # an artifact among them
+    loose = [str(p) for p in paths if (os.stat(p).st_mode & 0o777) != (0o700 if p.is_dir() else 0o600)]
+    assert loose == []
+
+
 def test_values_json_cannot_hold_are_coerced_not_fatal(tmp_path):
     log = EventLog(tmp_path)
     (sealed,) = log.append([{**_event(0), "text": "lone \ud800 surrogate", "meta": {"big": 1 << 70}}])

@@ -216,6 +216,46 @@ def test_strict_writes_nothing_from_a_file_with_a_bad_line(tmp_path):
     assert store.stats().events == 0
 
 
+def test_strict_writes_nothing_even_when_the_bad_line_comes_batches_later(tmp_path, monkeypatch):
+    import stores.appender
+    monkeypatch.setattr(stores.appender, "BATCH_EVENTS", 2)       # many batches before the bad line
+    src = openai_conversations(tmp_path / "chat.jsonl", 20, tool_every=1)
+    with open(src, "a") as f:
+        f.write("not json at all\n")
+    store = Store(tmp_path / "s")
+    (res,), _ = _ingest(store, src, strict=True, embed=False)
+    assert (res.added, res.errors) == (0, 1) and store.stats().events == 0
+    assert not list(export_events(store))
+
+
+def test_a_secret_in_a_transcript_is_in_no_file_of_the_store_and_no_redact_keeps_it(tmp_path):
+    import gzip
+    secret = "ghp_" + "Q7x" * 12
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps([
+        {"role": "user", "content": f"use {secret} for the push"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "bash", "arguments": json.dumps({"cmd": f"git push https://x:{secret}@github.com/a/b"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": f"token {secret}\n" + "pushed ok\n" * 3000}]))
+    store = Store(tmp_path / "s")
+    _ingest(store, src)                                       # full-text and vector indexes too
+
+    def holds_secret(root) -> list[str]:
+        found = []
+        for path in root.rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                if path.suffix == ".gz":
+                    data = gzip.decompress(data)
+                if secret.encode() in data:
+                    found.append(str(path.relative_to(root)))
+        return found
+    assert store.stats().artifacts >= 1 and holds_secret(store.dir) == []
+    plain = Store(tmp_path / "plain")
+    _ingest(plain, src, redact=False, embed=False)
+    assert holds_secret(plain.dir)
+
+
 def test_invalid_utf8_is_a_reported_line_not_a_crash(tmp_path):
     src = openai_conversations(tmp_path / "chat.jsonl", 2)
     with open(src, "ab") as f:
