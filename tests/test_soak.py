@@ -58,6 +58,8 @@ def test_a_100_mb_single_line_tool_output_streams_to_an_artifact_with_bounded_me
     assert hashlib.sha256(out.stdout).hexdigest() == digest
 
 
+@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query=st.text(min_size=1, max_size=500))
 def test_no_query_string_raises_soak(query, tmp_path_factory):
     from stores.recall import Recaller, RecallQuery
     from stores.store import Store
