@@ -557,3 +557,20 @@ def test_an_export_that_carries_an_artifact_restores_it_to_a_store_that_lacks_it
     assert not copy.verify().ok                        # the event points at an artifact this store lacks
     (again,), _ = _ingest(copy, carried, embed=False)
     assert again.added == 0 and copy.verify().ok
+
+
+def test_a_file_gone_between_listing_and_reading_is_one_error_and_the_rest_ingests(tmp_path, monkeypatch):
+    import stores.sources
+    (tmp_path / "in").mkdir()
+    gone = openai_conversations(tmp_path / "in" / "a.jsonl", 1, prefix="a")
+    kept = openai_conversations(tmp_path / "in" / "b.jsonl", 1, prefix="b")
+    real = stores.sources.Source.fingerprint
+
+    def vanishing(source):
+        if source.path == gone:
+            gone.unlink()                              # deleted right after the directory was listed
+        return real(source)
+    monkeypatch.setattr(stores.sources.Source, "fingerprint", vanishing)
+    results, errors = _ingest(Store(tmp_path / "s"), tmp_path / "in", embed=False)
+    assert [(r.source, r.errors) for r in results] == [(str(gone), 1), (str(kept), 0)]
+    assert errors == [f"{gone}: cannot read it (No such file or directory)"] and results[1].added > 0
