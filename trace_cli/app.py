@@ -93,6 +93,9 @@ def _check_arguments(args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
+    if sys.stdout is None:                # started with stdout closed (`trace stats >&-`)
+        sys.stderr.write("trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n")
+        return 2
     tune_gc()
     debug = bool(os.environ.get("TRACE_DEBUG"))
     try:
