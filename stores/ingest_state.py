@@ -29,6 +29,27 @@ CREATE TABLE IF NOT EXISTS counts (
 """
 
 
+_KEYS_SEQ = "SELECT value FROM meta WHERE name='keys_seq'"
+
+
+def recorded_seq(store: Path) -> int:
+    """How far state.db says the log reached (its keys_seq), read without
+    writing: for `verify`, which takes no lock (0 when absent or unreadable:
+    the next writer rebuilds it, and it vouches for nothing meanwhile)."""
+    path = store / "state.db"
+    if not path.is_file():
+        return 0
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute(_KEYS_SEQ).fetchone()
+        finally:
+            db.close()
+        return int(row[0]) if row else 0
+    except (sqlite3.Error, ValueError):
+        return 0
+
+
 def event_keys(event: dict) -> list[str]:
     """Every dedupe key an event in the log stands for."""
     source = event.get("source") or {}
@@ -85,7 +106,7 @@ class IngestState:
 
     @property
     def keys_seq(self) -> int:
-        row = self.db.execute("SELECT value FROM meta WHERE name='keys_seq'").fetchone()
+        row = self.db.execute(_KEYS_SEQ).fetchone()
         return int(row[0]) if row else 0
 
     def catch_up(self, segments_dir: Path, log_seq: int) -> int:

@@ -71,7 +71,7 @@ class Store:
             lock = WriterLock(self.dir).acquire(wait)
             try:
                 log = EventLog(self.dir, warn=self.warn)
-                ArtifactStore(self.dir).sweep_incoming()    # a killed writer's half-written artifact
+                self.artifacts.sweep_incoming()             # a killed writer's half-written artifact
                 state = IngestState(self.dir)
                 indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder,
                                          lock_fd=lock.fd)

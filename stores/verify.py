@@ -11,7 +11,6 @@ state.db and the indexes record how far the log had reached, and only ever
 lag it. One that is ahead of the log is a record of events the log lost."""
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import orjson
 from reducers.canonical import GENESIS, check_line
 from stores.errors import IntegrityError
 from stores.event_log import LOST_EVENTS
+from stores.ingest_state import recorded_seq
 from stores.segments import RawLine, iter_log_lines, last_event, read_last_line, segment_name
 
 _MAX_PROBLEMS = 100
@@ -138,7 +138,7 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
     the log's end. They are written after the log and only ever lag it, so
     being ahead means the log's tail was cut off (a missing/older derived
     file is normal: it catches up)."""
-    reached = {"state.db": _state_watermark(store.dir)}
+    reached = {"state.db": recorded_seq(store.dir)}
     if with_indexes:
         reached.update(_index_watermarks(store.dir))
     log_seq = report.last_seq
@@ -157,26 +157,9 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
     who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     missing = f"event {top} is" if top == log_seq + 1 else f"events {log_seq + 1}..{top} are"
     report.fail(*log_end, f"log ends at seq {log_seq} but {who} recorded events up to seq {top}: the log's tail "
-                          f"was removed ({missing} missing); restore segments/ from a backup before the next "
-                          f"ingest, which would forget them")
+                          f"was removed ({missing} missing); restore segments/ from a backup (the next ingest "
+                          f"notes the loss in quarantine/{LOST_EVENTS} and rebuilds the derived state)")
     return True
-
-
-def _state_watermark(store_dir: Path) -> int:
-    """state.db's keys_seq, read without writing (0 when absent or unreadable:
-    the next writer rebuilds it, and it vouches for nothing meanwhile)."""
-    path = store_dir / "state.db"
-    if not path.is_file():
-        return 0
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            row = db.execute("SELECT value FROM meta WHERE name='keys_seq'").fetchone()
-        finally:
-            db.close()
-        return int(row[0]) if row else 0
-    except (sqlite3.Error, ValueError):
-        return 0
 
 
 def _index_watermarks(store_dir: Path) -> dict[str, int]:

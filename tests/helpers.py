@@ -67,3 +67,17 @@ def trace_events(path: Path, events: list[dict]) -> Path:
         for e in events:
             f.write(orjson.dumps(e) + b"\n")
     return path
+
+
+def log_ending_with(directory: Path, events: list[dict], raw: bytes) -> Path:
+    """A log of `events` whose last segment then gets `raw` appended (a torn
+    or damaged tail); returns that segment's path."""
+    from stores.event_log import EventLog
+    from stores.segments import list_segments
+    log = EventLog(directory)
+    log.append(events)
+    log.close()
+    seg = list_segments(directory / "segments")[-1].path
+    with open(seg, "ab") as f:
+        f.write(raw)
+    return seg

@@ -12,6 +12,7 @@ from stores.event_log import EventLog
 from stores.ids import IdGenerator, decode_ulid, encode_ulid, is_ulid
 from stores.segments import iter_events, list_segments
 from stores.store import Store
+from tests.helpers import log_ending_with
 
 
 def _event(i: int, text: str = "hello") -> dict:
@@ -87,12 +88,7 @@ def test_torn_tail_is_quarantined_never_served_and_the_chain_continues(tmp_path,
 
 
 def test_a_last_line_that_does_not_parse_is_quarantined_too(tmp_path):
-    log = EventLog(tmp_path)
-    log.append([_event(i) for i in range(2)])
-    log.close()
-    seg = list_segments(tmp_path / "segments")[-1].path
-    with open(seg, "ab") as f:
-        f.write(b'{"seq":3, garbage}\n')
+    log_ending_with(tmp_path, [_event(i) for i in range(2)], b'{"seq":3, garbage}\n')
     notes = []
     log = EventLog(tmp_path, warn=notes.append)
     assert log.tail.seq == 2

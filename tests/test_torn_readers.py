@@ -10,7 +10,7 @@ from stores.errors import IntegrityError
 from stores.event_log import EventLog
 from stores.segments import iter_events, last_event, list_segments, read_event_at
 from stores.store import Store
-from tests.helpers import cli, openai_conversations
+from tests.helpers import cli, log_ending_with, openai_conversations
 
 READERS = [("stats",), ("show", "1..1000"), ("export",), ("recall", "config"), ("show", "--session", "conv-0")]
 
@@ -56,12 +56,7 @@ def test_a_torn_copy_of_a_real_line_does_not_shadow_it_in_lookups_by_id_or_sessi
 
 
 def test_the_log_tail_a_reader_sees_is_the_last_sealed_event(tmp_path):
-    log = EventLog(tmp_path)
-    log.append([_event(i) for i in range(3)])
-    log.close()
-    seg = list_segments(tmp_path / "segments")[-1].path
-    with open(seg, "ab") as f:
-        f.write(b"garbage\n")
+    log_ending_with(tmp_path, [_event(i) for i in range(3)], b"garbage\n")
     assert last_event(tmp_path / "segments")["seq"] == 3
     assert [e["seq"] for e in iter_events(tmp_path / "segments")] == [1, 2, 3]
 

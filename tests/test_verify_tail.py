@@ -79,12 +79,12 @@ def test_verify_reads_state_db_without_changing_it(tmp_path, trace_home):
 
 def test_a_writer_appending_while_verify_runs_is_not_a_cut_tail(tmp_path, trace_home, monkeypatch):
     store = _ingested(tmp_path, trace_home)
-    read_watermark = stores.verify._state_watermark
+    read_watermark = stores.verify.recorded_seq
 
     def a_writer_gets_in_first(store_dir):        # events appended and recorded after verify read the log
         assert cli("ingest", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b"))).code == 0
         return read_watermark(store_dir)
-    monkeypatch.setattr(stores.verify, "_state_watermark", a_writer_gets_in_first)
+    monkeypatch.setattr(stores.verify, "recorded_seq", a_writer_gets_in_first)
     report = store.verify(check_indexes=False)
     assert report.ok, report.problems
 
