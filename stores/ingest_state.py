@@ -235,5 +235,13 @@ class IngestState:
 
 def _add_keys(db: sqlite3.Connection, keys: list[str]) -> None:
     # One statement over a JSON array: binding a parameter per key cost
-    # twice SQLite's own work.
-    db.execute("INSERT OR IGNORE INTO seen(key) SELECT value FROM json_each(?)", (orjson.dumps(keys),))
+    # twice SQLite's own work. SQLite's JSON ends a string at U+0000, so a
+    # key holding one (or what JSON cannot hold) is bound as it is.
+    try:
+        data = orjson.dumps(keys)
+    except TypeError:
+        data = None
+    if data is None or b"\\u0000" in data:
+        db.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", ((k,) for k in keys))
+    else:
+        db.execute("INSERT OR IGNORE INTO seen(key) SELECT value FROM json_each(?)", (data,))
