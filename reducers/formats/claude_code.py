@@ -35,8 +35,8 @@ NAME = "claude-code"
 PREFIX = "cc"
 
 _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
-                 "ai-title", "custom-title")
-_TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user")}
+                 "ai-title", "custom-title", "agent-name")
+_TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user"), "agent-name": ("agentName", "agent")}
 # User lines the harness wrote, not the user (older versions mark none of them isMeta):
 # kept as user lines, marked `injected`
 _INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a message:", "teammate"),
@@ -46,10 +46,16 @@ _INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a 
              ("<bash-stderr>", "bash_output"))
 _INJECTED_PREFIXES = tuple(prefix for prefix, _ in _INJECTED)
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-_BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "agent-name",
+_BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
                 "relocated", "worktree-state", "bridge-session", "atis-latch")
 _KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
+# Fields every line carries; what else a line of an unknown type holds is kept
+_ENVELOPE = frozenset(("type", "uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "cwd", "version",
+                       "gitBranch", "isSidechain", "userType", "slug", "entrypoint", "agentId"))
+# The sub-agent Claude Code runs to compact a session (subagents/agent-acompact-*.jsonl):
+# its user lines are Claude Code's summary request
+_COMPACTION_AGENT = "acompact"
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 # Bounds on what parsing remembers, so a huge log streams in flat memory.
@@ -286,6 +292,8 @@ class _Parser:
             kind, extra = "system", {"subtype": "compact_summary"}
         elif rec.get("isMeta") is True:
             kind, extra = "system", {"is_meta": True}
+        elif at.meta.get("agent_id", "").startswith(_COMPACTION_AGENT):
+            kind, extra = "system", {"subtype": "compact_prompt"}
         else:
             kind, extra = "user", {}
         if isinstance(content, str):
@@ -380,15 +388,23 @@ class _Parser:
                 call_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else f"{at.rid}#{i}"
                 yield self._result(at, i, call_id, block.get("content"), block.get("is_error"), meta=extra)
             elif btype == "thinking":
-                if isinstance(block.get("thinking"), str) and block["thinking"]:
-                    yield self._draft(at, "assistant", f"<thinking>\n{block['thinking']}\n</thinking>", i,
+                thought = block.get("thinking")
+                if isinstance(thought, str) and thought:
+                    yield self._draft(at, "assistant", f"<thinking>\n{thought}\n</thinking>", i,
+                                      meta={**extra, "thinking": True}, merge_group=group)
+                elif block.get("signature"):          # it thought; the log does not show what
+                    yield self._draft(at, "assistant", "<thinking>[not shown]</thinking>", i,
                                       meta={**extra, "thinking": True}, merge_group=group)
             elif btype == "redacted_thinking":
                 yield self._draft(at, "assistant", "<thinking>[redacted]</thinking>", i,
                                   meta={**extra, "thinking": True}, merge_group=group)
             elif isinstance(block.get("text"), str) and block["text"]:
                 yield self._draft(at, "assistant", block["text"], i, meta=extra, merge_group=group)
-            # other blocks ("fallback" model switches...) carry no text the model wrote
+            elif btype == "fallback":                  # Claude Code switched models mid-message
+                yield self._draft(at, "system", _fallback_text(block), i, meta={"subtype": "model_fallback"})
+            elif btype != "text":                      # an image, a block type newer than this parser
+                yield self._draft(at, "assistant", flatten_content(block), i, meta=extra, merge_group=group,
+                                  media=media_blocks(block) or None)
 
     def _repeated(self, group: str, block: dict, line: int) -> bool:
         """A block already written on an earlier line of the same message:
@@ -468,6 +484,14 @@ class _Parser:
         if content:
             yield self._draft(at, "system", content, 0, meta={"subtype": subtype} if isinstance(subtype, str) else None)
 
+    def unknown(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        """A line of a type this parser does not know and without a message
+        (a newer version's bookkeeping, a pointer to the next session): kept
+        as a system event holding what it says beyond the usual fields."""
+        said = {k: v for k, v in rec.items() if k not in _ENVELOPE}
+        if said:
+            yield self._draft(at, "system", compact_json(said), 0, meta={"subtype": rec["type"]})
+
     def wrapper(self, rec: dict, at: _Line) -> Iterator[Draft]:
         """A record a tool that exported the session wrote beside Claude
         Code's own lines (hive-mind's {"_type": "hive-mind-meta", ...}):
@@ -522,6 +546,12 @@ class _Parser:
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
 
 
+def _fallback_text(block: dict) -> str:
+    def model(side: Any) -> str:
+        return str(side.get("model", "?")) if isinstance(side, dict) else "?"
+    return f"[model fallback: {model(block.get('from'))} -> {model(block.get('to'))}]"
+
+
 def _agent_progress(rec: dict) -> dict | None:
     """The sub-agent message an `agent_progress` line relays (Claude Code
     2.1.x, foreground agents), as a sidechain line. The same message, same
@@ -542,12 +572,13 @@ def _agent_progress(rec: dict) -> dict | None:
 
 def _message_handler(rec: dict, rtype: str):
     """A line of a type this parser does not know that still carries a user
-    or assistant message (a newer version's line type) is read as one."""
-    message = rec.get("message")
-    if rtype in _KNOWN_TYPES or not isinstance(message, dict):
+    or assistant message (a newer version's line type) is read as one; one
+    without a message is kept as it is (`unknown`)."""
+    if rtype in _KNOWN_TYPES:
         return None
-    role = message.get("role")
-    return _HANDLERS.get(role) if role in ("user", "assistant") else None
+    message = rec.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    return _HANDLERS[role] if role in ("user", "assistant") else _Parser.unknown
 
 
 def _input_digest(value: Any) -> int:
@@ -643,5 +674,6 @@ _HANDLERS = {
     "queue-operation": _Parser.queue,
     "ai-title": _Parser.title,
     "custom-title": _Parser.title,
+    "agent-name": _Parser.title,
     "wrapper": _Parser.wrapper,
 }

@@ -214,7 +214,7 @@ def flatten_content(content: Any) -> str:
             parts.append(f"[search_result: {block.get('title') or ''}{where}]")
             parts.append(flatten_content(block.get("content")))
         elif btype == "tool_reference":
-            parts.append(f"[tool_reference: {block.get('tool_name', '')}]")
+            parts.append(f"[tool_reference: {block.get('tool_name') or block.get('name') or ''}]")
         elif "content" in block:
             parts.append(flatten_content(block["content"]))
         elif isinstance(block.get("text"), str):

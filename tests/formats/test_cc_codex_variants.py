@@ -245,9 +245,21 @@ def test_sub_agent_spawns_and_errors_with_nested_details_are_system_events():
 def test_a_line_of_an_unknown_type_that_carries_a_message_is_read_as_that_message():
     sid = "7a0c3b52-0000-4000-8000-000000002222"
     line = _cc_line(sid, "m-1", "message", message={"id": "msg-1", "role": "user", "content": "list files"})
-    drafts, bad = _parse(claude_code, [line, _cc_line(sid, "x-1", "future-bookkeeping", value=3)])
+    drafts, bad = _parse(claude_code, [line])
     assert not bad
     assert [(d.kind, d.text) for d in drafts] == [("user", "list files")]
+
+
+def test_a_line_of_an_unknown_type_without_a_message_is_kept_as_a_system_event_of_that_type():
+    sid = "7a0c3b52-0000-4000-8000-000000002222"
+    lines = [_cc_line(sid, "m-1", "user", message={"role": "user", "content": "list files"}),
+             _cc_line(sid, "x-1", "continued-in", continuedInSessionId="next-session"),
+             _cc_line(sid, "x-2", "future-bookkeeping")]          # nothing beyond the usual fields
+    drafts, bad = _parse(claude_code, lines)
+    assert not bad
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("user", "list files"), ("system", '{"continuedInSessionId":"next-session"}')]
+    assert drafts[1].meta["subtype"] == "continued-in" and drafts[1].session_id == sid
 
 
 def test_an_assistant_messages_phase_commentary_or_final_answer_is_kept():
