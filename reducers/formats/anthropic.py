@@ -24,7 +24,7 @@ import re
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.http_capture import Threads, exchange_body, message_digest, record_list
+from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, api_error_text, conversation_session_id, error_draft, failure_text,
                                      flatten_content, media_blocks, to_utc_iso, tool_call_text)
 
@@ -199,6 +199,7 @@ class _Parser:
         self.loose: Conversation | None = None     # the stream of one-message-per-line records
         self.call_names: dict[str, str] = {}        # tool_use id -> tool name, for results
         self.threads = Threads()                    # conversations captured calls continue
+        self.last_call: Conversation | None = None  # of the latest captured call: where other traffic goes
 
     def open(self, source_id: Any, opening: Any) -> Conversation:
         index = self.conversations
@@ -222,12 +223,15 @@ class _Parser:
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and isinstance(rec.get("messages"), list):
             yield from self.body(line, rec)
-        elif (exchange := exchange_body(rec)) is not None:
+        elif (exchange := exchange_body(rec)) is not None and isinstance(exchange.get("messages"), list):
             yield from self.exchange(line, exchange)
         elif batch_request(rec) is not None:
             yield from self.body(line, rec["params"], rec["custom_id"])
         elif is_batch_result(rec):
             yield from self.batch_result(line, rec)
+        elif (traffic := other_traffic(rec)) is not None:
+            self.last_call = self.last_call or self.open(None, rec)
+            yield traffic_draft(self.last_call, rec, traffic, line)
         else:
             yield BadRecord(line, "not an Anthropic Messages record (no role or messages)")
 
@@ -237,6 +241,7 @@ class _Parser:
         digests = [message_digest(m.get("role"), m.get("content")) if isinstance(m, dict) else "" for m in msgs]
         found = self.threads.continued(digests)
         conv, read = found if found is not None else (self.open(_body_id(body), msgs[0] if msgs else body), 0)
+        self.last_call = conv
         yield from self.body(line, body, conv=conv, skip=read)
         response = body.get("response")
         if isinstance(response, dict) and isinstance(response.get("content"), (str, list)):

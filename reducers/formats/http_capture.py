@@ -6,7 +6,8 @@ The request body is a Messages API request; the reply is the response
 body or, for a streamed call, its server-sent events put back together.
 An agent sends its whole history with every call, so a request that
 repeats an earlier exchange's messages and reply continues that
-conversation (`Threads`): each message is read once."""
+conversation (`Threads`): each message is read once. Other traffic in the
+capture (telemetry, auth) is kept as it was sent, as a system event."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -14,14 +15,17 @@ from typing import Any
 
 import orjson
 
-from reducers.formats.common import Conversation, content_digest
+from reducers.drafts import Draft
+from reducers.formats.common import Conversation, compact_json, content_digest, to_utc_iso
+from reducers.formats.openai_responses import is_responses_body
 
 _THREADS = 64                        # conversations a later request may continue
 
 
 def exchange_body(rec: Any) -> dict | None:
     """The request body of a captured exchange, with its reply as
-    `response`, when the request holds a conversation. Two layouts: an
+    `response`, when the request holds a conversation (Chat Completions or
+    Messages `messages`, or a Responses API `input`). Two layouts: an
     HTTP capture ({"request": {"body"}, "response": {"body" | "body_raw"}})
     and an application's call log, which keeps the bodies themselves
     ({"request": <body>, "response": <reply>})."""
@@ -32,7 +36,7 @@ def exchange_body(rec: Any) -> dict | None:
         return None
     logged = "body" not in request
     body = request if logged else request.get("body")
-    if not (isinstance(body, dict) and isinstance(body.get("messages"), list)):
+    if not (isinstance(body, dict) and (isinstance(body.get("messages"), list) or is_responses_body(body))):
         return None
     response = rec.get("response")
     reply = None
@@ -46,6 +50,32 @@ def exchange_body(rec: Any) -> dict | None:
     if reply is None and logged and rec.get("error") is not None:
         reply = {"error": rec["error"]}           # the call failed: what the log says instead
     return {**body, "response": reply} if reply is not None else dict(body)
+
+
+def other_traffic(rec: Any) -> str | None:
+    """An exchange of an HTTP capture that is no model call, as one line
+    (method, URL, status) and the body it sent; None for anything else."""
+    if not isinstance(rec, dict) or not isinstance(request := rec.get("request"), dict):
+        return None
+    if not (isinstance(request.get("url"), str) and "body" in request):
+        return None
+    response = rec.get("response")
+    status = next((response[k] for k in ("status", "status_code") if k in response), None) \
+        if isinstance(response, dict) else None
+    head = " ".join(str(x) for x in (request.get("method"), request["url"]) if x)
+    head += f" -> {status}" if status is not None else ""
+    body = request["body"]
+    if body in (None, "", {}, []):
+        return head
+    return f"{head}\n{body if isinstance(body, str) else compact_json(body)}"
+
+
+def traffic_draft(conv: Conversation, rec: dict, text: str, line: int) -> Draft:
+    """`other_traffic` in the conversation the capture was in."""
+    conv.begin(rec)
+    ts = rec.get("timestamp") or rec["request"].get("timestamp")
+    return Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("http", 0),
+                 turn_id=conv.turn(), ts=to_utc_iso(ts), line=line, meta={"subtype": "http_exchange"})
 
 
 def record_list(rec: Any) -> bool:
@@ -109,8 +139,11 @@ def _apply_delta(block: dict, delta: dict, partial: dict[int, str], index: int) 
 
 def message_digest(role: Any, content: Any) -> str:
     """A message as a later request repeats it: the cache_control marks an
-    agent moves from message to message do not count."""
-    if isinstance(content, list):
+    agent moves from message to message do not count, nor whether an empty
+    content is sent as "", [] or null."""
+    if not content:
+        content = None
+    elif isinstance(content, list):
         content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in content]
     return content_digest([role, content])
 

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
-from reducers.formats.http_capture import Threads, exchange_body, message_digest, record_list
+from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
                                      media_blocks, tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
@@ -160,6 +160,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         self.bash_actions = False                   # mini-swe-agent's text layout: bash blocks are calls
         self.exited = False                         # mini-swe-agent's `exit` message held the submission
         self.threads = Threads()                    # conversations logged calls continue
+        self.last_call: Conversation | None = None  # of the latest logged call: where other traffic goes
 
     def open(self, source_id: Any, opening: Any, session_id: str | None = None) -> Conversation:
         """The next conversation; `session_id` continues a session already open."""
@@ -198,9 +199,15 @@ class _Parser(ResponsesItems, TrajectoryParts):
             conv = self.open(responses_session(rec), responses_opening(rec), self.continued_session(rec))
             yield from self.responses_body(line, rec, conv)
         elif (exchange := exchange_body(rec)) is not None:
-            yield from self.exchange(line, exchange, rec)
+            if isinstance(exchange.get("messages"), list):
+                yield from self.exchange(line, exchange, rec)
+            else:                                           # a Responses API call: its body, with the reply
+                yield from self.record(line, exchange)
         elif is_completion(rec):
             yield from self.conversation(line, [], self.open(rec.get("id"), rec), {"response": rec})
+        elif (traffic := other_traffic(rec)) is not None:
+            self.last_call = self.last_call or self.open(None, rec)
+            yield traffic_draft(self.last_call, rec, traffic, line)
         else:
             yield BadRecord(line, "not an OpenAI chat record (no role, messages, history or input)")
 
@@ -214,6 +221,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
             source_id = next((x[k] for x in (body, rec) for k in ID_KEYS if x.get(k)), None)
             found = self.open(source_id, msgs[0] if msgs else body), 0
         conv, read = found
+        self.last_call = conv
         yield from self.conversation(line, msgs, conv, body, skip=read)
         _, replies = _replies(body.get("response"))
         if replies and isinstance(replies[0], dict):          # the next call resends the first choice
@@ -472,7 +480,9 @@ def _history_digest(msg: Any) -> str:
         return ""
     calls = msg.get("tool_calls") or msg.get("toolCalls")
     ids = [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else None
-    return message_digest(msg.get("role"), [msg.get("content"), ids, msg.get("tool_call_id", msg.get("toolCallId"))])
+    # (an empty content resent as "" where the reply said null is the same message)
+    return message_digest(msg.get("role"), [msg.get("content") or None, ids,
+                                            msg.get("tool_call_id", msg.get("toolCallId"))])
 
 
 def _meta(msg: dict) -> dict | None:

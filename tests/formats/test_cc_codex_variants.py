@@ -154,6 +154,13 @@ def test_an_envelope_less_codex_rollout_yields_every_message_call_and_result():
     assert calls == results == ["call_1", "call_2"]
 
 
+def test_an_envelope_less_codex_rollouts_items_take_the_latest_time_the_file_gave():
+    lines = _legacy_rollout()
+    lines[7] = {**lines[7], "timestamp": "2025-07-10T08:00:05.000Z"}      # one item that says when
+    drafts, _ = _parse(codex, lines)
+    assert [d.ts for d in drafts] == (["2025-07-10T08:00:00.000Z"] * 5 + ["2025-07-10T08:00:05.000Z"] * 4)
+
+
 def test_an_envelope_less_codex_rollout_parses_to_the_same_keys_twice():
     first, _ = _parse(codex, _legacy_rollout())
     again, _ = _parse(codex, _legacy_rollout())

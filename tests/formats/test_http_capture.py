@@ -99,3 +99,14 @@ def test_a_tool_input_cut_off_mid_stream_is_kept_as_the_text_that_arrived():
 def test_a_stream_that_never_started_still_keeps_the_request():
     broken = exchange([{"role": "user", "content": "hello?"}], raw="event: ping\ndata: {not json\n\n")
     assert [(d.kind, d.text) for d in parse(broken)] == [("system", "You are Claude Code."), ("user", "hello?")]
+
+
+def test_other_traffic_in_the_capture_is_a_system_event_in_the_conversation():
+    call = exchange([{"role": "user", "content": "hi"}],
+                    reply={"type": "message", "role": "assistant", "content": [{"type": "text", "text": "hello"}]})
+    oauth = {"request": {"url": "https://console.anthropic.com/v1/oauth/token", "method": "POST", "headers": {},
+                         "body": None}, "response": {"status": 200, "headers": {}, "body": {"ok": True}}}
+    assert detect_format([call, oauth]) == "anthropic"
+    drafts = parse(call, oauth)
+    assert [(d.kind, d.text) for d in drafts][-1] == ("system", "POST https://console.anthropic.com/v1/oauth/token -> 200")
+    assert len({d.session_id for d in drafts}) == 1

@@ -210,3 +210,54 @@ def test_logged_ollama_calls_that_resend_the_history_store_each_message_once():
     assert not bad
     assert shape(drafts) == [("user", "Hi"), ("assistant", "Hello."), ("user", "Bye"), ("assistant", "Goodbye.")]
     assert len({d.session_id for d in drafts}) == 1
+
+
+def _responses_call(items: list, output: list, rid: str, previous: str | None = None) -> dict:
+    body = {"model": "gpt-4o-mini", "input": items, **({"previous_response_id": previous} if previous else {})}
+    return {"request": body, "response": {"object": "response", "id": rid, "model": "gpt-4o-mini", "output": output}}
+
+
+def test_logged_responses_api_calls_are_read_in_both_layouts_and_chain_by_previous_response_id():
+    call = {"type": "function_call", "call_id": "call_T", "name": "get_temperature", "arguments": '{"city":"SF"}'}
+    first = _responses_call([{"role": "user", "content": [{"type": "input_text", "text": "Weather in SF?"}]}],
+                            [call], "resp_1")
+    second = _responses_call([{"type": "function_call_output", "call_id": "call_T", "output": "72F"}],
+                             [{"type": "message", "role": "assistant",
+                               "content": [{"type": "output_text", "text": "It is 72F."}]}], "resp_2", "resp_1")
+    captured = {"request": {"method": "POST", "url": "https://api.openai.com/v1/responses", "body": second["request"]},
+                "response": {"status": 200, "body": second["response"]}}
+    for later in (second, captured):
+        assert detect_format([first, later]) == "openai"
+        drafts, bad = parse(openai, first, later)
+        assert not bad
+        assert shape(drafts) == [("user", "Weather in SF?"), ("tool_call", 'get_temperature {"city":"SF"}'),
+                                 ("tool_result", "72F"), ("assistant", "It is 72F.")]
+        assert drafts[2].tool["call_id"] == "call_T" and len({d.session_id for d in drafts}) == 1
+
+
+def test_a_resent_tool_call_message_with_empty_content_continues_the_conversation():
+    # The reply said "content": null; the client resends it with "content": "".
+    calls = [{"id": "call_9", "type": "function", "function": {"name": "search", "arguments": "{}"}}]
+    ask = {"role": "user", "content": "Search for tutorials"}
+    first = {"request": {"model": "gpt-4o", "messages": [ask]},
+             "response": {"object": "chat.completion", "choices": [
+                 {"message": {"role": "assistant", "content": None, "tool_calls": calls}}]}}
+    second = {"request": {"model": "gpt-4o", "messages": [
+        ask, {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "call_9", "content": "unavailable"}]}, "response": _completion("Sorry.")}
+    drafts, bad = parse(openai, first, second)
+    assert not bad
+    assert [d.kind for d in drafts] == ["user", "tool_call", "tool_result", "assistant"]
+    assert len({d.session_id for d in drafts}) == 1
+
+
+def test_other_traffic_in_a_capture_is_kept_as_sent_in_the_conversation_not_reported_as_bad():
+    call = {"request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
+                        "body": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}},
+            "response": {"status": 200, "body": _completion("hello")}}
+    telemetry = {"request": {"method": "POST", "url": "https://telemetry.example/runs", "body": {"run_id": "r-1"}},
+                 "response": {"status": 201, "body": {}}}
+    drafts, bad = parse(openai, call, telemetry)
+    assert not bad
+    assert shape(drafts)[-1] == ("system", 'POST https://telemetry.example/runs -> 201\n{"run_id":"r-1"}')
+    assert drafts[-1].meta["subtype"] == "http_exchange" and len({d.session_id for d in drafts}) == 1
