@@ -112,7 +112,6 @@ def sniff(samples: list) -> bool:
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
     st = Rollout(ctx)
-    bare_ts = None              # the envelope-less layout's latest time (its items carry none)
     for line, rec in records:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
@@ -121,9 +120,8 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             rec = _enveloped(rec)
             if rec is None:
                 continue
-            if rec.get("timestamp") is None:
-                rec = {**rec, "timestamp": bare_ts}
-            bare_ts = rec["timestamp"]
+            if rec.get("timestamp") is not None:
+                st.bare_time = rec["timestamp"]
         rtype, payload = rec.get("type"), rec.get("payload")
         if not isinstance(rtype, str) or not isinstance(payload, dict):
             yield BadRecord(line, "not a Codex rollout record (needs type and a payload object)")

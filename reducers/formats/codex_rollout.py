@@ -46,6 +46,7 @@ class Rollout:
         self.linked: set[tuple] = set()               # (thread, activity) links to sub-agents already stored
         self.model_items = False                      # a response_item was read: the model's own record
         self.model: str | None = None
+        self.bare_time: str | None = None             # the envelope-less layout's latest time (its items have none)
         self.user_turns = 0
         self.opener = ""                              # digest of the record that opened the turn
         self.calls: dict[str, str | None] = {}
@@ -134,7 +135,8 @@ class Rollout:
 
     @property
     def ts(self) -> str | None:
-        return to_utc_iso(self._record.get("timestamp"))
+        ts = self._record.get("timestamp")
+        return to_utc_iso(ts if ts is not None else self.bare_time)
 
     @property
     def turn(self) -> str:

@@ -159,6 +159,12 @@ def test_an_envelope_less_codex_rollouts_items_take_the_latest_time_the_file_gav
     lines[7] = {**lines[7], "timestamp": "2025-07-10T08:00:05.000Z"}      # one item that says when
     drafts, _ = _parse(codex, lines)
     assert [d.ts for d in drafts] == (["2025-07-10T08:00:00.000Z"] * 5 + ["2025-07-10T08:00:05.000Z"] * 4)
+    # a borrowed time is no part of an item's identity: its key stays what it was
+    later = _legacy_rollout()
+    later[0] = {**later[0], "timestamp": "2025-07-11T09:00:00.000Z"}
+    before, _ = _parse(codex, _legacy_rollout())
+    after, _ = _parse(codex, later)
+    assert [d.key for d in after][1:] == [d.key for d in before][1:]
 
 
 def test_an_envelope_less_codex_rollout_parses_to_the_same_keys_twice():
