@@ -196,7 +196,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         elif isinstance(rec, dict) and "custom_id" in rec and ("body" in rec or is_batch_output(rec)):
             yield from self.batch_line(line, rec)
         elif is_responses_body(rec):
-            conv = self.open(responses_session(rec), responses_opening(rec), self.continued_session(rec))
+            conv = self.last_call = self.open(responses_session(rec), responses_opening(rec), self.continued_session(rec))
             yield from self.responses_body(line, rec, conv)
         elif (exchange := exchange_body(rec)) is not None:
             if isinstance(exchange.get("messages"), list):
