@@ -443,7 +443,7 @@ class _Parser:
     # -- summary, system, attachment -------------------------------------------
 
     def summary(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        text = rec.get("summary")
+        text = rec.get("summary") if isinstance(rec.get("summary"), str) else rec.get("text")
         if not isinstance(text, str) or not text:
             return
         leaf = rec.get("leafUuid")

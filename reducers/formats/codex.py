@@ -203,17 +203,17 @@ def _tool_names(spec: Any) -> list[str]:
 
 def _response_item(st: Rollout, p: dict) -> Iterator[Draft]:
     st.model_items = True
-    ptype = p.get("type")
+    ptype = p.get("type") or _untyped_item(p)
     if ptype == "message":
         yield from _message(st, p)
     elif ptype == "reasoning":
-        parts = texts(p.get("summary")) + texts(p.get("content"))
+        parts = texts(p.get("summary")) + texts(p.get("content")) + texts(p.get("text"))
         fresh = [t for t in parts if st.first_of_pair("reasoning", t, "item")]
         if fresh:
             yield thinking(st, "\n\n".join(fresh))
     elif ptype == "agent_message":
         content = p.get("content")
-        yield from _agent_message(st, content if isinstance(content, str) else "\n".join(texts(content)),
+        yield from _agent_message(st, "\n".join(texts(content)),
                                   p.get("author"), p.get("recipient"), "item")
     elif ptype in ("compaction", "compaction_summary", "context_compaction"):     # compaction_summary: its older name
         yield from compaction(st, None)
@@ -226,6 +226,16 @@ def _response_item(st: Rollout, p: dict) -> Iterator[Draft]:
             yield from _call(st, p, ptype)
         elif ptype.endswith("_output"):
             yield _output(st, p, ptype)
+
+
+def _untyped_item(p: dict) -> str | None:
+    """What an item written without `type` is, by its fields: a call names
+    its tool and arguments, an output answers a call id."""
+    if "call_id" in p and "output" in p:
+        return "function_call_output"
+    if "call_id" in p and ("arguments" in p or "name" in p):
+        return "function_call"
+    return None
 
 
 def _message(st: Rollout, p: dict) -> Iterator[Draft]:
@@ -487,7 +497,7 @@ def _compacted(st: Rollout, p: dict) -> Iterator[Draft]:
 
 def _inter_agent(st: Rollout, p: dict) -> Iterator[Draft]:
     content = p.get("content")
-    yield from _agent_message(st, content if isinstance(content, str) else "\n".join(texts(content)),
+    yield from _agent_message(st, "\n".join(texts(content)),
                               p.get("author"), p.get("recipient"), "record")
 
 

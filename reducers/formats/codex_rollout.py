@@ -225,7 +225,9 @@ def message_parts(content: Any) -> tuple[list[str], int]:
 
 def texts(blocks: Any) -> list[str]:
     """Readable text of summary / reasoning-content / agent-message blocks
-    (encrypted blocks carry none)."""
+    (encrypted blocks carry none), or of a plain string in their place."""
+    if isinstance(blocks, str):
+        return [blocks] if blocks else []
     if not isinstance(blocks, list):
         return []
     return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"]

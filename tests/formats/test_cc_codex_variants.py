@@ -388,3 +388,29 @@ def test_lines_of_an_unknown_type_that_carry_a_sessions_messages_are_claude_code
     assert detect_format(lines) == "claude-code"
     drafts, bad = _parse(claude_code, lines)
     assert not bad and [(d.kind, d.text) for d in drafts] == [("user", "list files"), ("assistant", "Empty.")]
+
+
+def test_reasoning_given_as_a_plain_string_or_a_top_level_text_is_kept():
+    t = "2026-03-01T10:00:01.000Z"
+    drafts, bad = _parse(codex, _rollout(
+        "c-3",
+        (t, "response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Planning"}],
+                              "content": "I'll write hello.py.", "encrypted_content": None}),
+        (t, "response_item", {"type": "reasoning", "summary": [], "content": "Testing edge cases"}),
+        (t, "response_item", {"type": "reasoning", "text": "Scan the README first"})))
+    assert not bad
+    assert [d.text for d in drafts if d.kind == "assistant"] == [
+        "<thinking>\nPlanning\n\nI'll write hello.py.\n</thinking>", "<thinking>\nTesting edge cases\n</thinking>",
+        "<thinking>\nScan the README first\n</thinking>"]
+
+
+def test_a_call_and_its_output_written_without_a_type_are_still_a_paired_call():
+    t = "2026-03-01T10:00:01.000Z"
+    drafts, bad = _parse(codex, _rollout(
+        "c-4",
+        (t, "response_item", {"name": "shell", "call_id": "call_001", "arguments": "{\"command\":\"cat README.md\"}"}),
+        (t, "response_item", {"call_id": "call_001", "status": "completed", "output": "# Test Project"})))
+    assert not bad
+    assert [(d.kind, d.text, d.tool["call_id"], d.tool["name"]) for d in drafts if d.tool] == [
+        ("tool_call", 'shell {"command":"cat README.md"}', "call_001", "shell"),
+        ("tool_result", "# Test Project", "call_001", "shell")]

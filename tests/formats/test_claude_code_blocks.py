@@ -91,3 +91,9 @@ def test_a_tool_reference_named_by_name_or_tool_name_shows_the_name():
     content = [{"type": "tool_reference", "name": "Scriptorium"}, {"type": "tool_reference", "tool_name": "Bash"}]
     (draft,) = _parse([_line("u-1", "user", message={"role": "user", "content": content})])
     assert draft.text == "[tool_reference: Scriptorium]\n\n[tool_reference: Bash]"
+
+
+def test_a_summary_line_that_says_text_instead_of_summary_is_kept():
+    (draft,) = _parse([_line("u-1", "user", message={"role": "user", "content": "Refactor main.rs"}),
+                       {"type": "summary", "sessionId": SID, "text": "Helped refactor Rust code"}])[1:]
+    assert (draft.kind, draft.text, draft.meta["subtype"]) == ("system", "Helped refactor Rust code", "summary")
