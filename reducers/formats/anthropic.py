@@ -222,7 +222,10 @@ class _Parser:
                 self.loose = self.open(None, rec)
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and isinstance(rec.get("messages"), list):
-            yield from self.body(line, rec)
+            if "model" in rec:          # a request body: a later one of the same agent resends its history
+                yield from self.exchange(line, rec)
+            else:
+                yield from self.body(line, rec)
         elif (exchange := exchange_body(rec)) is not None and isinstance(exchange.get("messages"), list):
             yield from self.exchange(line, exchange)
         elif batch_request(rec) is not None:

@@ -140,12 +140,19 @@ def _apply_delta(block: dict, delta: dict, partial: dict[int, str], index: int) 
 def message_digest(role: Any, content: Any) -> str:
     """A message as a later request repeats it: the cache_control marks an
     agent moves from message to message do not count, nor whether an empty
-    content is sent as "", [] or null."""
+    content is sent as "", [] or null, and a tool call is its id (clients
+    resend it under their own tool name, without the reply's extra fields)."""
     if not content:
         content = None
     elif isinstance(content, list):
-        content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in content]
+        content = [_as_resent(b) if isinstance(b, dict) else b for b in content]
     return content_digest([role, content])
+
+
+def _as_resent(block: dict) -> dict:
+    if str(block.get("type", "")).endswith("tool_use") and block.get("id"):
+        return {"type": "tool_use", "id": block["id"]}
+    return {k: v for k, v in block.items() if k != "cache_control"}
 
 
 class Threads:

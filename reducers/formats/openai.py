@@ -185,6 +185,8 @@ class _Parser(ResponsesItems, TrajectoryParts):
             if self.loose is None:
                 self.loose = self.open(None, rec)
             yield from self.message(line, rec, self.loose)
+        elif isinstance(rec, dict) and "model" in rec and isinstance(rec.get("messages"), list):
+            yield from self.exchange(line, rec, rec)        # a request body: a later one may resend its history
         elif isinstance(rec, dict) and _conversation_list(rec) is not None:
             msgs = _conversation_list(rec)
             conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)

@@ -261,3 +261,44 @@ def test_other_traffic_in_a_capture_is_kept_as_sent_in_the_conversation_not_repo
     assert not bad
     assert shape(drafts)[-1] == ("system", 'POST https://telemetry.example/runs -> 201\n{"run_id":"r-1"}')
     assert drafts[-1].meta["subtype"] == "http_exchange" and len({d.session_id for d in drafts}) == 1
+
+
+# ---------------------------------------------------------------- request bodies, one per call
+
+def test_successive_messages_api_bodies_of_one_agent_are_one_conversation_read_once():
+    ask = {"role": "user", "content": [{"type": "text", "text": "What is 2 + 2?"}]}
+    first = {"model": "claude-x", "system": "Use the shell.", "messages": [ask],
+             "response": {"role": "assistant", "content": [
+                 {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "echo 4"},
+                  "caller": {"type": "direct"}}]}}
+    # the client resends the call under its own tool name, without the reply's extra fields
+    resent = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "shell",
+                                                "input": {"command": "echo 4"}}]}
+    second = {"model": "claude-x", "system": "Use the shell.",
+              "messages": [ask, resent, {"role": "user", "content": [
+                  {"type": "tool_result", "tool_use_id": "toolu_1", "content": "4"}]}],
+              "response": {"role": "assistant", "content": [{"type": "text", "text": "It is 4."}]}}
+    assert detect_format([first, second]) == "anthropic"
+    drafts, bad = parse(anthropic, first, second)
+    assert not bad
+    assert shape(drafts) == [("system", "Use the shell."), ("user", "What is 2 + 2?"),
+                             ("tool_call", 'bash {"command":"echo 4"}'), ("tool_result", "4"), ("assistant", "It is 4.")]
+    assert len({d.session_id for d in drafts}) == 1
+
+
+def test_successive_chat_completions_bodies_are_one_conversation_but_training_examples_stay_apart():
+    ask = {"role": "user", "content": "Capital of France?"}
+    first = {"model": "gpt-4o", "messages": [ask], "response": _completion("Paris.")}
+    second = {"model": "gpt-4o", "messages": [ask, {"role": "assistant", "content": "Paris."},
+                                              {"role": "user", "content": "And Italy?"}], "response": _completion("Rome.")}
+    drafts, bad = parse(openai, first, second)
+    assert not bad
+    assert shape(drafts) == [("user", "Capital of France?"), ("assistant", "Paris."), ("user", "And Italy?"),
+                             ("assistant", "Rome.")]
+    assert len({d.session_id for d in drafts}) == 1
+    # the fine-tuning layout (no model): one conversation per line, even when one line extends another
+    examples = [{"messages": [ask, {"role": "assistant", "content": "Paris."}]},
+                {"messages": [ask, {"role": "assistant", "content": "Paris."}, {"role": "user", "content": "And Italy?"},
+                              {"role": "assistant", "content": "Rome."}]}]
+    drafts, _ = parse(openai, *examples)
+    assert len(drafts) == 6 and len({d.session_id for d in drafts}) == 2
