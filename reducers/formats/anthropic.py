@@ -241,7 +241,7 @@ class _Parser:
     def exchange(self, line: int, body: dict) -> Iterator[Draft | BadRecord]:
         """A captured call: only what it adds to the conversation it continues."""
         msgs = body["messages"]
-        digests = [message_digest(m.get("role"), m.get("content")) if isinstance(m, dict) else "" for m in msgs]
+        digests = [message_digest(m.get("role"), m.get("content")) if isinstance(m, dict) else 0 for m in msgs]
         found = self.threads.continued(digests)
         conv, read = found if found is not None else (self.open(_body_id(body), msgs[0] if msgs else body), 0)
         self.last_call = conv

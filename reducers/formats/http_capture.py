@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from reducers.drafts import Draft
-from reducers.formats.common import Conversation, compact_json, content_digest, to_utc_iso
+from reducers.formats.common import Conversation, compact_json, sorted_json, to_utc_iso
 from reducers.formats.openai_responses import is_responses_body
 
 _THREADS = 64                        # conversations a later request may continue
@@ -137,16 +137,19 @@ def _apply_delta(block: dict, delta: dict, partial: dict[int, str], index: int) 
     # signature_delta: no text
 
 
-def message_digest(role: Any, content: Any) -> str:
+def message_digest(role: Any, content: Any, *more: Any) -> int:
     """A message as a later request repeats it: the cache_control marks an
     agent moves from message to message do not count, nor whether an empty
     content is sent as "", [] or null, and a tool call is its id (clients
-    resend it under their own tool name, without the reply's extra fields)."""
+    resend it under their own tool name, without the reply's extra fields).
+    `more`: what else tells two messages apart (OpenAI's tool-call ids).
+    Compared within one parse only, so a plain hash will do (no sha256:
+    every message of every logged call is digested)."""
     if not content:
         content = None
     elif isinstance(content, list):
         content = [_as_resent(b) if isinstance(b, dict) else b for b in content]
-    return content_digest([role, content])
+    return hash(sorted_json([role, content, *more]))
 
 
 def _as_resent(block: dict) -> dict:
@@ -160,9 +163,9 @@ class Threads:
     messages (and replies) read so far."""
 
     def __init__(self) -> None:
-        self._recent: OrderedDict[int, tuple[list[str], Conversation]] = OrderedDict()
+        self._recent: OrderedDict[int, tuple[list[int], Conversation]] = OrderedDict()
 
-    def continued(self, digests: list[str]) -> tuple[Conversation, int] | None:
+    def continued(self, digests: list[int]) -> tuple[Conversation, int] | None:
         """(the conversation, messages already read) that these messages extend."""
         best = None
         for key, (seen, conv) in self._recent.items():
@@ -173,7 +176,7 @@ class Threads:
         self._recent.move_to_end(best[0])
         return best[1], best[2]
 
-    def remember(self, conv: Conversation, digests: list[str]) -> None:
+    def remember(self, conv: Conversation, digests: list[int]) -> None:
         self._recent[conv.index] = (digests, conv)
         self._recent.move_to_end(conv.index)
         if len(self._recent) > _THREADS:

@@ -475,16 +475,14 @@ def _replies(response: Any) -> tuple[Any, list]:
     return None, [response]
 
 
-def _history_digest(msg: Any) -> str:
+def _history_digest(msg: Any) -> int:
     """A message as a later call resends it: its text and the ids of its tool
     calls (two replies that only call tools differ by those alone)."""
     if not isinstance(msg, dict):
-        return ""
+        return 0
     calls = msg.get("tool_calls") or msg.get("toolCalls")
     ids = [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else None
-    # (an empty content resent as "" where the reply said null is the same message)
-    return message_digest(msg.get("role"), [msg.get("content") or None, ids,
-                                            msg.get("tool_call_id", msg.get("toolCallId"))])
+    return message_digest(msg.get("role"), msg.get("content"), ids, msg.get("tool_call_id", msg.get("toolCallId")))
 
 
 def _meta(msg: dict) -> dict | None:

@@ -110,3 +110,14 @@ def test_other_traffic_in_the_capture_is_a_system_event_in_the_conversation():
     drafts = parse(call, oauth)
     assert [(d.kind, d.text) for d in drafts][-1] == ("system", "POST https://console.anthropic.com/v1/oauth/token -> 200")
     assert len({d.session_id for d in drafts}) == 1
+
+
+def test_other_traffic_reads_as_method_url_status_and_the_body_it_sent():
+    from reducers.formats.http_capture import other_traffic
+    assert other_traffic({"request": {"url": "https://x.example/a", "body": "k=v"}}) == "https://x.example/a\nk=v"
+    assert other_traffic({"request": {"method": "GET", "url": "https://x.example/b", "body": {}},
+                          "response": {"status_code": 404}}) == "GET https://x.example/b -> 404"
+    # not an HTTP exchange: no URL, or no body recorded
+    assert other_traffic({"request": {"body": {"run": 1}}}) is None
+    assert other_traffic({"request": {"url": "https://x.example/c"}}) is None
+    assert other_traffic(["request"]) is None
