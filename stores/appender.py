@@ -32,7 +32,7 @@ from stores.artifacts import ArtifactStore, BadArtifactId
 from stores.attachments import store_media
 from stores.big_lines import SpillRegistry
 from stores.event_log import EventLog
-from stores.ingest_state import IngestState, key_rows
+from stores.ingest_state import IngestState, all_keys
 
 ARTIFACT_THRESHOLD_TOKENS = 2000      # tool output above this lives in artifacts/
 INLINE_MAX_CHARS = 1 << 20            # any other text above this too (a 100 MB paste)
@@ -139,7 +139,7 @@ class Appender:
         keys = self._keys_to_look_up(drafts, pending)
         seen = self.state.seen_among(keys) if keys else set()
         if keys and pending:
-            pending_keys = {row[0] for row in key_rows(pending)}
+            pending_keys = set(all_keys(pending))
             seen.update(k for k in keys if k in pending_keys)
         fresh = [d for d in drafts if not (seen and any(k in seen for k in d.all_keys()))] if seen else drafts
         counts.skipped += len(drafts) - len(fresh)

@@ -81,14 +81,16 @@ def tally(events: Iterable[dict], counts: dict[tuple[str, str], list]) -> None:
                 c[3] = ts
 
 
-def key_rows(events: list[dict]):
-    """(key,) per dedupe key of each event: most have one source key."""
+def all_keys(events: list[dict]) -> list[str]:
+    """Every dedupe key of the events (most have one source key)."""
+    keys = []
     for e in events:
         source = e.get("source")
         if source and source.get("key") and not source.get("merged"):
-            yield (source["key"],)
+            keys.append(source["key"])
         else:
-            yield from ((k,) for k in event_keys(e))
+            keys.extend(event_keys(e))
+    return keys
 
 
 class IngestState:
@@ -146,7 +148,7 @@ class IngestState:
         counts: dict[tuple[str, str], list] = {}
         tally(events, counts)
         with self._txn():
-            _add_keys(self.db, [k for (k,) in key_rows(events)])
+            _add_keys(self.db, all_keys(events))
             self.db.executemany(
                 """INSERT INTO counts(session_id, kind, events, tokens, first_ts, last_ts)
                    VALUES (?, ?, ?, ?, ?, ?)
