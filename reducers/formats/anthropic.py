@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
-from reducers.formats.common import (Conversation, api_error_text, conversation_session_id, error_draft, failure_text,
+from reducers.formats.common import (Conversation, api_error_text, call_origin, conversation_session_id, error_draft, failure_text,
                                      flatten_content, media_blocks, to_utc_iso, tool_call_text)
 
 NAME = "anthropic"
@@ -384,7 +384,7 @@ class _Parser:
         call_id = block.get("id") if isinstance(block.get("id"), str) else None
         if call_id and name:
             self.call_names[call_id] = name
-        meta = {**(extra or {}), **({"block": btype} if btype != "tool_use" else {})} or None
+        meta = {**(extra or {}), **({"block": btype} if btype != "tool_use" else {}), **call_origin(block)} or None
         return Draft(kind="tool_call", text=tool_call_text(name, block.get("input")),
                      tool={"name": name, "call_id": call_id, "input": block.get("input")},
                      key=key, turn_id=turn, meta=meta, **base)

@@ -28,8 +28,8 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import (compact_json, content_digest, derived_session_id, flatten_content, media_blocks, to_utc_iso,
-                                     tool_call_text)
+from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
+                                     media_blocks, to_utc_iso, tool_call_text)
 
 NAME = "claude-code"
 PREFIX = "cc"
@@ -56,6 +56,7 @@ _ENVELOPE = frozenset(("type", "uuid", "parentUuid", "logicalParentUuid", "sessi
 # The sub-agent Claude Code runs to compact a session (subagents/agent-acompact-*.jsonl):
 # its user lines are Claude Code's summary request
 _COMPACTION_AGENT = "acompact"
+_SYSTEM_SAID = ("subtype", "content", "level", "isMeta")   # a system line's fields its event has already
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 # Bounds on what parsing remembers, so a huge log streams in flat memory.
@@ -437,7 +438,9 @@ class _Parser:
                 if len(self.idless_calls) > _OPEN_IDLESS:
                     self.idless_calls.popitem(last=False)
         self.tool_names[call_id] = name
-        return self._draft(at, "tool_call", tool_call_text(name, block.get("input")), index, meta=extra,
+        origin = call_origin(block)
+        return self._draft(at, "tool_call", tool_call_text(name, block.get("input")), index,
+                           meta={**(extra or {}), **origin} if origin else extra,
                            tool={"name": name, "call_id": call_id, "input": block.get("input")})
 
     # -- summary, system, attachment -------------------------------------------
@@ -479,10 +482,14 @@ class _Parser:
                               meta={"subtype": "compact_boundary"})
             return
         content = rec.get("content")
-        if not (isinstance(content, str) and content.strip()):
-            content = _system_error_text(rec)          # an API error being retried, hook errors
-        if content:
-            yield self._draft(at, "system", content, 0, meta={"subtype": subtype} if isinstance(subtype, str) else None)
+        content = content if isinstance(content, str) and content.strip() else ""
+        errors = _system_error_text(rec)               # an API error being retried, hook errors
+        text = f"{content}\n{errors}" if content and errors else content or errors
+        if text:
+            # what else it says (the models of a refusal fallback, the hooks that ran) as written
+            fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in _SYSTEM_SAID and v is not None}
+            meta = {"subtype": subtype} if isinstance(subtype, str) else {}
+            yield self._draft(at, "system", text, 0, meta={**meta, "fields": fields} if fields else meta or None)
 
     def unknown(self, rec: dict, at: _Line) -> Iterator[Draft]:
         """A line of a type this parser does not know and without a message
@@ -535,6 +542,9 @@ class _Parser:
                           tool={"name": name, "call_id": call_id, "input": rec.get("input")})
 
     def drift_result(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        if not any(k in rec for k in ("tool_use_id", "output", "content")) and isinstance(rec.get("message"), dict):
+            yield from self.user(rec, at)                   # the result is a block of the line's message
+            return
         name = rec.get("name")
         call_id = rec.get("tool_use_id") if isinstance(rec.get("tool_use_id"), str) else None
         if not call_id:                                     # they carry no id: the latest open call of that tool
@@ -624,7 +634,8 @@ def _attachment_text(att: dict) -> str:
         return flatten_content(att["blockingError"].get("blockingError"))
     if atype in ("todo_reminder", "task_reminder"):
         return compact_json(content) if content else ""
-    if atype.startswith("hook_") and "error" in atype:       # a hook that failed: what it printed
+    if (atype.startswith("hook_") and "error" in atype) or (   # a hook that failed: what it printed
+            "hook" in atype and isinstance(att.get("exitCode"), int) and att["exitCode"] != 0):
         return "\n".join(att[k] for k in ("stderr", "stdout", "content") if isinstance(att.get(k), str) and att[k])
     if "reminder" in atype:
         for field in ("text", "content"):

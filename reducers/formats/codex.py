@@ -138,15 +138,15 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
                 st.model = payload["model"]
             continue
         handler = _HANDLERS.get(rtype)
-        if handler is None:
-            # world_state, inter_agent_communication_metadata, security_risk_score,
-            # realtime_item...: settings and snapshots. Codex keeps adding such
-            # line types; the conversation itself always travels in the handled ones.
+        if handler is None and rtype in _SETTINGS_TYPES:
             continue
         if st.session is None:
             st.session = derived_session_id(ctx.source_id, 0, rec)
         st.at(line, rec, payload.get("id"))
-        yield from handler(st, payload)
+        if handler is None:                 # a type newer than this parser: it may carry what the user said
+            yield st.draft("system", compact_json(payload), meta={"subtype": rtype})
+        else:
+            yield from handler(st, payload)
 
 
 _HEADER_FIELDS = ("cwd", "originator", "cli_version", "model_provider")
@@ -500,6 +500,10 @@ def _inter_agent(st: Rollout, p: dict) -> Iterator[Draft]:
     yield from _agent_message(st, "\n".join(texts(content)),
                               p.get("author"), p.get("recipient"), "record")
 
+
+# Settings and snapshots, re-sent every turn: the conversation never travels in them.
+_SETTINGS_TYPES = frozenset(("world_state", "inter_agent_communication_metadata", "security_risk_score",
+                             "realtime_item", "token_usage_record"))
 
 _HANDLERS = {
     "response_item": _response_item,

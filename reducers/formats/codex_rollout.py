@@ -8,7 +8,7 @@ from collections import deque
 from typing import Any, Iterator
 
 from reducers.drafts import Draft, ParseContext
-from reducers.formats.common import content_digest, to_utc_iso
+from reducers.formats.common import compact_json, content_digest, to_utc_iso
 
 # Text Codex itself writes into a user-role message (its own list of
 # "contextual user fragments"), matched on the start of the message.
@@ -220,6 +220,10 @@ def message_parts(content: Any) -> tuple[list[str], int]:
             text = block["text"]
             if not (text in ("<image>", "</image>") or (text.startswith("<image name=") and text.endswith(">"))):
                 parts.append(text)
+        elif isinstance(btype, str) and isinstance(block.get(btype), str):    # {"type": "refusal", "refusal": ...}
+            parts.append(block[btype])
+        elif not isinstance(block.get("text"), str):   # a block of a kind not known here: kept as written
+            parts.append(compact_json(block))
     return parts, images
 
 

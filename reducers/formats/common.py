@@ -139,6 +139,14 @@ class Conversation:
         return f"{self.prefix}/{self.session_id}/c{self.index}/{self.digest}/{record}/{part}"
 
 
+def call_origin(block: dict) -> dict:
+    """Meta naming what made a tool call when the model did not make it
+    directly (Anthropic's programmatic tool calling: `caller` names the
+    code-execution run), else nothing."""
+    caller = block.get("caller")
+    return {"caller": caller} if isinstance(caller, dict) and caller.get("type") != "direct" else {}
+
+
 def compact_json(value: Any) -> str:
     try:
         return orjson.dumps(value, default=str).decode()

@@ -40,7 +40,8 @@ from reducers.formats.http_capture import Threads, exchange_body, message_digest
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
                                      media_blocks, tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
-from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, responses_opening,
+from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, is_saved_response,
+                                               responses_opening,
                                               responses_session)
 from reducers.formats.swe_agent import TrajectoryParts, is_mini_trajectory, is_observation, returncode, submission
 
@@ -65,6 +66,12 @@ def is_completion(rec: Any) -> bool:
     an Ollama /api/chat reply ({"model", "message", "done"})."""
     return isinstance(rec, dict) and ((rec.get("object") == "chat.completion" and isinstance(rec.get("choices"), list))
                                       or _envelope_reply(rec) is not None)
+
+
+def _records(rec: Any) -> bool:
+    """A JSON array of whole records: conversations, or replies saved alone."""
+    return record_list(rec) or (isinstance(rec, list) and bool(rec)
+                                and all(is_completion(r) or is_saved_response(r) for r in rec))
 
 
 def _envelope_reply(response: Any) -> dict | None:
@@ -118,7 +125,7 @@ def _simulations(rec: dict) -> list[dict]:
 
 
 def _is_mine(rec: Any) -> bool:
-    if record_list(rec):
+    if _records(rec):
         return any(_is_mine(r) for r in rec[:50])
     if isinstance(rec, list):
         return any(is_message(m) for m in rec[:50])
@@ -134,7 +141,7 @@ def _is_mine(rec: Any) -> bool:
     if (exchange := exchange_body(rec)) is not None:
         return _is_mine(exchange)
     return (is_responses_body(rec) or batch_request_body(rec) is not None or is_batch_output(rec)
-            or is_completion(rec))
+            or is_completion(rec) or is_saved_response(rec))
 
 
 def sniff(samples: list) -> bool:
@@ -173,7 +180,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         return Conversation(PREFIX, session_id, index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
-        if record_list(rec):                                # an array of conversations
+        if _records(rec):                                   # an array of conversations or replies
             for item in rec:
                 yield from self.record(line, item)
         elif isinstance(rec, list):
@@ -207,6 +214,9 @@ class _Parser(ResponsesItems, TrajectoryParts):
                 yield from self.record(line, exchange)
         elif is_completion(rec):
             yield from self.conversation(line, [], self.open(rec.get("id"), rec), {"response": rec})
+        elif is_saved_response(rec):
+            conv = self.last_call = self.open(rec.get("id"), rec, self.continued_session(rec))
+            yield from self.saved_response(line, rec, conv)
         elif (traffic := other_traffic(rec)) is not None:
             self.last_call = self.last_call or self.open(None, rec)
             yield traffic_draft(self.last_call, rec, traffic, line)

@@ -37,6 +37,13 @@ def _is_response_item(item: dict) -> bool:
         isinstance(item.get("type"), str) and item["type"] != "message")
 
 
+def is_saved_response(value: Any) -> bool:
+    """A Responses API reply saved on its own (an SDK dump, a fixture): marked
+    by its `object`, since a bare `output` list says too little alone."""
+    return (isinstance(value, dict) and value.get("object") in ("response", "response.compaction")
+            and isinstance(value.get("output"), list))
+
+
 def is_response_object(value: Any) -> bool:
     """A Responses API response ({"object": "response", "output": [items]})."""
     return isinstance(value, dict) and (value.get("object") == "response" or (
@@ -98,12 +105,22 @@ class ResponsesItems:
             return
         if is_response_object(response) or (isinstance(response, dict) and isinstance(response.get("error"), dict)):
             yield from self.response_object(line, response, conv, body.get("model"))
-            if isinstance(response.get("id"), str):
-                if len(self.response_sessions) >= _CHAINED_RESPONSES:
-                    self.response_sessions.pop(next(iter(self.response_sessions)))
-                self.response_sessions[response["id"]] = conv.session_id
+            self.remember_response(response, conv)
         else:
             yield BadRecord(line, "response is not a Responses API response object")
+
+    def remember_response(self, response: dict, conv: Conversation) -> None:
+        """A later request or reply naming this response as its previous one continues `conv`."""
+        if isinstance(response.get("id"), str):
+            if len(self.response_sessions) >= _CHAINED_RESPONSES:
+                self.response_sessions.pop(next(iter(self.response_sessions)))
+            self.response_sessions[response["id"]] = conv.session_id
+
+    def saved_response(self, line: int, response: dict, conv: Conversation) -> Iterator[Draft | BadRecord]:
+        """A reply saved without its request: its output, in the conversation
+        of the response it follows when this source holds that one."""
+        yield from self.response_object(line, response, conv)
+        self.remember_response(response, conv)
 
     def response_object(self, line: int, response: dict, conv: Conversation, model: Any = None
                         ) -> Iterator[Draft | BadRecord]:

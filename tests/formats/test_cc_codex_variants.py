@@ -414,3 +414,29 @@ def test_a_call_and_its_output_written_without_a_type_are_still_a_paired_call():
     assert [(d.kind, d.text, d.tool["call_id"], d.tool["name"]) for d in drafts if d.tool] == [
         ("tool_call", 'shell {"command":"cat README.md"}', "call_001", "shell"),
         ("tool_result", "# Test Project", "call_001", "shell")]
+
+
+def test_a_codex_line_of_a_type_newer_than_the_parser_is_kept_as_a_system_event():
+    sid = "019a0000-0000-7000-8000-00000000cafe"
+    lines = [{"timestamp": "2026-03-01T09:00:00.000Z", "type": "session_meta", "payload": {"id": sid}},
+             {"timestamp": "2026-03-01T09:00:01.000Z", "type": "retained_context",
+              "payload": {"type": "verified_answer", "questions": [{"question": "Colour?", "answer": "Green"}]}},
+             {"timestamp": "2026-03-01T09:00:02.000Z", "type": "world_state", "payload": {"cwd": "/w"}}]
+    drafts, bad = _parse(codex, lines)
+    assert not bad
+    assert [(d.kind, d.meta["subtype"]) for d in drafts] == [("system", "retained_context")]
+    assert '"answer":"Green"' in drafts[0].text
+
+
+def test_codex_content_blocks_of_other_shapes_keep_their_text():
+    sid = "019a0000-0000-7000-8000-00000000beef"
+    blocks = [{"type": "output_text", "text": "First."}, {"type": "output_text", "output_text": "Second."},
+              {"type": "refusal", "refusal": "I can't help with that."}, {"type": "code", "code": "print(1)"},
+              {"type": "chart", "series": [1, 2]}]
+    lines = [{"timestamp": "2026-03-01T09:00:00.000Z", "type": "session_meta", "payload": {"id": sid}},
+             {"timestamp": "2026-03-01T09:00:01.000Z", "type": "response_item",
+              "payload": {"type": "message", "role": "assistant", "content": blocks}}]
+    drafts, bad = _parse(codex, lines)
+    assert not bad
+    assert [d.text for d in drafts] == ['First.\nSecond.\nI can\'t help with that.\nprint(1)\n'
+                                        '{"type":"chart","series":[1,2]}']

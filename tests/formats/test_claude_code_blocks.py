@@ -97,3 +97,42 @@ def test_a_summary_line_that_says_text_instead_of_summary_is_kept():
     (draft,) = _parse([_line("u-1", "user", message={"role": "user", "content": "Refactor main.rs"}),
                        {"type": "summary", "sessionId": SID, "text": "Helped refactor Rust code"}])[1:]
     assert (draft.kind, draft.text, draft.meta["subtype"]) == ("system", "Helped refactor Rust code", "summary")
+
+
+def test_an_old_schema_tool_result_line_that_holds_its_result_as_a_block_is_paired_by_the_blocks_id():
+    call = {"type": "tool_use", "sessionId": SID, "uuid": "t-1", "id": "tool-001", "name": "Task", "input": {"n": 1}}
+    result = _line("t-2", "tool_result", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "tool-001", "content": "Agent spawned successfully"}]})
+    drafts = _parse([call, result])
+    assert [(d.kind, d.tool["call_id"], d.tool["name"]) for d in drafts] == [("tool_call", "tool-001", "Task"),
+                                                                            ("tool_result", "tool-001", "Task")]
+    assert drafts[1].text == "Agent spawned successfully"
+
+
+def test_what_a_failed_async_hook_printed_is_kept_and_a_quiet_success_adds_nothing():
+    failed = {"type": "async_hook_response", "hookName": "PostToolUse:Bash", "stdout": "", "stderr": "lint: 3 errors",
+              "exitCode": 1}
+    quiet = {"type": "async_hook_response", "hookName": "PostToolUse:Bash", "stdout": "ok", "exitCode": 0}
+    drafts = _parse([_line("h-1", "attachment", attachment=failed), _line("h-2", "attachment", attachment=quiet)])
+    assert [(d.kind, d.text, d.meta["attachment"]) for d in drafts] == [
+        ("system", "lint: 3 errors", "async_hook_response")]
+
+
+def test_a_system_line_keeps_its_hook_errors_beside_its_content_and_its_other_fields():
+    drafts = _parse([
+        _line("s-1", "system", subtype="stop_hook_summary", content="hook ran", level="info",
+              hookErrors=["boom"], hookCount=2),
+        _line("s-2", "system", subtype="model_refusal_fallback", content="refused", level="error",
+              originalModel="claude-opus-4-8", fallbackModel="claude-sonnet-4")])
+    assert [d.text for d in drafts] == ["hook ran\nboom", "refused"]
+    assert drafts[0].meta["fields"] == {"hookErrors": ["boom"], "hookCount": 2}
+    assert drafts[1].meta["fields"] == {"originalModel": "claude-opus-4-8", "fallbackModel": "claude-sonnet-4"}
+
+
+def test_a_tool_call_made_from_inside_a_code_run_names_its_caller_and_a_direct_one_does_not():
+    run = {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}
+    drafts = _parse([_assistant("a-1", {"type": "tool_use", "id": "toolu_1", "name": "rollDie", "input": {},
+                                        "caller": run},
+                                {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {},
+                                 "caller": {"type": "direct"}})])
+    assert [(d.meta or {}).get("caller") for d in drafts] == [run, None]

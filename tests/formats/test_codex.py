@@ -441,11 +441,11 @@ def test_metadata_lines_are_skipped_and_non_records_are_bad():
     lines = [_meta(), _rec("turn_context", {"model": "gpt-5", "cwd": "/w"}), _event(type="token_count", info=None),
              _event(type="task_started", turn_id="t"), _rec("world_state", {"full": True, "state": {}}),
              _rec("inter_agent_communication_metadata", {"trigger_turn": False}),
-             _item(type="ghost_snapshot", ghost_commit={"id": "abc"}), _rec("some_future_line", {"x": 1}),
+             _item(type="ghost_snapshot", ghost_commit={"id": "abc"}),
              42, "text", [1], {"silly": "this"}, {"type": "response_item"}, {"type": "event_msg", "payload": "x"}]
     drafts, bad = _parse(lines)
     assert drafts == []
-    assert [b.line for b in bad] == [9, 10, 11, 12, 13, 14]
+    assert [b.line for b in bad] == [8, 9, 10, 11, 12, 13]
 
 
 # ---------------------------------------------------------------- tools

@@ -214,6 +214,37 @@ def test_a_completion_with_no_choices_adds_nothing_and_is_not_a_bad_record():
     assert shape(out) == [("user", "tell me")]
 
 
+# ---------------------------------------------------------------- Responses API replies saved alone
+
+def saved_response(resp_id, *output, previous=None):
+    return {"id": resp_id, "object": "response", "status": "completed", "model": "gpt-test",
+            "created_at": 1767225600, "output": list(output), "previous_response_id": previous}
+
+
+def shell_call(call_id):
+    return {"type": "shell_call", "id": f"sh_{call_id}", "call_id": call_id, "action": {"commands": ["pwd"]}}
+
+
+def test_a_responses_reply_saved_alone_or_in_an_array_is_openai_and_keeps_its_output():
+    reply = saved_response("resp_1", shell_call("call_1"))
+    assert detect_format([reply]) == "openai" and detect_format([[reply]]) == "openai"
+    for record in (reply, [reply]):
+        (call,) = parse(openai, record)
+        assert (call.kind, call.tool["name"], call.tool["call_id"], call.session_id) == (
+            "tool_call", "shell", "call_1", "resp_1")
+
+
+def test_a_saved_reply_that_names_an_earlier_one_as_previous_continues_its_conversation():
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "/home/u"}]}
+    drafts = parse(openai, saved_response("resp_1", shell_call("call_1")),
+                   saved_response("resp_2", answer, previous="resp_1"))
+    assert [(d.kind, d.session_id) for d in drafts] == [("tool_call", "resp_1"), ("assistant", "resp_1")]
+
+
+def test_an_object_with_an_output_list_but_no_response_mark_is_not_a_transcript():
+    assert detect_format([{"output": [{"type": "text", "text": "build log"}]}]) is None
+
+
 # ---------------------------------------------------------------- Responses API bodies: detection
 
 def test_a_responses_request_file_is_detected_as_openai():
