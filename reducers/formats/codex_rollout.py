@@ -216,13 +216,13 @@ def message_parts(content: Any) -> tuple[list[str], int]:
         btype = block.get("type")
         if btype in ("input_image", "image", "image_url"):
             images += 1
-        elif isinstance(block.get("text"), str) and btype in ("input_text", "output_text", "text", None):
+        elif isinstance(block.get("text"), str):       # input_text, output_text, and any other kind with text
             text = block["text"]
             if not (text in ("<image>", "</image>") or (text.startswith("<image name=") and text.endswith(">"))):
                 parts.append(text)
         elif isinstance(btype, str) and isinstance(block.get(btype), str):    # {"type": "refusal", "refusal": ...}
             parts.append(block[btype])
-        elif not isinstance(block.get("text"), str):   # a block of a kind not known here: kept as written
+        else:                                          # a block of a kind not known here: kept as written
             parts.append(compact_json(block))
     return parts, images
 

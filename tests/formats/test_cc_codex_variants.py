@@ -431,6 +431,7 @@ def test_a_codex_line_of_a_type_newer_than_the_parser_is_kept_as_a_system_event(
 def test_codex_content_blocks_of_other_shapes_keep_their_text():
     sid = "019a0000-0000-7000-8000-00000000beef"
     blocks = [{"type": "output_text", "text": "First."}, {"type": "output_text", "output_text": "Second."},
+              {"type": "summary_text", "text": "Third."},
               {"type": "refusal", "refusal": "I can't help with that."}, {"type": "code", "code": "print(1)"},
               {"type": "chart", "series": [1, 2]}]
     lines = [{"timestamp": "2026-03-01T09:00:00.000Z", "type": "session_meta", "payload": {"id": sid}},
@@ -438,5 +439,5 @@ def test_codex_content_blocks_of_other_shapes_keep_their_text():
               "payload": {"type": "message", "role": "assistant", "content": blocks}}]
     drafts, bad = _parse(codex, lines)
     assert not bad
-    assert [d.text for d in drafts] == ['First.\nSecond.\nI can\'t help with that.\nprint(1)\n'
+    assert [d.text for d in drafts] == ['First.\nSecond.\nThird.\nI can\'t help with that.\nprint(1)\n'
                                         '{"type":"chart","series":[1,2]}']
