@@ -16,11 +16,11 @@ One JSON object per line; `type` says what it is. What becomes an event:
 - sub-agent (sidechain) lines are flagged in meta and kept out of the main
   conversation's turns.
 Snapshots, titles, progress, modes and other bookkeeping carry nothing the
-model read and are skipped."""
+model read and are skipped. What a line's own fields put in front of the
+model (attachments, error reports) is read in claude_code_text.py."""
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats.claude_code_text import attachment_text, fallback_text, injected_kind, system_error_text
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
 
@@ -37,15 +38,6 @@ PREFIX = "cc"
 _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
                  "ai-title", "custom-title", "agent-name")
 _TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user"), "agent-name": ("agentName", "agent")}
-# User lines the harness wrote, not the user (older versions mark none of them isMeta):
-# kept as user lines, marked `injected`
-_INJECTED = (("<teammate-message", "teammate"), ("Another Claude session sent a message:", "teammate"),
-             ("<fork-boilerplate>", "fork"), ("<task-notification>", "task_notification"),
-             ("[Request interrupted by user", "interrupted"), ("<local-command-stdout>", "local_command"),
-             ("<local-command-stderr>", "local_command"), ("<bash-stdout>", "bash_output"),
-             ("<bash-stderr>", "bash_output"))
-_INJECTED_PREFIXES = tuple(prefix for prefix, _ in _INJECTED)
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
                 "relocated", "worktree-state", "bridge-session", "atis-latch")
@@ -330,7 +322,7 @@ class _Parser:
         if kind == "user":
             # A line the harness wrote as the user (another session's message, a
             # task notification...) stays a user line, as the source has it, marked.
-            injected = _injected(text)
+            injected = injected_kind(text)
             if injected:
                 extra = {**extra, "injected": injected}
             self._start_turn(at, rec)
@@ -402,7 +394,7 @@ class _Parser:
             elif isinstance(block.get("text"), str) and block["text"]:
                 yield self._draft(at, "assistant", block["text"], i, meta=extra, merge_group=group)
             elif btype == "fallback":                  # Claude Code switched models mid-message
-                yield self._draft(at, "system", _fallback_text(block), i, meta={"subtype": "model_fallback"})
+                yield self._draft(at, "system", fallback_text(block), i, meta={"subtype": "model_fallback"})
             elif btype != "text":                      # an image, a block type newer than this parser
                 yield self._draft(at, "assistant", flatten_content(block), i, meta=extra, merge_group=group,
                                   media=media_blocks(block) or None)
@@ -483,7 +475,7 @@ class _Parser:
             return
         content = rec.get("content")
         content = content if isinstance(content, str) and content.strip() else ""
-        errors = _system_error_text(rec)               # an API error being retried, hook errors
+        errors = system_error_text(rec)               # an API error being retried, hook errors
         text = f"{content}\n{errors}" if content and errors else content or errors
         if text:
             # what else it says (the models of a refusal fallback, the hooks that ran) as written
@@ -511,7 +503,7 @@ class _Parser:
         att = rec.get("attachment")
         if not isinstance(att, dict) or not isinstance(att.get("type"), str):
             return
-        text = _attachment_text(att)
+        text = attachment_text(att)
         if text and text.strip():
             extra = {"attachment": att["type"]}
             if att["type"] in ("edited_text_file", "file") and isinstance(att.get("filename"), str):
@@ -554,12 +546,6 @@ class _Parser:
                     break
         body = rec["output"] if "output" in rec else rec.get("content")
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
-
-
-def _fallback_text(block: dict) -> str:
-    def model(side: Any) -> str:
-        return str(side.get("model", "?")) if isinstance(side, dict) else "?"
-    return f"[model fallback: {model(block.get('from'))} -> {model(block.get('to'))}]"
 
 
 def _agent_progress(rec: dict) -> dict | None:
@@ -610,68 +596,6 @@ def _line_digest(rec: dict) -> str:
     except TypeError:                      # an integer beyond 64 bits, a lone surrogate
         raw = compact_json(said).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(raw, digest_size=5).hexdigest()
-
-
-def _attachment_text(att: dict) -> str:
-    """The text an attachment put in front of the model, or "" for the ones
-    that only configure the session (tool and skill listings, modes, hooks
-    that succeeded quietly...)."""
-    atype = att["type"]
-    content = att.get("content")
-    if atype == "hook_additional_context":
-        return flatten_content(content)
-    if atype == "nested_memory" and isinstance(content, dict):
-        return flatten_content(content.get("content"))
-    if atype == "queued_command":
-        return flatten_content(att.get("prompt"))
-    if atype == "edited_text_file":
-        return flatten_content(att.get("snippet"))
-    if atype == "file" and isinstance(content, dict) and isinstance(content.get("file"), dict):
-        return flatten_content(content["file"].get("content"))        # an @-mentioned file, as read
-    if atype == "invoked_skills" and isinstance(att.get("skills"), list):
-        return "\n\n".join(flatten_content(s.get("content")) for s in att["skills"] if isinstance(s, dict))
-    if atype == "hook_blocking_error" and isinstance(att.get("blockingError"), dict):
-        return flatten_content(att["blockingError"].get("blockingError"))
-    if atype in ("todo_reminder", "task_reminder"):
-        return compact_json(content) if content else ""
-    if (atype.startswith("hook_") and "error" in atype) or (   # a hook that failed: what it printed
-            "hook" in atype and isinstance(att.get("exitCode"), int) and att["exitCode"] != 0):
-        return "\n".join(att[k] for k in ("stderr", "stdout", "content") if isinstance(att.get(k), str) and att[k])
-    if "reminder" in atype:
-        for field in ("text", "content"):
-            if isinstance(att.get(field), str):
-                return att[field]
-    text = att.get("text")                      # any other kind that shows the model a text
-    return text if isinstance(text, str) else ""
-
-
-def _system_error_text(rec: dict) -> str:
-    """The text of a system line that carries its news only as fields: an
-    API error Claude Code is retrying, the errors of hooks that ran."""
-    error = rec.get("error")
-    if isinstance(error, dict):
-        inner = error
-        while isinstance(inner.get("error"), dict):      # {status, error: {type, error: {type, message}}}
-            inner = inner["error"]
-        message = inner.get("message") if isinstance(inner.get("message"), str) else compact_json(error)
-        status = error.get("status")
-        retry = (f" (retry {rec['retryAttempt']} of {rec.get('maxRetries')})"
-                 if isinstance(rec.get("retryAttempt"), int) else "")
-        return f"API error{f' {status}' if status is not None else ''}: {message}{retry}"
-    errors = rec.get("hookErrors")
-    if isinstance(errors, list) and errors:
-        return "\n".join(e if isinstance(e, str) else compact_json(e) for e in errors)
-    return ""
-
-
-def _injected(text: str) -> str | None:
-    """The subtype of a user line the harness wrote: a message from another
-    session, a fork's boilerplate, or nothing but a system reminder."""
-    if text.startswith(_INJECTED_PREFIXES):         # one call for the common case: none of them
-        return next(subtype for prefix, subtype in _INJECTED if text.startswith(prefix))
-    if text.lstrip().startswith("<system-reminder>") and not _REMINDER.sub("", text).strip():
-        return "system_reminder"
-    return None
 
 
 _HANDLERS = {
