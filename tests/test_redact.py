@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reducers.redact import (CONTEXT, KINDS, MAX_SECRET, StreamRedactor, _rules,
-                             credential_like, redact)
+from reducers.credentials import credential_like
+from reducers.redact import CONTEXT, KINDS, MAX_SECRET, StreamRedactor, _rules, redact
 
 # Obviously fake, correctly shaped credentials, built here (never pasted from anywhere).
 PEM_BODY = "\n".join(["MIIEfakefakefakeFAKEFAKEFAKE0123456789+/fakefakefakefakefakefake"] * 3)
