@@ -24,7 +24,8 @@ Accepted shapes, per record (a JSONL line, or the whole .json document):
 - a chat.completion saved on its own: its reply;
 - a JSON array of any of the conversation records above.
 Mistral's clients write `toolCalls` / `toolCallId`: read as tool_calls /
-tool_call_id. Responses API items are read by reducers.formats.openai_responses.
+tool_call_id. Responses API items are read by reducers.formats.openai_responses,
+which record is which is told by reducers.formats.openai_shapes.
 
 Conversations are numbered by position in the file; that number is part of
 every key and turn id, so conversations that share a session id (--session,
@@ -36,118 +37,27 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
-from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
+from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, traffic_draft
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
                                      media_blocks, tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, is_saved_response,
-                                               responses_opening,
-                                              responses_session)
+                                               responses_opening, responses_session)
+from reducers.formats.openai_shapes import (ROLES, batch_request_body, conversation_list, envelope_reply, is_batch_output,
+                                            is_completion, is_mine, record_array, simulations)
 from reducers.formats.swe_agent import TrajectoryParts, is_mini_trajectory, is_observation, returncode, submission
 
 NAME = "openai"
 PREFIX = "oa"
-ROLES = ("system", "developer", "user", "assistant", "tool", "function", "ipython")   # ipython: Llama's tool output
-_CONVERSATION_KEYS = ("messages", "history")
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thought")
-# Request bodies that carry `input` but no conversation (Batch API endpoints and lookalikes).
-_NOT_CONVERSATION_URLS = ("/v1/embeddings", "/v1/moderations", "/v1/completions")
 
 
 # ---------------------------------------------------------------- sniff
 
-def is_message(value: Any) -> bool:
-    return (isinstance(value, dict) and value.get("role") in ROLES
-            and any(k in value for k in ("content", "tool_calls", "toolCalls", "function_call")))
-
-
-def is_completion(rec: Any) -> bool:
-    """A reply saved on its own, without its request: a chat.completion, or
-    an Ollama /api/chat reply ({"model", "message", "done"})."""
-    return isinstance(rec, dict) and ((rec.get("object") == "chat.completion" and isinstance(rec.get("choices"), list))
-                                      or _envelope_reply(rec) is not None)
-
-
-def _records(rec: Any) -> bool:
-    """A JSON array of whole records: conversations, or replies saved alone."""
-    return record_list(rec) or (isinstance(rec, list) and bool(rec)
-                                and all(is_completion(r) or is_saved_response(r) for r in rec))
-
-
-def _envelope_reply(response: Any) -> dict | None:
-    """The assistant message an Ollama /api/chat reply holds under `message`."""
-    if isinstance(response, dict) and "done" in response and "role" not in response and "content" not in response:
-        message = response.get("message")
-        if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
-            return message
-    return None
-
-
-def _conversation_list(rec: dict) -> list | None:
-    for k in _CONVERSATION_KEYS:
-        if isinstance(rec.get(k), list):
-            return rec[k]
-    return None
-
-
-def batch_request_body(rec: Any) -> dict | None:
-    """The request body of a Batch API input line, when it holds a conversation."""
-    if not (isinstance(rec, dict) and "custom_id" in rec and isinstance(rec.get("body"), dict)):
-        return None
-    url = rec.get("url")
-    if isinstance(url, str) and url.rstrip("/").endswith(_NOT_CONVERSATION_URLS):
-        return None
-    body = rec["body"]
-    if isinstance(body.get("messages"), list) or (is_responses_body(body)
-                                                  or (isinstance(body.get("input"), str) and url == "/v1/responses")):
-        return body
-    return None
-
-
-def is_batch_output(rec: Any) -> bool:
-    """A Batch API output (or error file) line: what came back for one custom_id."""
-    if not (isinstance(rec, dict) and "custom_id" in rec and "body" not in rec):
-        return False
-    response, error = rec.get("response"), rec.get("error")
-    if isinstance(response, dict):
-        payload = response.get("body")
-        return isinstance(payload, dict) and (isinstance(payload.get("choices"), list) or is_response_object(payload)
-                                              or isinstance(payload.get("error"), dict))
-    return response is None and isinstance(error, dict)
-
-
-def _simulations(rec: dict) -> list[dict]:
-    """The simulations of a tau2-bench results file, each {id, messages}."""
-    sims = rec.get("simulations")
-    if not isinstance(sims, list):
-        return []
-    return [s for s in sims if isinstance(s, dict) and isinstance(s.get("messages"), list)]
-
-
-def _is_mine(rec: Any) -> bool:
-    if _records(rec):
-        return any(_is_mine(r) for r in rec[:50])
-    if isinstance(rec, list):
-        return any(is_message(m) for m in rec[:50])
-    if not isinstance(rec, dict):
-        return False
-    if "role" in rec:
-        return is_message(rec)
-    msgs = _conversation_list(rec)
-    if msgs is not None:
-        return any(is_message(m) for m in msgs[:50])
-    if _simulations(rec):
-        return any(is_message(m) for s in _simulations(rec)[:5] for m in s["messages"][:50])
-    if (exchange := exchange_body(rec)) is not None:
-        return _is_mine(exchange)
-    return (is_responses_body(rec) or batch_request_body(rec) is not None or is_batch_output(rec)
-            or is_completion(rec) or is_saved_response(rec))
-
-
 def sniff(samples: list) -> bool:
     if not samples or any(_anthropic.foreign_record(s) for s in samples):
         return False
-    mine = sum(1 for s in samples if _is_mine(s))
+    mine = sum(1 for s in samples if is_mine(s))
     # Anthropic-specific data (content blocks, a top-level system) is tried
     # first and must not be claimed twice.
     return mine > 0 and 2 * mine >= len(samples) and not _anthropic.sniff(samples)
@@ -180,7 +90,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         return Conversation(PREFIX, session_id, index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
-        if _records(rec):                                   # an array of conversations or replies
+        if record_array(rec):                                   # an array of conversations or replies
             for item in rec:
                 yield from self.record(line, item)
         elif isinstance(rec, list):
@@ -194,12 +104,12 @@ class _Parser(ResponsesItems, TrajectoryParts):
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and "model" in rec and isinstance(rec.get("messages"), list):
             yield from self.exchange(line, rec, rec)        # a request body: a later one may resend its history
-        elif isinstance(rec, dict) and _conversation_list(rec) is not None:
-            msgs = _conversation_list(rec)
+        elif isinstance(rec, dict) and conversation_list(rec) is not None:
+            msgs = conversation_list(rec)
             conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
             yield from self.conversation(line, msgs, conv, rec)
-        elif isinstance(rec, dict) and _simulations(rec):
-            for sim in _simulations(rec):                   # tau2-bench results: one conversation each
+        elif isinstance(rec, dict) and simulations(rec):
+            for sim in simulations(rec):                   # tau2-bench results: one conversation each
                 msgs = sim["messages"]
                 yield from self.conversation(line, msgs, self.open(sim.get("id"), msgs[0] if msgs else sim))
         elif isinstance(rec, dict) and "custom_id" in rec and ("body" in rec or is_batch_output(rec)):
@@ -474,7 +384,7 @@ def _replies(response: Any) -> tuple[Any, list]:
     """(the model that wrote it, the reply messages) of a saved response: a
     chat.completion's choices (n > 1 asks for alternatives: each is kept,
     the first as the reply), an Ollama reply's message, or the message itself."""
-    if (message := _envelope_reply(response)) is not None:
+    if (message := envelope_reply(response)) is not None:
         return response.get("model"), [message]
     if isinstance(response, dict) and isinstance(response.get("choices"), list):
         ts = response.get("created")
