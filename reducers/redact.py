@@ -322,7 +322,7 @@ _SHAPE_PREFIX = {"ant": 7, "oai": 3, "gh": 4, "slack": 5, "aws": 4, "gitlab": 6,
 
 def _shape(m: re.Match, rule: str) -> tuple[str, int]:
     body = m.group()[_SHAPE_PREFIX[rule]:]
-    if filler(body):                 # sk-XXXXXXXXXXXXXXXXXXXXXXXX: a placeholder
+    if filler(body):                            # sk-XXXXXXXXXXXXXXXXXXXXXXXX: a placeholder
         return m.group(), 0
     return f"[REDACTED:{_SHAPES[rule]}]", 1
 
