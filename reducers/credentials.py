@@ -90,13 +90,6 @@ _ONE_CASE_WORD = re.compile(r"[a-z]+|[A-Z]+", _A)               # correcthorse, 
 _LETTER_RUN = re.compile(r"[a-z]{24,}|[A-Z]{24,}", _A)          # longer than words are written
 _NAME_WORDS = re.compile(r"token|secret|passw|cred|key", _A | re.I)  # ...but these make it a name
 _WORDS = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z])|[._/:\[\]-])+", _A)
-_KEY_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", _A)
-# The rest of a secret-named key that says the value is something else.
-_NOT_SECRET_SEGMENTS = frozenset("""url uri path file filename dir directory endpoint name names env
-    var type field header param hint prompt label len length count limit budget policy ttl format
-    usage id ids arn prefix suffix source provider process helper method mode scheme version
-    algorithm template pattern regex option size min max location expires expiry expiration
-    lifetime last used changed updated at date time""".split())
 
 
 def _classes(value: str) -> tuple[int, bool]:
@@ -113,11 +106,6 @@ def _classes(value: str) -> tuple[int, bool]:
         elif ch not in "_-./:[]":
             symbol = 1
     return lower + upper + digit + symbol, bool(digit or symbol)
-
-
-def names_something_else(rest: str) -> bool:
-    """`password_reset_url`, `secretName`, `access_key_id`, `token_expires_in`..."""
-    return any(seg.lower() in _NOT_SECRET_SEGMENTS for seg in _KEY_SEGMENTS.findall(rest))
 
 
 def _random_letters(value: str) -> bool:

@@ -51,8 +51,8 @@ from functools import lru_cache
 
 from ahocorasick_rs import BytesAhoCorasick
 
-from reducers.credentials import (basic_payload, credential_like, filler, labelled_credential,
-                                 names_something_else, password_like, pem_body, recall_handle)
+from reducers.credentials import (basic_payload, credential_like, filler, labelled_credential, password_like, pem_body,
+                                 recall_handle)
 
 MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
@@ -67,6 +67,19 @@ KINDS = ("openai_key", "anthropic_key", "github_token", "slack_token", "aws_acce
 _A = re.ASCII                   # ASCII-only case folding: the trigger search lowers ASCII only
 
 _LEADING_WS = re.compile(r"(?:\s|\\[nrt])*", _A)
+
+_KEY_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", _A)
+# The rest of a secret-named key that says the value is something else.
+_NOT_SECRET_SEGMENTS = frozenset("""url uri path file filename dir directory endpoint name names env
+    var type field header param hint prompt label len length count limit budget policy ttl format
+    usage id ids arn prefix suffix source provider process helper method mode scheme version
+    algorithm template pattern regex option size min max location expires expiry expiration
+    lifetime last used changed updated at date time""".split())
+
+
+def _names_something_else(rest: str) -> bool:
+    """`password_reset_url`, `secretName`, `access_key_id`, `token_expires_in`..."""
+    return any(seg.lower() in _NOT_SECRET_SEGMENTS for seg in _KEY_SEGMENTS.findall(rest))
 
 
 # ---- the rules ----------------------------------------------------------------------------
@@ -231,7 +244,7 @@ class _Rules:
         group = next(g for g in ("kv_dq", "kv_eq", "kv_sq", "kv_bare") if m.group(g) is not None)
         word = m.group("kv_word").lower()
         # a key that names something else, or `token = make_token(...)`: a call
-        excluded = names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None
+        excluded = _names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None
         quoted, token = group != "kv_bare", word.startswith("token")
         password = word.startswith("passw") or word == "pwd"
         # a name that ends in the word (db_password, GITHUB_TOKEN) holds the thing

@@ -475,7 +475,7 @@ class _Parser:
             return
         content = rec.get("content")
         content = content if isinstance(content, str) and content.strip() else ""
-        errors = system_error_text(rec)               # an API error being retried, hook errors
+        errors = system_error_text(rec)                # an API error being retried, hook errors
         text = f"{content}\n{errors}" if content and errors else content or errors
         if text:
             # what else it says (the models of a refusal fallback, the hooks that ran) as written
