@@ -7,8 +7,9 @@ Per turn, in order:
      that grew since the last ingest yields a continuation, not a repeat);
   3. redact secrets (before anything is written, artifacts included);
   4. the hot-path reconciler decides the turn: ADD or NONE per event;
-  5. large tool output goes to the artifact store; the event keeps a
-     head/tail preview; images and documents go there whole, as attachments;
+  5. large tool output goes to the artifact store and the event keeps a
+     head/tail preview (stores/externalize.py); images and documents go
+     there whole, as attachments;
   6. token counts; then `EventLog.append`, one fsync per batch;
   7. the derived state (keys, counters) and any index hooks catch up; the
      hooks are handed the artifact contents still in memory, by seq.
@@ -16,7 +17,6 @@ Per turn, in order:
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -25,24 +25,21 @@ import orjson
 from reducers.drafts import Draft, merge_adjacent
 from reducers.media import redact_block
 from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
-from reducers.redact import StreamRedactor, redact
+from reducers.redact import redact
 from reducers.tokens import count_tokens
-from reducers.truncate import count_lines, middle_stub
 from stores.artifacts import ArtifactStore, BadArtifactId
 from stores.attachments import store_media
 from stores.big_lines import SpillRegistry
 from stores.event_log import EventLog
+from stores.externalize import Externalizer
 from stores.ingest_state import IngestState, all_keys
 
 ARTIFACT_THRESHOLD_TOKENS = 2000      # tool output above this lives in artifacts/
 INLINE_MAX_CHARS = 1 << 20            # any other text above this too (a 100 MB paste)
-PREVIEW_TOKENS = 500                  # the head/tail preview kept in the event
 BATCH_EVENTS = 2000
-_EDGE_CHARS = 256 * 1024              # head/tail kept from a streamed artifact for its preview
 _RECENT_OUTPUTS = 100_000
 _WORKING_SESSIONS = 1024
 _KEPT_TEXT_CHARS = 64 << 20           # artifact content a batch hands its hooks (the rest is read back)
-_PREVIEWS = 1024                      # previews of recent artifacts kept (~2 KB each)
 
 
 @dataclass(slots=True)
@@ -74,9 +71,7 @@ class Appender:
         self._after_durable: list[Callable[[], None]] = []
         self._working: dict[str, WorkingSet] = {}
         self._untracked = WorkingSet()
-        # The preview of an output seen again (a file read twice) is known:
-        # its artifact id is its content's hash.
-        self._previews: OrderedDict[str, str] = OrderedDict()
+        self.externalizer = Externalizer(artifacts, spills, redact_secrets=redact_secrets)
 
     # -- the stream interface used by ingest -------------------------------
 
@@ -258,18 +253,22 @@ class Appender:
         tool = d.tool
         full_text = None
         if self.spills is not None and self.spills.holds_marker(text):
-            artifact, text = self._externalize_stream(d, counts)
+            artifact, text, redacted = self.externalizer.stream(text)
+            counts.artifacts += 1
+            counts.redacted += redacted
             if tool and d.kind == "tool_call":
                 tool = {**tool, "input": "[input too large: in the artifact]"}
         elif d.artifact_text is not None:
             full_text = d.artifact_text
-            artifact, text = self._externalize_text(d.artifact_text, d, counts, preview=text if artifact else None)
+            artifact, text = self.externalizer.text(d.artifact_text, preview=text if artifact else None)
+            counts.artifacts += 1
         elif artifact is not None and not self.artifacts.exists(artifact["id"]):
             self.warn(f"{path}:{d.line or '?'}: event {d.event_id} refers to artifact {artifact['id'][:12]}… "
                       f"which this store does not hold (export with its artifacts to carry it)")
         elif artifact is None and self._too_big(d):
             full_text = text
-            artifact, text = self._externalize_text(text, d, counts)
+            artifact, text = self.externalizer.text(text)
+            counts.artifacts += 1
         if d.source is not None:
             source = d.source                      # an exported event keeps its provenance
         else:
@@ -309,80 +308,6 @@ class Appender:
             # tokens <= characters, so short text cannot cross the threshold
             return len(d.text) > self.artifact_threshold and count_tokens(d.text) > self.artifact_threshold
         return len(d.text) > INLINE_MAX_CHARS
-
-    def _externalize_text(self, full: str, d: Draft, counts: AppendCounts,
-                          preview: str | None = None) -> tuple[dict, str]:
-        data = full.encode("utf-8", "surrogatepass")
-        artifact_id, size = self.artifacts.put(data)
-        counts.artifacts += 1
-        total = count_tokens(full)
-        if preview is None:
-            preview = self._previews.get(artifact_id)
-        if preview is None:
-            preview = middle_stub(full, full, total_tokens=total, total_lines=count_lines(full),
-                                  max_tokens=PREVIEW_TOKENS, hint=_hint(artifact_id))
-            self._previews[artifact_id] = preview
-            if len(self._previews) > _PREVIEWS:
-                self._previews.popitem(last=False)
-        return {"id": artifact_id, "bytes": size, "tokens": total, "sha256": artifact_id}, preview
-
-    def _externalize_stream(self, d: Draft, counts: AppendCounts) -> tuple[dict, str]:
-        """A text holding spilled strings: stream it (redacted) into the
-        artifact store, counting tokens and lines and keeping only its edges."""
-        stats = _StreamStats()
-        redactor = StreamRedactor() if self.redact_secrets else None
-
-        def chunks() -> Iterator[bytes]:
-            for piece in self.spills.split(d.text):
-                texts = [piece] if isinstance(piece, str) else self.spills.iter_text(piece)
-                for t in texts:
-                    out = redactor.feed(t) if redactor else t
-                    if out:
-                        stats.add(out)
-                        yield out.encode("utf-8", "surrogatepass")
-            if redactor:
-                rest = redactor.close()
-                if rest:
-                    stats.add(rest)
-                    yield rest.encode("utf-8", "surrogatepass")
-
-        artifact_id, size = self.artifacts.put_chunks(chunks())
-        counts.artifacts += 1
-        if redactor:
-            counts.redacted += redactor.count
-        preview = middle_stub(stats.head, stats.tail, total_tokens=stats.tokens, total_lines=stats.total_lines,
-                              max_tokens=PREVIEW_TOKENS, hint=_hint(artifact_id))
-        return {"id": artifact_id, "bytes": size, "tokens": stats.tokens, "sha256": artifact_id}, preview
-
-
-def _hint(artifact_id: str) -> str:
-    return f"trace show <this event> --full (artifact {artifact_id[:12]})"
-
-
-class _StreamStats:
-    """Token and line counts of a stream, plus its first and last few
-    hundred KB (all a preview needs). Tokens are counted per chunk, so a
-    token straddling two chunks may be counted twice: off by at most one
-    per MB, on outputs of many MB."""
-
-    def __init__(self):
-        self.head = ""
-        self.tail = ""
-        self.tokens = 0
-        self.lines = 0
-        self._ends_with_newline = True
-
-    def add(self, text: str) -> None:
-        if len(self.head) < _EDGE_CHARS:
-            self.head += text[: _EDGE_CHARS - len(self.head)]
-        self.tail = (self.tail + text)[-_EDGE_CHARS:]
-        self.tokens += count_tokens(text)
-        self.lines += text.count("\n")
-        self._ends_with_newline = text.endswith("\n")
-
-    @property
-    def total_lines(self) -> int:
-        return self.lines + (0 if self._ends_with_newline else 1)
 
 
 def _turns(drafts: Iterable[Draft]) -> Iterator[list[Draft]]:
