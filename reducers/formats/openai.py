@@ -90,7 +90,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
         return Conversation(PREFIX, session_id, index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
-        if record_array(rec):                                   # an array of conversations or replies
+        if record_array(rec):                               # an array of conversations or replies
             for item in rec:
                 yield from self.record(line, item)
         elif isinstance(rec, list):
@@ -104,12 +104,11 @@ class _Parser(ResponsesItems, TrajectoryParts):
             yield from self.message(line, rec, self.loose)
         elif isinstance(rec, dict) and "model" in rec and isinstance(rec.get("messages"), list):
             yield from self.exchange(line, rec, rec)        # a request body: a later one may resend its history
-        elif isinstance(rec, dict) and conversation_list(rec) is not None:
-            msgs = conversation_list(rec)
+        elif isinstance(rec, dict) and (msgs := conversation_list(rec)) is not None:
             conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
             yield from self.conversation(line, msgs, conv, rec)
-        elif isinstance(rec, dict) and simulations(rec):
-            for sim in simulations(rec):                   # tau2-bench results: one conversation each
+        elif isinstance(rec, dict) and (sims := simulations(rec)):
+            for sim in sims:                                # tau2-bench results: one conversation each
                 msgs = sim["messages"]
                 yield from self.conversation(line, msgs, self.open(sim.get("id"), msgs[0] if msgs else sim))
         elif isinstance(rec, dict) and "custom_id" in rec and ("body" in rec or is_batch_output(rec)):
