@@ -44,7 +44,7 @@ class Externalizer:
             self._previews[artifact_id] = preview
             if len(self._previews) > _PREVIEWS:
                 self._previews.popitem(last=False)
-        return {"id": artifact_id, "bytes": size, "tokens": total, "sha256": artifact_id}, preview
+        return _reference(artifact_id, size, total), preview
 
     def stream(self, text: str) -> tuple[dict, str, int]:
         """(artifact reference, preview, secrets redacted) for a text
@@ -70,8 +70,12 @@ class Externalizer:
         artifact_id, size = self.artifacts.put_chunks(chunks())
         preview = middle_stub(stats.head, stats.tail, total_tokens=stats.tokens, total_lines=stats.total_lines,
                               max_tokens=PREVIEW_TOKENS, hint=_hint(artifact_id))
-        artifact = {"id": artifact_id, "bytes": size, "tokens": stats.tokens, "sha256": artifact_id}
-        return artifact, preview, redactor.count if redactor else 0
+        return _reference(artifact_id, size, stats.tokens), preview, redactor.count if redactor else 0
+
+
+def _reference(artifact_id: str, size: int, tokens: int) -> dict:
+    """What the event keeps of its artifact (the id is the content's sha256)."""
+    return {"id": artifact_id, "bytes": size, "tokens": tokens, "sha256": artifact_id}
 
 
 def _hint(artifact_id: str) -> str:
