@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -19,7 +18,8 @@ except ImportError:                    # pragma: no cover - older typer
     from click.exceptions import ClickException
 
 from stores.errors import TraceError, UsageError
-from trace_cli.output import Output, ReaderGone
+from trace_cli.app_state import AppState
+from trace_cli.output import ReaderGone
 
 app = typer.Typer(
     name="trace",
@@ -33,19 +33,6 @@ app = typer.Typer(
 )
 
 
-@dataclass
-class AppState:
-    store_path: str | None
-    quiet: bool
-
-    def output(self, json_mode: bool = False) -> Output:
-        return Output(json_mode=json_mode, quiet=self.quiet)
-
-    def store(self, out: Output):
-        from stores.store import Store
-        return Store(self.store_path, warn=out.warn)
-
-
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -55,10 +42,6 @@ def _global(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No notes on stderr (errors still print).")] = False,
 ):
     ctx.obj = AppState(store_path=store, quiet=quiet)
-
-
-def state(ctx: typer.Context) -> AppState:
-    return ctx.obj if isinstance(ctx.obj, AppState) else AppState(None, False)
 
 
 def _register() -> None:

@@ -29,7 +29,7 @@ def bench_ingest(
     embed: Annotated[bool, typer.Option("--embed", help="Include the vector index in full ingest.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from trace_cli.app import state
+    from trace_cli.app_state import state
     from trace_cli.bench.ingest_bench import run_ingest_bench
 
     out = state(ctx).output(json_out)
@@ -57,7 +57,7 @@ def bench_recall(
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores here (else a temp dir).")] = None,
     json_out: JsonOpt = False,
 ) -> int:
-    from trace_cli.app import state
+    from trace_cli.app_state import state
     from trace_cli.bench.recall_bench import run_recall_bench
 
     out = state(ctx).output(json_out)
@@ -87,7 +87,7 @@ def bench_needle(
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the stores here.")] = None,
     json_out: JsonOpt = False,
 ) -> int:
-    from trace_cli.app import state
+    from trace_cli.app_state import state
     from trace_cli.bench.needle_bench import run_needle_bench
 
     out = state(ctx).output(json_out)

@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOpt = False,
     ) -> int:
         from stores.compaction import compact as run
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)
@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
         from reducers.pack_formats import to_anthropic, to_json, to_openai, to_text
         from stores.context import push_pack
         from stores.errors import UsageError
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         if fmt not in ("openai", "anthropic", "text", "json"):
             raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         no_artifacts: Annotated[bool, typer.Option("--no-artifacts", help="Do not inline artifact content.")] = False,
     ) -> int:
         from stores.lookup import export_events
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(True)

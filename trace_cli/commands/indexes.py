@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
 def _run(ctx, what: str, embedder, wait, json_out) -> int:
     import time
 
-    from trace_cli.app import state
+    from trace_cli.app_state import state
     st = state(ctx)
     out = st.output(json_out)
     store = st.store(out)

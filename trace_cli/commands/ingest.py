@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
-        from trace_cli.app import state
+        from trace_cli.app_state import state
         from trace_cli.output import ReaderGone
         from trace_cli.progress import IngestProgress
 

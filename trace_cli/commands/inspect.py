@@ -11,7 +11,7 @@ from trace_cli.options import JsonOpt
 def register(app: typer.Typer) -> None:
     @app.command(help="Events by kind and session, segments, bytes, artifacts.")
     def stats(ctx: typer.Context, json_out: JsonOpt = False) -> int:
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOpt = False,
     ) -> int:
         from stores.recall import Recaller, RecallQuery
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOpt = False,
     ) -> int:
         from stores.lookup import attachment_blocks, events_by_selector, full_text, parse_selector, session_events
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         skip_artifacts: Annotated[bool, typer.Option("--skip-artifacts", help="Do not re-hash artifacts.")] = False,
         json_out: JsonOpt = False,
     ) -> int:
-        from trace_cli.app import state
+        from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)

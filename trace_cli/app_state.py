@@ -1,0 +1,33 @@
+"""What the global options (`--store`, `--quiet`) decided, handed to every
+command through Typer's context. A module of its own so command modules
+never import `trace_cli.app` back (the CLI has no import circle)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import typer
+
+from trace_cli.output import Output
+
+
+@dataclass
+class AppState:
+    store_path: str | None
+    quiet: bool
+
+    def output(self, json_mode: bool = False) -> Output:
+        return Output(json_mode=json_mode, quiet=self.quiet)
+
+    def store(self, out: Output):
+        from stores.store import Store
+        return Store(self.store_path, warn=out.warn)
+
+
+def state(ctx: typer.Context) -> AppState:
+    """The global options of this invocation (defaults when a command is
+    called without the top-level callback, as in some tests)."""
+    while ctx is not None:
+        if isinstance(ctx.obj, AppState):
+            return ctx.obj
+        ctx = ctx.parent
+    return AppState(None, False)
