@@ -1,37 +1,58 @@
-"""Scoring recall candidates: the paper's score(e, q, τ) made concrete.
+"""Scoring recall candidates: the paper's score(e, q, τ) made concrete, as a
+calibrated probability.
 
-    base(e, q)  = bm25(e) / BM25_SCALE + W_VEC · vector(e)
-    smoothed    = base + A1 · Σ base(neighbours ±1) + A2 · Σ base(neighbours ±2)
-    score       = smoothed · (1 + W_REC · recency(e)) · task(e) · (1 − sup(e))
+Each candidate gets a logit, a weighted sum of what recall knows about it:
 
-- BM25 enters linearly, on a fixed scale (not normalised per query: a
-  strong lexical match should dominate, a weak one should stay weak, so the
-  final score means the same across queries and can be gated on). The
-  reported `fulltext` score is BM25 squashed to [0, 1) as bm25 / (bm25 + K);
-- vector is the cosine similarity, clipped at 0;
-- neighbours are the events just before and after in the same session: in
-  conversation the answer sits next to its question (the index's `ctx` field
-  does most of this; smoothing adds ~+0.01 recall@10 on LoCoMo dev);
-- recency decays with age relative to the newest candidate (half-life
-  HALF_LIFE_DAYS), a light tie-breaker;
-- task ≥ 1 boosts events that share terms with the session's active task
-  state and open loops; sup is 0.5 for a fact the ledger marks superseded,
-  0.9 for one it marks deleted (never removed: still recallable).
-Weights were tuned on LoCoMo dev (../shared/data/locomo-dev) — see README."""
+    z = BIAS + Σ WEIGHTS[f] · x_f  + log task(e) + log(1 − sup(e)) + W_REC · recency(e)
+
+    x_bm25       BM25 over body + ctx + exact terms, / BM25_SCALE (fixed, not
+                 per query: a strong match is strong in any query)
+    x_vector     cosine to the query minus the median cosine of the query's
+                 embedded candidates; 0 for an event with no vector (tool
+                 output is not embedded: neutral, not penalised)
+    x_speaker    1 when the query names the event's speaker (reducers/speakers.py)
+    x_near       BM25 of the events just before and after it in its session
+    x_far        BM25 of the events two away (in conversation the answer sits
+                 next to the question that prompted it)
+    x_coverage   the share of the query's IDF the event's own text holds: an
+                 event with the query's rarest terms beats one that repeats
+                 its common terms, however long it is (BM25's length
+                 normalisation favours short lines)
+    x_substance  how much the event says (characters, capped): "ok, thanks"
+                 rarely answers anything
+
+The first five are known for every candidate (stage 1 picks a pool from
+them, with POOL_WEIGHTS); coverage and substance need the event's text, read only for the pool
+(stage 2). score = σ(z) is the estimated probability that the hit is an
+answer to the query: the weights are a logistic regression fitted on dev
+data (LoCoMo dev questions, generated needles, and queries with no answer
+in the store; `trace bench fit`), checked across held-out conversations.
+task ≥ 1 lifts events that share terms with the session's open task; sup
+is the ledger's demotion (0.5 superseded, 0.9 deleted: never removed).
+Hits are returned in the order of the score they print."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
-K_BM25 = 10.0
 BM25_SCALE = 20.0
-VEC_CENTER = False
-W_VEC = 0.15
-A1, A2 = 0.15, 0.03
-W_REC = 0.05
+# Fitted by `trace bench fit` on LoCoMo dev + needles + no-answer queries.
+WEIGHTS = {"bm25": 0.1253, "vector": 0.282, "speaker": 1.203, "near": 1.203, "far": 0.4511,
+           "coverage": 2.005, "substance": 1.203}
+BIAS = -6.5288
+# Stage 1 picks the pool with these (BM25 carries the lexical weight there;
+# in the full model coverage takes most of it, and coverage needs the text).
+POOL_WEIGHTS = {"bm25": 1.0, "vector": 1.5, "speaker": 1.2, "near": 0.4, "far": 0.2, "coverage": 2.0}
+STAGE1 = ("bm25", "vector", "speaker", "near", "far")
+STAGE2 = ("coverage", "substance")      # coverage is in stage 1 too when the index's covering query found the event
+SUBSTANCE_CHARS = 400
+W_REC = 0.1
 HALF_LIFE_DAYS = 30.0
 TASK_BOOST = 0.25
+# Ledger demotion: the share of a fact's probability taken away when the
+# ledger marks it superseded / deleted.
 SUPERSEDED, DELETED = 0.5, 0.9
+EXACT_SCORE = 0.97          # an event holding the whole query verbatim
 
 
 @dataclass(slots=True)
@@ -43,19 +64,23 @@ class Candidate:
     kind: str = ""
     bm25: float = 0.0
     cosine: float | None = None
+    speaker: str = ""
+    coverage: float | None = None               # from the index, when it knew (stage 1)
     hop: int = 1
     task: float = 1.0
     sup: float = 0.0
-    base: float = 0.0
-    score: float = 0.0
+    x: dict = field(default_factory=dict)       # the features, by name
+    z: float = 0.0                               # logit
+    score: float = 0.0                           # σ(z), or the MMR-adjusted score when diversity moved it
+    exact: bool = False                          # holds the query verbatim
     scores: dict = field(default_factory=dict)
     segment: int = 0            # where the event lives in the log
     offset: int = 0
-    floor: float = 0.0          # a second-hop hit scores at least this (its seed's score, decayed)
+    floor: float = -math.inf    # a second-hop hit's logit is at least this (its seed's, decayed)
 
 
-def squash_bm25(bm25: float) -> float:
-    return bm25 / (bm25 + K_BM25) if bm25 > 0 else 0.0
+def sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 
 def recency(ts_ms: int, newest_ms: int) -> float:
@@ -65,45 +90,61 @@ def recency(ts_ms: int, newest_ms: int) -> float:
     return math.exp(-math.log(2) * age_days / HALF_LIFE_DAYS)
 
 
-def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: float | None = None,
-                     a2: float | None = None, w_rec: float | None = None,
-                     bm25_scale: float | None = None) -> list[Candidate]:
-    """Fill base/score/scores on every candidate; returns them best first."""
-    # Read the module constants at call time, so tuning can adjust them.
-    w_vec = W_VEC if w_vec is None else w_vec
-    a1, a2 = (A1 if a1 is None else a1), (A2 if a2 is None else a2)
-    w_rec = W_REC if w_rec is None else w_rec
-    bm25_scale = BM25_SCALE if bm25_scale is None else bm25_scale
-    by_pos: dict[tuple[str, int], Candidate] = {}
-    # Cosines of unrelated texts are far from 0 for averaged word vectors:
-    # count only what a candidate has above the typical candidate.
+def stage1(cands: list[Candidate], named: set[str], weights: dict | None = None) -> list[Candidate]:
+    """Fill the features known without the text and a first logit (with
+    POOL_WEIGHTS); best first."""
+    w = POOL_WEIGHTS if weights is None else weights
     cosines = sorted(c.cosine for c in cands if c.cosine is not None)
-    floor = cosines[len(cosines) // 2] if cosines and VEC_CENTER else 0.0
-    for c in cands:
-        ft = squash_bm25(c.bm25)
-        vec = max((c.cosine or 0.0) - floor, 0.0) / (1.0 - floor) if c.cosine is not None else 0.0
-        c.base = c.bm25 / bm25_scale + w_vec * vec
-        c.scores = {"fulltext": ft, "vector": c.cosine}
-        by_pos[(c.session_id, c.pos)] = c
+    median = cosines[len(cosines) // 2] if cosines else 0.0
+    bm_at = {(c.session_id, c.pos): c.bm25 for c in cands}
     newest = max((c.ts_ms for c in cands), default=0)
-    base_at = {key: c.base for key, c in by_pos.items()}
     for c in cands:
         sid, pos = c.session_id, c.pos
-        near = base_at.get((sid, pos - 1), 0.0) + base_at.get((sid, pos + 1), 0.0)
-        far = base_at.get((sid, pos - 2), 0.0) + base_at.get((sid, pos + 2), 0.0)
-        smoothed = c.base + a1 * near + a2 * far
+        c.x = {"bm25": c.bm25 / BM25_SCALE,
+               "vector": (c.cosine - median) if c.cosine is not None else 0.0,
+               "speaker": 1.0 if c.speaker and c.speaker in named else 0.0,
+               "near": (bm_at.get((sid, pos - 1), 0.0) + bm_at.get((sid, pos + 1), 0.0)) / BM25_SCALE,
+               "far": (bm_at.get((sid, pos - 2), 0.0) + bm_at.get((sid, pos + 2), 0.0)) / BM25_SCALE,
+               "coverage": c.coverage or 0.0}
         rec = recency(c.ts_ms, newest)
-        c.score = max(smoothed * (1 + w_rec * rec), c.floor) * c.task * (1 - c.sup)
-        c.scores["recency"], c.scores["task"] = rec, c.task * (1 - c.sup)
-    return sorted(cands, key=lambda c: (-c.score, c.seq))
+        c.scores = {"fulltext": squash(c.bm25), "vector": c.cosine, "recency": rec}
+        _settle(c, w)
+    return sorted(cands, key=lambda c: (-c.z, c.seq))
 
 
-def set_task(c: Candidate, task: float) -> None:
-    """Give a scored candidate a new task factor without rescoring the pool
-    (the score is a product, so the old factor divides out)."""
-    c.score = c.score / c.task * task
+def stage2(c: Candidate, coverage: float, chars: int, weights: dict | None = None) -> None:
+    """Add what the text tells (coverage of the query's IDF, substance) to a pooled candidate."""
+    c.x["coverage"] = coverage
+    c.x["substance"] = min(chars, SUBSTANCE_CHARS) / SUBSTANCE_CHARS
+    _settle(c, WEIGHTS if weights is None else weights)
+
+
+def _settle(c: Candidate, w: dict) -> None:
+    z = BIAS + sum(w.get(name, 0.0) * value for name, value in c.x.items())
+    z += W_REC * c.scores.get("recency", 0.0)
+    z += math.log(c.task)
+    z += math.log(max(1.0 - c.sup, 1e-6))       # ledger demotion
+    c.z = max(z, c.floor)
+    c.score = sigmoid(c.z)
+    c.scores["task"] = c.task * (1 - c.sup)
+
+
+def set_task(c: Candidate, task: float, weights: dict | None = None) -> None:
     c.task = task
-    c.scores["task"] = task * (1 - c.sup)
+    _settle(c, WEIGHTS if weights is None else weights)
+
+
+def squash(bm25: float, k: float = 10.0) -> float:
+    """BM25 squashed to [0, 1), for display."""
+    return bm25 / (bm25 + k) if bm25 > 0 else 0.0
+
+
+def coverage(text_stems: set[str], query_idf: dict[str, float]) -> float:
+    """The share of the query's IDF mass whose terms the text holds."""
+    total = sum(query_idf.values())
+    if not total:
+        return 0.0
+    return sum(v for stem, v in query_idf.items() if stem in text_stems) / total
 
 
 def task_factor(event_terms: set[str], task_terms: set[str]) -> float:
@@ -115,22 +156,25 @@ def task_factor(event_terms: set[str], task_terms: set[str]) -> float:
 
 def mmr(ranked: list[Candidate], k: int, lam: float, similarity) -> list[Candidate]:
     """Maximal Marginal Relevance: pick k, trading relevance (λ) against
-    similarity to what is already picked (1 − λ). λ = 1 keeps the order.
-    Each candidate's redundancy is updated only against the newest pick, so
-    the cost is O(k · pool) similarity calls."""
+    similarity to what is already picked (1 − λ); λ = 1 keeps the order.
+    A pick's score becomes the adjusted score that chose it, so hits print
+    in the order of their scores (each round's best can only be lower than
+    the round before: redundancy only grows). Each candidate's redundancy is
+    updated only against the newest pick: O(k · pool) similarity calls."""
     if lam >= 1.0 or len(ranked) <= 1:
         return ranked[:k]
-    top = ranked[0].score or 1.0
     pool = list(ranked)
     redundancy = [0.0] * len(pool)
     picked: list[Candidate] = []
     alive = list(range(len(pool)))
     while alive and len(picked) < k:
-        best = max(alive, key=lambda i: lam * (pool[i].score / top) - (1 - lam) * redundancy[i])
-        picked.append(pool[best])
+        best = max(alive, key=lambda i: pool[i].score - (1 - lam) * redundancy[i])
+        chosen = pool[best]
+        chosen.score = max(chosen.score - (1 - lam) * redundancy[best], 0.0)
+        picked.append(chosen)
         alive.remove(best)
         for i in alive:
-            redundancy[i] = max(redundancy[i], similarity(pool[i], pool[best]))
+            redundancy[i] = max(redundancy[i], similarity(pool[i], chosen))
     return picked
 
 

@@ -7,7 +7,8 @@ before and the two after it in its session, not stemmed, weighted lower: a tool
 result is found by the question that prompted it, a question by its answer;
 +0.03 recall@10 on LoCoMo dev over query-time smoothing alone), `exact` (hashes,
 paths, addresses, identifiers kept whole, plus their parts; see
-reducers/terms.py), and `session`, `kind`, `ts`, `seq` so filters run
+reducers/terms.py), `speaker` (the label a "Name: words" turn opens with, see
+reducers/speakers.py), and `session`, `kind`, `ts`, `seq` so filters run
 inside the index. Stored: where the event lives in the log (segment,
 offset) and its position in its session, so a hit is one seek away from
 the verbatim event.
@@ -29,11 +30,12 @@ from pathlib import Path
 
 import orjson
 
+from reducers.speakers import speaker_of
 from reducers.terms import exact_text
 from stores.fulltext_search import FulltextSearch
 from stores.sql_in import select_in
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
 CTX_EVENTS = 2
 CTX_CHARS = 300                      # of each neighbour (with stemmed ctx, 600 cost 4.5% more CPU for LoCoMo dev 0.698 vs 0.703)
@@ -107,6 +109,8 @@ def _document(entry: dict, body: str, after: list[str]):
     doc.add_text("session", entry["session"])
     doc.add_text("kind", entry["kind"])
     doc.add_integer("ts", entry["ts"])
+    if entry.get("speaker"):
+        doc.add_text("speaker", entry["speaker"])
     doc.add_text("body", body)
     ctx = entry["before"] + after
     if ctx:
@@ -125,6 +129,7 @@ def _schema():
     sb.add_text_field("session", stored=True, tokenizer_name="raw")
     sb.add_text_field("kind", stored=True, tokenizer_name="raw")
     sb.add_integer_field("ts", stored=True, indexed=True, fast=True)
+    sb.add_text_field("speaker", stored=True, tokenizer_name="raw", index_option="basic")
     # No positions: every query is terms, never phrases (positions cost
     # indexing time and a third of the index).
     # Not stemmed: stemming every token cost a third of Tantivy's indexing CPU
@@ -283,7 +288,7 @@ class FulltextIndex(FulltextSearch):
             body = _body(tool_name, text[:INDEX_MAX_CHARS])
             head = body[:CTX_CHARS]
             entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "session": sid,
-                     "kind": kind, "ts": ts_millis(ts),
+                     "kind": kind, "ts": ts_millis(ts), "speaker": "" if tool_name else speaker_of(text),
                      "head": head, "before": [e["head"] for e in recent], "indexed": False, "body": body}
             if len(recent) == CTX_EVENTS:                 # the oldest now has both successors
                 self._index_entry(writer, recent[0], [recent[1]["head"], head])

@@ -24,6 +24,14 @@ class FulltextHit:
     session_id: str
     kind: str
     ts_ms: int
+    speaker: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class QueryTerm:
+    forms: frozenset[str]       # the spellings (or the exact term) that count as holding it
+    idf: float
+    exact: bool
 
 
 @dataclass(slots=True)
@@ -175,12 +183,104 @@ class FulltextSearch:
         doc = searcher.doc(addr)
         return FulltextHit(seq=doc["seq"][0], score=score, segment=doc["seg"][0], offset=doc["off"][0],
                            pos=doc["pos"][0], session_id=doc["session"][0], kind=doc["kind"][0],
-                           ts_ms=doc["ts"][0])
+                           ts_ms=doc["ts"][0], speaker=(doc.get_first("speaker") or ""))
 
     @staticmethod
     def _zero(hit: FulltextHit) -> FulltextHit:
         hit.score = 0.0
         return hit
+
+    def speaker_known(self, label: str) -> bool:
+        """Whether `label` opens at least two events as their speaker."""
+        index = self.open()
+        return index is not None and index.searcher().doc_freq("speaker", label) >= 2
+
+    def query_terms(self, words: list[str], exact: list[str]) -> list[QueryTerm]:
+        """The query's searchable terms: each distinct word with the spellings
+        the index holds that share its stem, each exact term as itself, and
+        the IDF of each (all spellings together), for coverage scoring."""
+        index = self.open()
+        if index is None:
+            return []
+        searcher = index.searcher()
+        n_docs = max(searcher.num_docs, 1)
+        out, seen = [], set()
+        for token in dict.fromkeys(t for w in words for t in self._plain(w)):
+            forms = [(f, df) for f in _forms(token) if (df := searcher.doc_freq("body", f))]
+            key = frozenset(f for f, _ in forms)
+            if forms and key not in seen:
+                seen.add(key)
+                out.append(QueryTerm(key, _idf(min(sum(df for _, df in forms), n_docs), n_docs), False))
+        for term in exact:
+            df = searcher.doc_freq("exact", term)
+            if df:
+                out.append(QueryTerm(frozenset((term,)), _idf(df, n_docs), True))
+        return out
+
+    def covering(self, terms: list[QueryTerm], filters: Filters | None, limit: int) -> list[FulltextHit]:
+        """Events by how much of the query's IDF they hold, whatever their
+        length: each term counts its IDF once if the event holds it (BM25's
+        length normalisation would bury a rare term in a long tool output
+        under short lines that repeat common ones). Terms in more than
+        COMMON_SHARE of a big index are left out (IDF near zero, huge
+        posting lists). The hit's score is the IDF held."""
+        import tantivy
+        index = self.open()
+        if index is None or not terms:
+            return []
+        schema = index.schema
+        searcher = index.searcher()
+        common_df = max(COMMON_MIN_DOCS, int(searcher.num_docs * COMMON_SHARE))
+        n_docs = max(searcher.num_docs, 1)
+        clauses = []
+        for t in terms:
+            if t.idf <= _idf(common_df, n_docs):
+                continue
+            field = "exact" if t.exact else "body"
+            held = [tantivy.Query.term_query(schema, field, f) for f in t.forms]
+            any_form = held[0] if len(held) == 1 else tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, q) for q in held])
+            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(any_form, t.idf)))
+        if not clauses:
+            return []
+        return self._run(tantivy.Query.boolean_query(clauses), filters, limit)
+
+    def terms_held(self, seqs: list[int], terms: list[QueryTerm]) -> dict[int, set[int]]:
+        """Which of `terms` (by position) each of `seqs` holds, asked of the
+        index: for events whose full text is not at hand (an artifact's)."""
+        import tantivy
+        index = self.open()
+        out: dict[int, set[int]] = {s: set() for s in seqs}
+        if index is None or not seqs:
+            return out
+        schema = index.schema
+        in_seqs = tantivy.Query.term_set_query(schema, "seq", list(seqs))
+        searcher = index.searcher()
+        for i, term in enumerate(terms):
+            field = "exact" if term.exact else "body"
+            has = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, field, f))
+                                               for f in term.forms])
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, in_seqs), (tantivy.Occur.Must, has)])
+            for _, addr in searcher.search(query, len(seqs)).hits:
+                out[searcher.doc(addr)["seq"][0]].add(i)
+        return out
+
+    def holding_all(self, tokens: list[str], exact: list[str], filters: Filters | None,
+                    limit: int) -> list[FulltextHit]:
+        """Events that hold every token (as written) and every exact term,
+        newest first: the candidates for a query that is an exact string."""
+        import tantivy
+        index = self.open()
+        if index is None or not (tokens or exact):
+            return []
+        schema = index.schema
+        parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "body", t)) for t in tokens]
+        parts += [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "exact", t)) for t in exact]
+        parts += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+                  for f in _filter_queries(schema, filters)]
+        searcher = index.searcher()
+        res = searcher.search(tantivy.Query.boolean_query(parts), limit, order_by_field="seq")
+        return [self._hit(searcher, 0.0, addr) for _, addr in res.hits]
 
     def doc_freq(self, term: str) -> int:
         index = self.open()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, similarity_matrix,
-                             task_factor)
+from reducers.fusion import (DELETED, SUPERSEDED, Candidate, coverage, mmr, sigmoid, similarity_matrix, stage1,
+                             stage2, task_factor)
 
 DAY = 86_400_000
 
@@ -15,34 +15,57 @@ def cand(seq, bm25=0.0, pos=None, session="s", ts_ms=100 * DAY, **kw) -> Candida
     return Candidate(seq=seq, session_id=session, pos=seq if pos is None else pos, ts_ms=ts_ms, bm25=bm25, **kw)
 
 
-def test_a_stronger_lexical_match_ranks_first_and_scores_are_on_a_fixed_scale():
-    ranked = score_candidates([cand(1, bm25=4.0, pos=10), cand(2, bm25=12.0, pos=20)])
+def test_a_stronger_lexical_match_ranks_first_and_scores_are_probabilities_on_a_fixed_scale():
+    ranked = stage1([cand(1, bm25=4.0, pos=10), cand(2, bm25=12.0, pos=20)], set())
     assert [c.seq for c in ranked] == [2, 1]
+    assert all(0.0 < c.score < 1.0 and c.score == sigmoid(c.z) for c in ranked)
     # The same bm25 gives the same score whatever else is in the pool.
-    alone = score_candidates([cand(2, bm25=12.0, pos=20)])[0].score
+    alone = stage1([cand(2, bm25=12.0, pos=20)], set())[0].score
     assert alone == pytest.approx(ranked[0].score)
 
 
 def test_a_neighbour_of_a_strong_match_is_lifted_above_an_unrelated_weak_match():
-    ranked = score_candidates([cand(1, bm25=20.0, pos=5), cand(2, bm25=0.0, pos=6),
-                               cand(3, bm25=0.0, pos=50, session="other")])
+    ranked = stage1([cand(1, bm25=20.0, pos=5), cand(2, bm25=0.0, pos=6),
+                     cand(3, bm25=0.0, pos=50, session="other")], set())
     scores = {c.seq: c.score for c in ranked}
-    assert scores[2] > 0 and scores[3] == 0
+    assert scores[2] > scores[3]
 
 
 def test_neighbours_count_only_within_the_same_session():
-    ranked = score_candidates([cand(1, bm25=20.0, pos=5, session="a"), cand(2, pos=6, session="b")])
-    assert {c.seq: c.score for c in ranked}[2] == 0
+    ranked = stage1([cand(1, bm25=20.0, pos=5, session="a"), cand(2, pos=6, session="b")], set())
+    assert {c.seq: c.x["near"] for c in ranked}[2] == 0
 
 
-def test_superseded_and_deleted_facts_are_penalised_but_kept():
-    live, sup, gone = (score_candidates([cand(1, bm25=10.0, sup=s)])[0] for s in (0.0, SUPERSEDED, DELETED))
+def test_the_named_speakers_turns_outrank_what_others_said_about_them():
+    ranked = stage1([cand(1, bm25=8.0, speaker="ana"), cand(2, bm25=8.0, speaker="ben", pos=40)], {"ana"})
+    assert [c.seq for c in ranked] == [1, 2]
+
+
+def test_rare_term_coverage_outranks_common_term_matches_however_long_the_text():
+    # A long tool output holding the query's rare terms once (low BM25) against a short
+    # line repeating its common words (higher BM25).
+    needle, chatter = cand(1, bm25=6.0, pos=1), cand(2, bm25=14.0, pos=30)
+    stage1([needle, chatter], set())
+    stage2(needle, coverage({"payroll", "sync", "port"}, {"payroll": 7.0, "sync": 6.0, "port": 1.5}), 6000)
+    stage2(chatter, coverage({"port", "listens"}, {"payroll": 7.0, "sync": 6.0, "port": 1.5}), 60)
+    assert needle.score > chatter.score
+
+
+def test_a_missing_vector_is_neutral_not_a_penalty():
+    tool, said = cand(1, bm25=10.0, pos=1), cand(2, bm25=10.0, pos=30, cosine=0.5)
+    other = cand(3, bm25=0.0, pos=60, cosine=0.5)
+    stage1([tool, said, other], set())
+    assert tool.x["vector"] == 0.0 == said.x["vector"]     # at the median cosine: no lift either way
+
+
+def test_superseded_and_deleted_facts_are_demoted_but_kept():
+    live, sup, gone = (stage1([cand(1, bm25=10.0, sup=s)], set())[0] for s in (0.0, SUPERSEDED, DELETED))
     assert live.score > sup.score > gone.score > 0
     assert sup.scores["task"] == pytest.approx(1 - SUPERSEDED)
 
 
 def test_recency_breaks_a_tie_in_favour_of_the_newer_event():
-    ranked = score_candidates([cand(1, bm25=10.0, pos=1, ts_ms=10 * DAY), cand(2, bm25=10.0, pos=40, ts_ms=100 * DAY)])
+    ranked = stage1([cand(1, bm25=10.0, pos=1, ts_ms=10 * DAY), cand(2, bm25=10.0, pos=40, ts_ms=100 * DAY)], set())
     assert [c.seq for c in ranked] == [2, 1]
     assert ranked[0].scores["recency"] == pytest.approx(1.0)
     assert ranked[1].scores["recency"] < 0.2          # 90 days at a 30-day half-life
@@ -73,11 +96,17 @@ def test_jaccard_over_many_words_matches_set_arithmetic():
 
 
 def test_mmr_keeps_relevance_order_at_lambda_one_and_demotes_a_duplicate_below_it():
-    ranked = [cand(1, score=1.0), cand(2, score=0.95), cand(3, score=0.9)]
-    for c, s in zip(ranked, (1.0, 0.95, 0.9)):
-        c.score = s
+    def fresh():
+        out = [cand(1), cand(2), cand(3)]
+        for c, s in zip(out, (1.0, 0.95, 0.9)):
+            c.score = s
+        return out
     dup = {frozenset((1, 2)): 1.0}
     similarity = lambda a, b: dup.get(frozenset((a.seq, b.seq)), 0.0)
-    assert [c.seq for c in mmr(ranked, 3, 1.0, similarity)] == [1, 2, 3]
-    assert [c.seq for c in mmr(ranked, 3, 0.7, similarity)] == [1, 3, 2]
-    assert len(mmr(ranked, 2, 0.7, similarity)) == 2
+    assert [c.seq for c in mmr(fresh(), 3, 1.0, similarity)] == [1, 2, 3]
+    picked = mmr(fresh(), 3, 0.7, similarity)
+    assert [c.seq for c in picked] == [1, 3, 2]
+    # Each hit carries the score that placed it, so scores fall with rank.
+    assert [c.score for c in picked] == sorted((c.score for c in picked), reverse=True)
+    assert picked[2].score == pytest.approx(0.95 - 0.3)
+    assert len(mmr(fresh(), 2, 0.7, similarity)) == 2

