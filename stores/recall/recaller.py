@@ -46,6 +46,7 @@ COVERING_CANDIDATES = 50
 NEIGHBOUR_ANCHORS = 30
 RERANK_POOL = 60
 COVERAGE_CHARS = 100_000        # coverage reads this much of an event's text
+INDEX_COVERAGE_CHARS = 8_000    # above this, coverage is asked of the index
 VECTOR_CATCH_UP_LIMIT = 10_000
 
 
@@ -128,9 +129,6 @@ class Recaller:
         if q.hops == 2 and ranked:
             from stores.recall.hops import second_hop
             ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
-        if q.rerank:
-            from stores.recall.rerank import rerank
-            ranked = rerank(q.query, ranked, self._events)
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
         hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact)
         self._log(q, hits, time.perf_counter() - t0)
@@ -203,8 +201,11 @@ class Recaller:
 
     def _artifact_terms(self, pool: list[Candidate], qterms: list[QueryTerm]) -> dict[int, set[int]]:
         """For events whose full text lives in an artifact (the log holds a
-        preview), the index says which query terms the whole text holds."""
-        seqs = [c.seq for c in pool if (self._events.get(c.seq) or {}).get("artifact")]
+        preview), and for long texts (one index query per term is cheaper
+        than splitting them into words), the index says which query terms
+        the whole text holds."""
+        seqs = [c.seq for c in pool if (e := self._events.get(c.seq)) is not None
+                and (e.get("artifact") or len(e.get("text") or "") > INDEX_COVERAGE_CHARS)]
         return self.fulltext.terms_held(seqs, qterms) if seqs and qterms else {}
 
     def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,

@@ -147,3 +147,48 @@ def gate(answerable: list[tuple[list[dict], list[str]]], no_answer: list[list[di
             "recall": round(right / len(answerable), 4) if answerable else None,
             "no_answer_dropped": round(1 - false_pass / len(no_answer), 4) if no_answer else None,
             "answerable": len(answerable), "no_answer": len(no_answer)}
+
+
+def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, hops: int, dated: bool,
+                     note) -> list[dict]:
+    """Convert, ingest into one store, recall every question (and every
+    no-answer query) in one process, and score: one row per category, then
+    the --min-score 0.5 gate."""
+    import shutil
+    import tempfile
+
+    from stores.recall import Recaller, RecallQuery
+    from stores.segments import iter_events
+    from stores.store import Store
+    base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-locomo-"))
+    try:
+        counts = convert(Path(locomo_json), base / "lc", dated=dated)
+        note(f"{counts['sessions']} sessions, {counts['questions']} questions, {counts['no_answer']} no-answer")
+        store = Store(base / "store")
+        if not store.segments_dir.exists():
+            list(store.ingest([str(base / "lc" / "sessions.jsonl")], format="openai"))
+        sessions_of_text: dict[str, set[str]] = defaultdict(set)
+        for e in iter_events(store.segments_dir):
+            sessions_of_text[norm(e.get("text") or "")].add(e["session_id"])
+        rc = Recaller(store)
+        rc.prepare(mode)
+        questions = [json.loads(line) for line in open(base / "lc" / "questions.jsonl")]
+        no_answer = [json.loads(line) for line in open(base / "lc" / "no_answer.jsonl")]
+        deep = max(k, 50)                      # session metrics rank sessions by their best hit
+
+        def ask(q):
+            return [h.as_json() for h in rc.recall(RecallQuery(query=q["query"], k=deep, mode=mode, hops=hops,
+                                                               query_id=str(q["id"])))]
+        note(f"recalling {len(questions)} questions")
+        hits = {str(q["id"]): ask(q) for q in questions}
+        note(f"recalling {len(no_answer)} no-answer queries")
+        silent = [ask(q)[:k] for q in no_answer]
+        metrics = score(questions, hits, k, sessions_of_text)
+        rows = [{"bench": "locomo", "category": cat, "k": k, "mode": mode, "hops": hops, **m}
+                for cat, m in metrics.items()]
+        answerable = [(hits[str(q["id"])][:k], q["evidence"]) for q in questions]
+        rows.append({"bench": "locomo-gate", **gate(answerable, silent, 0.5)})
+        return rows
+    finally:
+        if not workdir:
+            shutil.rmtree(base, ignore_errors=True)

@@ -34,7 +34,6 @@ def register(app: typer.Typer) -> None:
         hops: Annotated[int, typer.Option("--hops", metavar="1|2", help="2: follow identifiers found by the first hop.")] = 1,
         min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left.")] = None,
         mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only (the default: diversity cost 0.13 R@10 on LoCoMo dev), lower = more diverse; exact occurrences are never thinned.")] = 1.0,
-        rerank: Annotated[bool, typer.Option("--rerank", help="Rerank the top 50 with a cross-encoder (needs pip install '.[rerank]').")] = False,
         queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL of {id, query, …filters}; one process for many queries.")] = None,
         block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits.")] = False,
         budget: Annotated[int, typer.Option("--budget", metavar="TOKENS", help="Hard cap for --block.")] = 4000,
@@ -50,10 +49,7 @@ def register(app: typer.Typer) -> None:
         if bool(query) == bool(queries):
             raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
         base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
-                    min_score=min_score, mmr=mmr, rerank=rerank)
-        if rerank:
-            from stores.recall.rerank import require_reranker
-            require_reranker()
+                    min_score=min_score, mmr=mmr)
         recaller = Recaller(store, note=out.note)
         if queries:
             return _batch(recaller, queries, base, out)
@@ -95,7 +91,7 @@ def _batch(recaller, source: str, base: dict, out) -> int:
                 if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
                     raise ValueError("need an object with a string \"query\"")
                 opts = {**base, **{key: spec[key] for key in ("k", "session", "since", "until", "mode", "hops",
-                                                             "min_score", "mmr", "rerank") if key in spec}}
+                                                             "min_score", "mmr") if key in spec}}
                 if "kind" in spec or "kinds" in spec:
                     kinds = spec.get("kinds", spec.get("kind"))
                     opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
