@@ -55,8 +55,9 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, recall, show, verify
-    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
+    from trace_cli.commands import (bench, compaction, export, indexes, ingest, inspect, recall, sessions, show,
+                                    verify)
+    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, bench):
         module.register(app)
 
 
