@@ -55,9 +55,9 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import (bench, compaction, export, indexes, ingest, inspect, recall, sessions, show,
-                                    verify)
-    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, bench):
+    from trace_cli.commands import (bench, compaction, cron, export, indexes, ingest, inspect, recall, sessions,
+                                    show, verify)
+    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, cron, bench):
         module.register(app)
 
 
