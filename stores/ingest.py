@@ -15,7 +15,7 @@ from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
@@ -158,6 +158,17 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             result.errors = 1
             result.error = (f"{src.display}: not a known transcript format (tried {', '.join(DETECTION_ORDER)}); "
                             f"name one with --format")
+            report(result.error)
+            return result
+    else:
+        records = read_records(src, spills)
+        samples, head = sniff(records)
+        primed = chain(head, records)
+        mismatch = mismatched_format(fmt, samples)
+        if mismatch:
+            result.format, result.errors = fmt, 1
+            result.error = (f"{src.display}: its records are {mismatch}, not {fmt}; nothing written from it "
+                            f"(drop --format to detect it, or use --format {mismatch})")
             report(result.error)
             return result
     result.format = fmt

@@ -126,3 +126,12 @@ def test_an_empty_folder_says_so_and_exits_3(tmp_path):
     (tmp_path / "empty").mkdir()
     run = cli("ingest", str(tmp_path / "empty"))
     assert run.code == 3 and "no transcript files found" in run.err
+
+
+def test_a_wrong_format_is_refused_naming_the_right_one(samples):
+    run = cli("ingest", "--format", "claude-code", str(samples / "codex" / "rollout-demo.jsonl"))
+    assert run.code == 1
+    assert "its records are codex, not claude-code" in run.err and "--format codex" in run.err
+    assert run.lines()[0]["added"] == 0
+    assert cli("stats").lines()[0]["events"] == 0             # nothing written: no junk session to live with
+    assert cli("ingest", "--format", "codex", str(samples / "codex" / "rollout-demo.jsonl")).code == 0
