@@ -5,46 +5,58 @@ Each candidate gets a logit, a weighted sum of what recall knows about it:
 
     z = BIAS + Σ WEIGHTS[f] · x_f  + log task(e) + log(1 − sup(e)) + W_REC · recency(e)
 
-    x_bm25       BM25 over body + ctx + exact terms, / BM25_SCALE (fixed, not
-                 per query: a strong match is strong in any query)
-    x_vector     cosine to the query minus the median cosine of the query's
-                 embedded candidates; 0 for an event with no vector (tool
-                 output is not embedded: neutral, not penalised)
-    x_speaker    1 when the query names the event's speaker (reducers/speakers.py)
-    x_near       BM25 of the events just before and after it in its session
-    x_far        BM25 of the events two away (in conversation the answer sits
-                 next to the question that prompted it)
+    x_bm25       the lexical score, / BM25_SCALE (fixed, not per query: a
+                 strong match is strong in any query): BM25 over body (+ ctx)
+                 and exact terms, plus the IDF of each rare query term the
+                 event holds, counted once (stores/fulltext_search.py lexical)
     x_coverage   the share of the query's IDF the event's own text holds: an
                  event with the query's rarest terms beats one that repeats
                  its common terms, however long it is (BM25's length
                  normalisation favours short lines)
+    x_vector     cosine to the query minus the median cosine of the query's
+                 embedded candidates; 0 for an event with no vector (tool
+                 output is not embedded: neutral, not penalised)
+    x_speaker    1 when the query names the event's speaker (reducers/speakers.py)
+    x_near       the lexical scores of the events just before and after it in
+                 its session, over the query's best lexical score
+    x_far        the same for the events two away (in conversation the
+                 answer sits next to the question that prompted it)
     x_substance  how much the event says (characters, capped): "ok, thanks"
                  rarely answers anything
+    x_near_vector  the best vector feature of the events just before and
+                 after it (a terse reply is about what it answers)
+    x_session    the best lexical score of another candidate in its session,
+                 over the query's best
+    x_bm25_rel   its lexical score over the query's best; x_top_lexical 1
+                 for the query's best lexical match
+(Neighbour and session scores are relative to the query's best: a long
+query's BM25 is large everywhere, and a pushed context's query holds the
+user's last lines, which are in the log next to their own neighbours.)
 
-The first five are known for every candidate (stage 1 picks a pool from
-them, with POOL_WEIGHTS); coverage and substance need the event's text, read only for the pool
-(stage 2). score = σ(z) is the estimated probability that the hit is an
-answer to the query: the weights are a logistic regression fitted on dev
-data (LoCoMo dev questions, generated needles, and queries with no answer
-in the store; `trace bench fit`), checked across held-out conversations.
-task ≥ 1 lifts events that share terms with the session's open task; sup
-is the ledger's demotion (0.5 superseded, 0.9 deleted: never removed).
-Hits are returned in the order of the score they print."""
+Every feature comes from the indexes (BM25 scores, the IDF each event
+holds, stored vectors, the index's columns), so every candidate is scored
+without reading its text; only the hits shown are read from the log.
+score = σ(z) is the estimated probability that the hit is an answer to the
+query: the weights are a logistic regression fitted on dev data (LoCoMo dev
+questions, generated needles, and queries with no answer in the store;
+`trace bench fit`), checked across held-out conversations. task ≥ 1 lifts
+events that share terms with the session's open task; sup is the ledger's
+demotion (0.5 superseded, 0.9 deleted: never removed). Hits are returned in
+the order of the score they print."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
 BM25_SCALE = 20.0
-# Fitted by `trace bench fit` on LoCoMo dev + needles + no-answer queries.
-WEIGHTS = {"bm25": 0.1253, "vector": 0.282, "speaker": 1.203, "near": 1.203, "far": 0.4511,
-           "coverage": 2.005, "substance": 1.203}
-BIAS = -6.5288
-# Stage 1 picks the pool with these (BM25 carries the lexical weight there;
-# in the full model coverage takes most of it, and coverage needs the text).
-POOL_WEIGHTS = {"bm25": 1.0, "vector": 1.5, "speaker": 1.2, "near": 0.4, "far": 0.2, "coverage": 2.0}
-STAGE1 = ("bm25", "vector", "speaker", "near", "far")
-STAGE2 = ("coverage", "substance")      # coverage is in stage 1 too when the index's covering query found the event
+# Fitted by `trace bench fit` (listwise on LoCoMo dev + needles, then R@10);
+# only their ratios matter: reducers/calibration.py turns z into probabilities.
+WEIGHTS = {"bm25": 0.7653, "coverage": 4.9469, "vector": 2.0413, "speaker": 2.7964, "near": 0.5102, "far": 0.8008,
+           "substance": 0.4061, "near_vector": 2.9231, "session": 1.7173, "bm25_rel": 1.0406, "top_lexical": 2.0522,
+           "recency": 0.1}
+BIAS = 0.0
+FEATURES = ("bm25", "coverage", "vector", "speaker", "near", "far", "substance", "near_vector", "session",
+            "bm25_rel", "top_lexical")
 SUBSTANCE_CHARS = 400
 W_REC = 0.1
 HALF_LIFE_DAYS = 30.0
@@ -58,93 +70,117 @@ EXACT_SCORE = 0.97          # an event holding the whole query verbatim
 @dataclass(slots=True)
 class Candidate:
     seq: int
-    session_id: str
-    pos: int
+    gp: int                                     # session ordinal << 32 | position in the session
     ts_ms: int = 0
     kind: str = ""
-    bm25: float = 0.0
+    bm25: float = 0.0                           # the lexical query's score (BM25, plus the rare terms' IDF held)
+    held: float = 0.0                           # IDF of the query terms the event holds
     cosine: float | None = None
-    speaker: str = ""
-    coverage: float | None = None               # from the index, when it knew (stage 1)
+    speaker_key: int = 0
+    chars: int = 0
     hop: int = 1
     task: float = 1.0
     sup: float = 0.0
-    x: dict = field(default_factory=dict)       # the features, by name
+    f: tuple = ()                                # the features, in FEATURES order
+    rec: float = 0.0                             # recency in [0, 1]
     z: float = 0.0                               # logit
     score: float = 0.0                           # σ(z), or the MMR-adjusted score when diversity moved it
     exact: bool = False                          # holds the query verbatim
-    scores: dict = field(default_factory=dict)
     segment: int = 0            # where the event lives in the log
     offset: int = 0
     floor: float = -math.inf    # a second-hop hit's logit is at least this (its seed's, decayed)
+    measured: bool = False      # held / bm25 / cosine filled in against the query
+    p_hit: float = 0.0          # the probability that this very hit is an answer (reducers/calibration.py)
 
 
 def sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 
-def recency(ts_ms: int, newest_ms: int) -> float:
-    if not ts_ms or not newest_ms:
-        return 0.0
-    age_days = max(newest_ms - ts_ms, 0) / 86_400_000
-    return math.exp(-math.log(2) * age_days / HALF_LIFE_DAYS)
-
-
-def stage1(cands: list[Candidate], named: set[str], weights: dict | None = None) -> list[Candidate]:
-    """Fill the features known without the text and a first logit (with
-    POOL_WEIGHTS); best first."""
-    w = POOL_WEIGHTS if weights is None else weights
+def score_all(cands: list[Candidate], named: set[int], total_idf: float,
+              weights: dict | None = None, bias: float | None = None) -> list[Candidate]:
+    """Fill every candidate's features and logit; best first. `named`: the
+    speaker keys the query names; `total_idf`: the query's IDF, all terms.
+    (Plain locals, no per-candidate dicts: this runs for a few hundred
+    candidates in every query.)"""
     cosines = sorted(c.cosine for c in cands if c.cosine is not None)
     median = cosines[len(cosines) // 2] if cosines else 0.0
-    bm_at = {(c.session_id, c.pos): c.bm25 for c in cands}
-    newest = max((c.ts_ms for c in cands), default=0)
+    bm_at = {c.gp: c.bm25 for c in cands}
+    cos_at = {c.gp: c.cosine - median for c in cands if c.cosine is not None}
+    # The best two lexical scores of each session: a session that holds
+    # other strong matches is more likely the one the question is about.
+    best2: dict[int, list[float]] = {}
     for c in cands:
-        sid, pos = c.session_id, c.pos
-        c.x = {"bm25": c.bm25 / BM25_SCALE,
-               "vector": (c.cosine - median) if c.cosine is not None else 0.0,
-               "speaker": 1.0 if c.speaker and c.speaker in named else 0.0,
-               "near": (bm_at.get((sid, pos - 1), 0.0) + bm_at.get((sid, pos + 1), 0.0)) / BM25_SCALE,
-               "far": (bm_at.get((sid, pos - 2), 0.0) + bm_at.get((sid, pos + 2), 0.0)) / BM25_SCALE,
-               "coverage": c.coverage or 0.0}
-        rec = recency(c.ts_ms, newest)
-        c.scores = {"fulltext": squash(c.bm25), "vector": c.cosine, "recency": rec}
-        _settle(c, w)
-    return sorted(cands, key=lambda c: (-c.z, c.seq))
+        top = best2.setdefault(c.gp >> 32, [0.0, 0.0])
+        if c.bm25 > top[0]:
+            top[1], top[0] = top[0], c.bm25
+        elif c.bm25 > top[1]:
+            top[1] = c.bm25
+    top_bm25 = max((c.bm25 for c in cands), default=0.0)
+    inv_top = 1.0 / top_bm25 if top_bm25 > 0 else 0.0
+    get, vget = bm_at.get, cos_at.get
+    newest = max((c.ts_ms for c in cands), default=0)
+    per_ms = math.log(2) / (HALF_LIFE_DAYS * 86_400_000)
+    inv_total = 1.0 / (total_idf or 1.0)
+    inv_scale = 1.0 / BM25_SCALE
+    for c in cands:
+        gp, bm = c.gp, c.bm25
+        top = best2[gp >> 32]
+        c.f = (bm * inv_scale,
+               min(c.held * inv_total, 1.0),
+               (c.cosine - median) if c.cosine is not None else 0.0,
+               1.0 if c.speaker_key and c.speaker_key in named else 0.0,
+               (get(gp - 1, 0.0) + get(gp + 1, 0.0)) * inv_total,
+               (get(gp - 2, 0.0) + get(gp + 2, 0.0)) * inv_total,
+               min(c.chars, SUBSTANCE_CHARS) / SUBSTANCE_CHARS,
+               max(vget(gp - 1, 0.0), vget(gp + 1, 0.0)),
+               (top[1] if bm >= top[0] else top[0]) * inv_total,
+               bm * inv_top,
+               1.0 if bm > 0 and bm >= top_bm25 else 0.0)
+        c.rec = math.exp(-max(newest - c.ts_ms, 0) * per_ms) if c.ts_ms and newest else 0.0
+    settle_all(cands, weights, bias)
+    cands.sort(key=lambda c: (-c.z, c.seq))
+    return cands
 
 
-def stage2(c: Candidate, coverage: float, chars: int, weights: dict | None = None) -> None:
-    """Add what the text tells (coverage of the query's IDF, substance) to a pooled candidate."""
-    c.x["coverage"] = coverage
-    c.x["substance"] = min(chars, SUBSTANCE_CHARS) / SUBSTANCE_CHARS
-    _settle(c, WEIGHTS if weights is None else weights)
+def settle_all(cands: list[Candidate], weights: dict | None = None, bias: float | None = None) -> None:
+    """The logit and score of each candidate from its features, recency,
+    the session's task and the ledger."""
+    w = WEIGHTS if weights is None else weights
+    ws = [w.get(name, 0.0) for name in FEATURES]
+    b = BIAS if bias is None else bias
+    rec = W_REC if "recency" not in w else w["recency"]
+    for c in cands:
+        z = b + rec * c.rec
+        for wi, xi in zip(ws, c.f):
+            z += wi * xi
+        if c.task != 1.0:
+            z += math.log(c.task)
+        if c.sup:
+            z += math.log(max(1.0 - c.sup, 1e-6))       # ledger demotion
+        c.z = z if z > c.floor else c.floor
+        c.score = sigmoid(c.z)
 
 
-def _settle(c: Candidate, w: dict) -> None:
-    z = BIAS + sum(w.get(name, 0.0) * value for name, value in c.x.items())
-    z += W_REC * c.scores.get("recency", 0.0)
-    z += math.log(c.task)
-    z += math.log(max(1.0 - c.sup, 1e-6))       # ledger demotion
-    c.z = max(z, c.floor)
-    c.score = sigmoid(c.z)
-    c.scores["task"] = c.task * (1 - c.sup)
+def features(c: Candidate) -> dict:
+    """A candidate's features by name."""
+    return dict(zip(FEATURES, c.f))
 
 
-def set_task(c: Candidate, task: float, weights: dict | None = None) -> None:
-    c.task = task
-    _settle(c, WEIGHTS if weights is None else weights)
+def shown_scores(c: Candidate) -> dict:
+    """What a hit prints beside its score: the signals (fulltext and vector
+    for people, recency, task), every feature and the logit."""
+    out = {"fulltext": round(squash(c.bm25), 4), "vector": None if c.cosine is None else round(c.cosine, 4),
+           "recency": round(c.rec, 4), "task": round(c.task * (1 - c.sup), 4)}
+    out.update({name: round(v, 4) for name, v in zip(FEATURES, c.f)})
+    out["logit"] = round(c.z, 4)
+    out["p_hit"] = round(c.p_hit, 4)
+    return out
 
 
 def squash(bm25: float, k: float = 10.0) -> float:
     """BM25 squashed to [0, 1), for display."""
     return bm25 / (bm25 + k) if bm25 > 0 else 0.0
-
-
-def coverage(text_stems: set[str], query_idf: dict[str, float]) -> float:
-    """The share of the query's IDF mass whose terms the text holds."""
-    total = sum(query_idf.values())
-    if not total:
-        return 0.0
-    return sum(v for stem, v in query_idf.items() if stem in text_stems) / total
 
 
 def task_factor(event_terms: set[str], task_terms: set[str]) -> float:

@@ -2,10 +2,12 @@
 a recalled-context block for what the user is asking now, rendered within
 budget (reducers/render.py) in the shape a client sends.
 
-The recall query comes from the last 2–3 user messages; trivial ones ("ok",
-"thanks", "go on") carry no question and are skipped, and so is the block
-when nothing but them is there. Hits already in the context are left out:
-the block is for what the model cannot see."""
+The recall query is the latest user message when it says enough on its
+own (STANDALONE_WORDS content words), else the last 2–3 joined (a terse
+follow-up leans on what came before); trivial ones ("ok", "thanks", "go
+on") carry no question and are skipped, and so is the block when nothing
+but them is there. Hits already in the context are left out, and recall is
+asked past them: the block is for what the model cannot see."""
 from __future__ import annotations
 
 from reducers.recall_block import build_block
@@ -18,7 +20,9 @@ from stores.fulltext import FulltextIndex
 
 HARD_CAP = 4000
 RECALL_SHARE = 0.10
+RECALL_HITS = 10
 QUERY_MESSAGES = 3
+STANDALONE_WORDS = 4            # content words that make the latest user line a query of its own
 OVERFLOW_RETRIES = 3
 OVERFLOW_SHRINK = 0.85
 _TRIVIAL = {"ok", "okay", "yes", "no", "thanks", "thank", "thx", "sure", "continue", "go", "on", "please",
@@ -35,6 +39,8 @@ def recall_query(items: list[dict], explicit: str | None = None) -> str:
         words = set(query_words(e.get("text") or ""))
         if words and not words <= _TRIVIAL:
             asks.append(e["text"][:2000])
+            if len(asks) == 1 and len(words - _TRIVIAL) >= STANDALONE_WORDS:
+                break         # a question that stands alone is asked alone: older lines would outweigh it
         if len(asks) >= QUERY_MESSAGES:
             break
     return "\n".join(reversed(asks))
@@ -55,8 +61,11 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
     if q:
         in_context = {e["seq"] for e in cache.items}
         cap = min(hard_cap, int(budget * RECALL_SHARE))
-        hits = [h for h in recaller.recall(RecallQuery(query=q, k=10, mode="hybrid" if recaller.vectors.count else "fulltext"))
-                if h.seq not in in_context]
+        # The query is the user's last lines, which are in context with
+        # their neighbours and match themselves best: ask past them.
+        wanted = RECALL_HITS + min(len(in_context), RECALL_HITS * 4)
+        hits = [h for h in recaller.recall(RecallQuery(query=q, k=wanted, mode="hybrid" if recaller.vectors.count
+                                                       else "fulltext")) if h.seq not in in_context][:RECALL_HITS]
         block = build_block([h.as_json() for h in hits], cap)
     attempts, effective = 0, budget
     while True:

@@ -188,17 +188,65 @@ def test_batch_mode_answers_every_query_with_its_id(tmp_path):
     assert {h["query_id"] for h in hits} == {"one", "two"}
     assert len([h for h in hits if h["query_id"] == "two"]) <= 2
     assert all(h["kind"] == "user" for h in hits if h["query_id"] == "two")
-    assert f"{queries}:2:" in run.err
+    assert f"{queries}: line 2:" in run.err
+    assert run.code == 1                                   # a malformed line is an error, once the rest is answered
+
+
+def test_batch_mode_exits_3_when_no_query_gets_a_hit(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "zebra quagga", "mode": "fulltext"}\n{"id": "b", "query": "config", "since": "2000-01-01", '
+                       '"until": "2000-01-02"}\n')
+    run = cli("recall", "--queries", str(queries))
+    assert run.code == 3 and run.out == "" and "line 1: no hits" in run.err and "line 2: no hits" in run.err
+    queries.write_text('{"id": "a", "query": "config"}\n')
+    assert cli("recall", "--queries", str(queries)).code == 0
+
+
+def test_a_recall_that_finds_nothing_says_so_and_exits_3(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    run = cli("recall", "zebra quagga", "--mode", "fulltext")      # (in hybrid mode vectors always have a nearest)
+    assert run.code == 3 and run.out == "" and "no hits" in run.err
+    run = cli("recall", "config", "--kind", "note")
+    assert run.code == 3 and "widen --kind" in run.err
+
+
+def test_budgets_must_be_positive(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    for budget in ("-5", "0"):
+        run = cli("recall", "config", "--block", "--budget", budget)
+        assert run.code == 2 and "--budget" in run.err
+    assert cli("recall", "config", "--block", "--window", "0").code == 2
+
+
+def test_a_block_too_small_for_any_hit_says_why(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 5, turns=4, tool_every=1)))
+    run = cli("recall", "where is config", "--block", "--budget", "20")
+    assert run.code == 3 and run.out == "" and "raise --budget" in run.err
+
+
+def test_session_filter_takes_a_unique_prefix(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3, prefix="pfx")))
+    sessions = sorted({h["session_id"] for h in cli("recall", "config", "-k", "50").lines()})
+    target = sessions[0]
+    prefix = next(target[:n] for n in range(1, len(target) + 1)
+                  if sum(s.startswith(target[:n]) for s in sessions) == 1)
+    hits = cli("recall", "config", "--session", prefix).lines()
+    assert hits and {h["session_id"] for h in hits} == {target}
+    assert cli("recall", "config", "--session", "no-such-session").code == 1
 
 
 def test_recalled_context_block_stays_within_its_cap(tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 5, turns=4, tool_every=1)))
     from reducers.tokens import count_tokens
     for budget in (60, 200, 1000):
-        block = cli("recall", "where is config", "--block", "--budget", str(budget)).out
+        run = cli("recall", "where is config", "--block", "--budget", str(budget))
+        block = run.out
         assert count_tokens(block.rstrip("\n")) <= budget
         if block.strip():
             assert block.startswith('<recalled-context source="trace">') and "<detail>" in block
+        else:
+            assert run.code == 3 and "raise --budget" in run.err            # never a silent nothing
     windowed = cli("recall", "where is config", "--block", "--budget", "4000", "--window", "800").out
     assert count_tokens(windowed.rstrip("\n")) <= 80
 
@@ -257,3 +305,26 @@ def test_wordllama_vectors_equal_the_packages_own():
     theirs = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True).embed(texts)
     theirs = theirs / np.linalg.norm(theirs, axis=1, keepdims=True)
     assert np.allclose(ours, theirs, atol=1e-5)
+
+
+def test_query_tokens_in_python_equal_the_rust_tokenizers():
+    """A cold recall tokenizes its query in Python (reducers/bpe.py); the
+    ids, and so the vector, must be the ones ingest's tokenizer gives."""
+    import importlib.util
+
+    import numpy as np
+    if importlib.util.find_spec("wordllama") is None:
+        pytest.skip("wordllama not installed")
+    from reducers.bpe import bpe_ids
+    from stores.embedders import WordLlamaEmbedder
+    emb = WordLlamaEmbedder(128)
+    texts = ["which port does payroll-sync listen on?", "  two  spaces\tand a tab\nnew line",
+             "Ünïcödé naïve café — “quotes” 🚀 emoji and 漢字", "E_PAYROLL_SYNC_4242 at /srv/app/conf/main-123.yaml",
+             "What did Caroline realize after her charity race?", "a", "", "x" * 300, "ab" * 400]
+    probe = emb.embed_query("warm up")            # loads the merge table
+    assert probe.shape == (128,)
+    for text in texts:
+        rust = emb.tokenizer.encode(text, add_special_tokens=False).ids
+        assert bpe_ids(text, *emb._bpe) == rust, text
+        if text.strip():
+            assert np.allclose(emb.embed_query(text), emb.embed([text])[0], atol=1e-6)

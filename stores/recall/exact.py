@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
-from reducers.fusion import Candidate, stage1
+from reducers.fusion import Candidate, score_all
 from reducers.terms import exact_query_terms, words
 
-OCCURRENCE_LIMIT = 200          # events holding every term that are checked for the whole string
+OCCURRENCE_LIMIT = 200          # events holding every term, newest first, that may be checked...
+MAX_MISSES = 20                 # ...until this many of them turn out not to hold the whole string
 _QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
                        r"should|would|will|has|have|had)\b", re.IGNORECASE)
 
@@ -45,10 +46,10 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
         return []
     tokens = list(dict.fromkeys(t for w in words(phrase) for t in recaller.fulltext._plain(w)))
     found = recaller.fulltext.holding_all(tokens, exact_query_terms(phrase), filters, OCCURRENCE_LIMIT)
-    out = []
+    out, misses = [], 0
     for h in found:
-        c = Candidate(seq=h.seq, session_id=h.session_id, pos=h.pos, ts_ms=h.ts_ms, kind=h.kind,
-                      speaker=h.speaker, segment=h.segment, offset=h.offset, exact=True)
+        c = Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind,
+                      speaker_key=h.speaker_key, chars=h.chars, segment=h.segment, offset=h.offset, exact=True)
         recaller._read([c])
         e = recaller._events.get(c.seq)
         if e is None:
@@ -57,8 +58,10 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
         # An artifact's preview is cut: the index says its full text holds every term.
         if phrase in text or e.get("artifact"):
             out.append(c)
-        if len(out) >= q.k:
+        else:
+            misses += 1
+        if len(out) >= q.k or misses >= MAX_MISSES:
             break
-    stage1(out, set())                   # features for display; the score is set by the caller
+    score_all(out, set(), 0.0)           # features for display; the score is set by the caller
     out.sort(key=lambda c: (-(c.ts_ms or 0), -c.seq))
     return out

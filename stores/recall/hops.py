@@ -27,18 +27,20 @@ def second_hop(recaller, first: list[Candidate], q, qvec, filters, named, qterms
     merged = {c.seq: c for c in first}
     shown = {c.seq for c in first[:q.k]}          # what the first hop alone would have returned
     used: set[str] = set()
+    recaller._read(first[:HOP2_SEEDS])
     for seed in first[:HOP2_SEEDS]:
         terms = hop_terms(recaller, seed, qwords, seen_terms | used)
         if not terms:
             continue
         used.update(terms)
-        found = recaller.gather([], terms, None, filters, "fulltext", hop=2)
+        found = recaller.gather(recaller.fulltext.query_terms([], terms), None, filters, "fulltext", hop=2)
         found.pop(seed.seq, None)             # the seed holds its own terms: not a link
         best = max((c.bm25 for c in found.values()), default=0.0) or 1.0
         for seq, c in found.items():
             if c.bm25 <= 0:
                 continue                      # a neighbour of a link, not a link
             floor = seed.z + math.log(HOP2_DECAY * c.bm25 / best)
+            c.bm25 = 0.0                      # its match is to the link, not to the question
             if seq in merged:
                 merged[seq].floor = max(merged[seq].floor, floor)
                 if seq not in shown:
@@ -48,11 +50,7 @@ def second_hop(recaller, first: list[Candidate], q, qvec, filters, named, qterms
                 merged[seq] = c
     if not used:
         return first
-    if qvec is not None:
-        from stores.vectors import EMBED_KINDS
-        missing = [s for s, c in merged.items() if c.cosine is None and c.kind in EMBED_KINDS]
-        for seq, v in recaller.vectors.vectors_for(missing).items():
-            merged[seq].cosine = float(v @ qvec)
+    recaller.measure(merged, qterms, qvec)
     return recaller.rank(merged, q, named, qterms)
 
 

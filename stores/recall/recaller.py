@@ -4,18 +4,20 @@ One `Recaller` serves many queries (batch mode loads the indexes and the
 embedder once). Per query:
   1. events that hold the query verbatim, when it is an exact string (an
      error text, an identifier): every one, newest first (exact.py);
-  2. candidates from BM25 (body + ctx + exact terms) and, in hybrid or
-     vector mode, from the HNSW index, all inside the filters, and the
-     same-session neighbours of the strongest;
-  3. stage 1 scores them all on what the index knows (reducers/fusion.py);
-     the best are read verbatim from the log and stage 2 adds what their
-     text tells (coverage of the query's rare terms, substance), the
-     session's open task and the ledger's demotion; score = the calibrated
-     probability that the hit answers the query;
+  2. candidates: one lexical query (BM25 over body + ctx + exact terms,
+     plus the IDF of each query term an event holds, so a rare term in a
+     long tool output competes with short lines), in hybrid or vector mode
+     the HNSW index's nearest, all inside the filters, and the same-session
+     neighbours of the strongest; one more query measures how much of the
+     query's IDF each candidate holds;
+  3. every candidate is scored from what the indexes know
+     (reducers/fusion.py: score = the calibrated probability that the hit
+     answers the query); the session's open task and the ledger's demotion
+     adjust it; only the hits returned are read from the log;
   4. with --hops 2, a second retrieval driven by the identifiers the first
      found (hops.py); each hit says which hop found it;
-  5. diversity (MMR) over the ranked part, never over exact occurrences;
-     hits come out in the order of the score they print.
+  5. diversity (MMR, off by default) over the ranked part, never over exact
+     occurrences; hits come out in the order of the score they print.
 Every query is appended to the retrieval log (`retrievals.jsonl`) that the
 nightly sweep reads."""
 from __future__ import annotations
@@ -26,27 +28,34 @@ from datetime import datetime, timezone
 
 import orjson
 
-from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, coverage, mmr, set_task,
-                             similarity_matrix, stage1, stage2, task_factor)
+from reducers.calibration import WINDOW, answerable, query_features, window_scores
+from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
+                             similarity_matrix, task_factor)
 from reducers.snippets import snippet
 from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, query_words, words
-from stores.fulltext import FulltextIndex
+from stores.fulltext import FulltextIndex, key63
 from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
 from stores.segments import read_event_at
-from stores.vectors import EMBED_KINDS
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
 
-CANDIDATES = 100
-COVERING_CANDIDATES = 50
+CANDIDATES = 100                # from the lexical query
+VECTOR_CANDIDATES = 100         # from the HNSW index
 NEIGHBOUR_ANCHORS = 30
-RERANK_POOL = 60
-COVERAGE_CHARS = 100_000        # coverage reads this much of an event's text
-INDEX_COVERAGE_CHARS = 8_000    # above this, coverage is asked of the index
+COVER = 1.0                     # the lexical query adds COVER × the IDF of each rare query term an event holds
+# The neighbours' words (the ctx field) in BM25: left out (the neighbour
+# features do that job: LoCoMo dev R@10 0.764 without, 0.763 with, and the
+# ctx postings are 4x the body's), unless the body matches fewer than
+# FEW_MATCHES events.
+CTX_BOOST = 0.0
+CTX_FALLBACK = 0.5
+FEW_MATCHES = 10
+TASK_EXTRA = 5                  # the session's open task is weighed for the best k + this many
+SNIPPET_ARTIFACT_BYTES = 2_000_000   # of an artifact-backed hit's full text, for its snippet
 VECTOR_CATCH_UP_LIMIT = 10_000
 
 
@@ -58,6 +67,7 @@ class Recaller:
         self._vectors = None
         self._ledger: dict[int, str] | None = None
         self._tasks: dict[str, set[str]] = {}
+        self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
         self.vector_lag = 0
         self.fulltext_lag = 0
@@ -118,59 +128,79 @@ class Recaller:
         self._events = {}
         filters = q.filters()
         qwords, qexact = query_words(q.query), exact_query_terms(q.query)
-        named = named_speakers(words(q.query), self.fulltext.speaker_known)
         qterms = self.fulltext.query_terms(qwords, qexact)
+        named = {key63(label) for label in named_speakers(words(q.query), self.fulltext.speaker_known)}
         qvec = None
         if q.mode != "fulltext" and self.vectors.count:
-            qvec = self.vectors.embedder().embed([q.query])[0]
+            qvec = self.vectors.embedder().embed_query(q.query)
         exact = occurrences(self, q, filters) if q.mode != "vector" else []
-        cands = self.gather(qwords, qexact, qvec, filters, q.mode, hop=1, qterms=qterms)
+        cands = self.gather(qterms, qvec, filters, q.mode, hop=1)
+        self.measure(cands, qterms, qvec)
         ranked = self.rank(cands, q, named, qterms)
         if q.hops == 2 and ranked:
             from stores.recall.hops import second_hop
             ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
-        hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact)
+        unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
+        evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked[:3]], [c.f[3] > 0 for c in ranked],
+                                  bool(named), *unknown) if ranked else None
+        hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
 
-    def gather(self, qwords, qexact, qvec, filters, mode, hop, qterms=None) -> dict[int, Candidate]:
+    def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int) -> dict[int, Candidate]:
+        """Candidates from the lexical query, the vector index and the
+        neighbours of the strongest, located by the index's columns."""
         cands: dict[int, Candidate] = {}
-        if mode != "vector":
-            for h in self.fulltext.search(qwords, qexact, filters, limit=CANDIDATES):
+        if mode != "vector" and qterms:
+            found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_BOOST)
+            if len(found) < FEW_MATCHES and not CTX_BOOST:
+                # Few events hold the query's words (or few inside the
+                # filters): let the words of their neighbours (the ctx
+                # field) find the tool result a question prompted, and the
+                # reply next to it.
+                found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_FALLBACK)
+            for h in found:
                 cands[h.seq] = _candidate(h, hop)
-            if qterms:
-                # The events holding most of the query's rare terms, however
-                # long: a needle in a long tool output is one of them.
-                total = sum(t.idf for t in qterms) or 1.0
-                for h in self.fulltext.covering(qterms, filters, COVERING_CANDIDATES):
-                    c = cands.get(h.seq)
-                    if c is None:
-                        h.score, held = 0.0, h.score
-                        c = cands[h.seq] = _candidate(h, hop)
-                        c.coverage = held / total
-                    else:
-                        c.coverage = h.score / total
         if qvec is not None and mode != "fulltext":
-            near = self.vectors.search(qvec, CANDIDATES)
+            near = dict(self.vectors.search(qvec, VECTOR_CANDIDATES))
             if near:
-                for h in self.fulltext.lookup([s for s, _ in near], filters):
-                    cands.setdefault(h.seq, _candidate(h, hop))
+                for h in self.fulltext.lookup([s for s in near if s not in cands], filters):
+                    cands[h.seq] = _candidate(h, hop)
+                for seq, cos in near.items():
+                    if seq in cands:
+                        cands[seq].cosine = cos
         if mode != "vector" and cands:
             # Neighbours of the strongest candidates join with BM25 0, so
             # the turn next to a match can be lifted by it.
             anchors = sorted(cands.values(), key=lambda c: -c.bm25)[:NEIGHBOUR_ANCHORS]
-            for h in self.fulltext.neighbours([(c.session_id, c.pos) for c in anchors], 2, filters):
-                cands.setdefault(h.seq, _candidate(h, hop))
-        if qvec is not None and cands:
-            vecs = self.vectors.vectors_for([s for s, c in cands.items() if c.kind in EMBED_KINDS])
-            for seq, v in vecs.items():
-                cands[seq].cosine = float(v @ qvec)
+            for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters):
+                if h.seq not in cands:
+                    cands[h.seq] = _candidate(h, hop)
         return cands
 
-    def rank(self, cands: dict[int, Candidate], q: RecallQuery, named: set[str],
+    def measure(self, cands: dict[int, Candidate], qterms: list[QueryTerm], qvec) -> None:
+        """What the indexes say of each candidate against the query: the IDF
+        of the query terms it holds, and its cosine to the query when it has
+        a vector."""
+        todo = [seq for seq, c in cands.items() if not c.measured]
+        if qterms and todo:
+            held = self.fulltext.held_idf(todo, qterms)
+            for seq in todo:
+                cands[seq].held = held.get(seq, 0.0)
+        if qvec is not None:
+            from stores.vectors import EMBED_KINDS, MIN_CHARS
+            missing = [seq for seq in todo if cands[seq].cosine is None and cands[seq].kind in EMBED_KINDS
+                       and cands[seq].chars >= MIN_CHARS]
+            for seq, v in self.vectors.vectors_for(missing).items():
+                cands[seq].cosine = float(v @ qvec)
+        for seq in todo:
+            cands[seq].measured = True
+
+    def rank(self, cands: dict[int, Candidate], q: RecallQuery, named: set[int],
              qterms: list[QueryTerm]) -> list[Candidate]:
-        """Stage 1 over every candidate, stage 2 over the best; best first."""
+        """Every candidate scored from what the indexes know; the best few
+        weighed against their session's open task; best first."""
         if not cands:
             return []
         marks = self.ledger
@@ -179,71 +209,65 @@ class Recaller:
             # its place in the log but loses part of its probability.
             mark = marks.get(c.seq)
             c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
-        ranked = stage1(list(cands.values()), named)
-        pool = ranked[:max(RERANK_POOL, q.k * 3)]
-        self._read(pool)
-        held = self._artifact_terms(pool, qterms)
-        for c in pool:
-            e = self._events.get(c.seq)
-            if e is None:
-                continue
-            text = e.get("text", "")
-            if c.seq in held:
-                cov = sum(t.idf for i, t in enumerate(qterms) if i in held[c.seq]) / (
-                    sum(t.idf for t in qterms) or 1.0)
-            else:
-                cov = text_coverage(text, qterms)
-            stage2(c, cov, len(text))
-            task_terms = self._task_terms(c.session_id)
-            if task_terms:
-                set_task(c, task_factor(set(words(text)), task_terms))
-        return sorted((c for c in pool if c.seq in self._events), key=lambda c: (-c.z, c.seq))
-
-    def _artifact_terms(self, pool: list[Candidate], qterms: list[QueryTerm]) -> dict[int, set[int]]:
-        """For events whose full text lives in an artifact (the log holds a
-        preview), and for long texts (one index query per term is cheaper
-        than splitting them into words), the index says which query terms
-        the whole text holds."""
-        seqs = [c.seq for c in pool if (e := self._events.get(c.seq)) is not None
-                and (e.get("artifact") or len(e.get("text") or "") > INDEX_COVERAGE_CHARS)]
-        return self.fulltext.terms_held(seqs, qterms) if seqs and qterms else {}
+        ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms))
+        if self._tasks_known():
+            # The task lifts a logit by at most log 1.25: it reorders near
+            # ties among the best, which are read to be shown anyway.
+            top = ranked[:q.k + TASK_EXTRA]
+            self._read(top)
+            for c in top:
+                e = self._events.get(c.seq)
+                task_terms = self._task_terms(e["session_id"]) if e is not None else None
+                if task_terms:
+                    c.task = task_factor(set(words((e.get("text") or "")[:20_000])), task_terms)
+            settle_all(top)
+            ranked.sort(key=lambda c: (-c.z, c.seq))
+        return ranked
 
     def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,
-              terms: list[str]) -> list[Hit]:
+              terms: list[str], evidence: dict | None) -> list[Hit]:
         """Exact occurrences first (newest first, all at one score), then the
-        ranked part with diversity, each hit with the score that placed it."""
+        ranked part with diversity, each hit with its calibrated score
+        (reducers/calibration.py)."""
         taken = {c.seq for c in exact}
         rest = [c for c in ranked if c.seq not in taken]
         room = max(q.k - len(exact), 0)
-        rest = self._diverse(rest, room, q.mmr, qvec) if room else []
+        if q.mmr < 1.0 and room:
+            rest = self._diverse(rest[:max(room * 3, 60)], room, q.mmr, qvec) + \
+                [c for c in rest[max(room * 3, 60):][:WINDOW]]
+        a = answerable(evidence) if evidence is not None else 0.0
+        scores, p_hit = window_scores([c.z for c in rest], a, room)
+        rest = rest[:room]
+        for c, s, p in zip(rest, scores, p_hit):
+            c.score, c.p_hit = s, p
         if exact:
             top = max([EXACT_SCORE] + [c.score for c in rest])
             for c in exact:
                 c.score = top
         hits = []
-        for c in exact[:q.k] + rest:
-            if q.min_score is not None and c.score < q.min_score:
-                continue
+        shown = [c for c in exact[:q.k] + rest if q.min_score is None or c.score >= q.min_score]
+        self._read(shown)
+        for c in shown:
             e = self._events.get(c.seq)
             if e is None:
                 continue
             text = e.get("text", "")
-            shown = self._artifact_text(e) if e.get("artifact") else text
-            scores = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in c.scores.items()}
-            scores.update({name: round(value, 4) for name, value in c.x.items() if name not in scores})
-            scores["logit"] = round(c.z, 4)
+            full = self._artifact_text(e) if e.get("artifact") else text
+            scores = shown_scores(c)
             if c.exact:
                 scores["exact"] = True
             hits.append(Hit(rank=len(hits) + 1, event_id=e["id"], seq=e["seq"], session_id=e["session_id"],
                             ts=e.get("ts") or e.get("ingested_at"), kind=e["kind"], score=c.score,
-                            scores=scores, snippet=snippet(shown, terms), text=text, hop=c.hop,
+                            scores=scores, snippet=snippet(full, terms), text=text, hop=c.hop,
                             query_id=q.query_id, event=e))
         return hits
 
     def _diverse(self, ranked: list[Candidate], k: int, lam: float, qvec) -> list[Candidate]:
         if lam >= 1.0 or len(ranked) <= 1:
             return ranked[:k]
-        pool = ranked[:max(k * 3, RERANK_POOL)]
+        pool = ranked[:max(k * 3, 60)]
+        self._read(pool)
+        from stores.vectors import EMBED_KINDS
         vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
         sim = similarity_matrix([set() if c.seq in vecs else self._word_set(c.seq) for c in pool],
                                 [vecs.get(c.seq) for c in pool])
@@ -259,13 +283,14 @@ class Recaller:
             data = self.store.artifacts.read(event["artifact"]["id"])
         except Exception:                    # a missing or damaged artifact: the preview will do
             return event.get("text", "")
-        return data[:COVERAGE_CHARS * 20].decode("utf-8", "replace")
+        return data[:SNIPPET_ARTIFACT_BYTES].decode("utf-8", "replace")
 
     def _read(self, cands: list[Candidate]) -> None:
+        segments = self.store.segments_dir
         for c in cands:
             if c.seq in self._events:
                 continue
-            e = read_event_at(self.store.segments_dir, c.segment, c.offset)
+            e = read_event_at(segments, c.segment, c.offset)
             if e is not None and e.get("seq") == c.seq:
                 self._events[c.seq] = e
 
@@ -277,6 +302,15 @@ class Recaller:
         if self._ledger is None:
             self._ledger = ledger_marks(self.store.dir)
         return self._ledger
+
+    def _tasks_known(self) -> bool:
+        """Whether the store holds any task state or todo call at all (most
+        chat stores do not: then no hit is read to weigh it)."""
+        if self._has_tasks is None:
+            ft = self.fulltext
+            self._has_tasks = bool(ft.kind_count("task_state")) or any(
+                ft.word_doc_freq(name.lower()) for name in TODO_TOOLS)
+        return self._has_tasks
 
     def _task_terms(self, session_id: str) -> set[str]:
         if session_id not in self._tasks:
@@ -310,28 +344,9 @@ class Recaller:
             self.note(f"could not append to the retrieval log: {exc}")
 
 
-def text_coverage(text: str, qterms: list[QueryTerm]) -> float:
-    """reducers.fusion.coverage over an event's text: a word term counts when
-    the text holds any of its spellings, an exact term when the text holds it."""
-    if not qterms:
-        return 0.0
-    head = text[:COVERAGE_CHARS]
-    present = set(words(head))
-    low = None
-    held = set()
-    for i, t in enumerate(qterms):
-        if t.exact:
-            low = head.lower() if low is None else low
-            if next(iter(t.forms)) in low:
-                held.add(i)
-        elif not present.isdisjoint(t.forms):
-            held.add(i)
-    return coverage({str(i) for i in held}, {str(i): t.idf for i, t in enumerate(qterms)})
-
-
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
-    return Candidate(seq=h.seq, session_id=h.session_id, pos=h.pos, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score,
-                     speaker=h.speaker, hop=hop, segment=h.segment, offset=h.offset)
+    return Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score, speaker_key=h.speaker_key, chars=h.chars, hop=hop, segment=h.segment,
+                     offset=h.offset)
 
 
 def _log_tail_seq(store) -> int:
