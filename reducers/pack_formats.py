@@ -88,4 +88,7 @@ def to_json(pack: Pack, session_id: str, markers: list[dict], extra: dict | None
                           **({"tool_calls": m.tool_calls} if m.tool_calls else {}),
                           **({"tool_call_id": m.tool_call_id} if m.tool_call_id else {}),
                           "seqs": m.seqs, "tokens": m.tokens} for m in pack.messages],
-            "markers": markers, "dropped_turns": pack.dropped_turns, "recalled": pack.recalled, **(extra or {})}
+            "markers": markers, "recalled": pack.recalled, "included": pack.included(),
+            "elided": ({"ranges": [list(r) for r in pack.elision.ranges], "known_events": pack.elision.known}
+                       if pack.elision else None),
+            "cleared": pack.cleared, "shrunk": pack.shrunk, **(extra or {})}

@@ -64,3 +64,36 @@ def pair_groups(events: list[dict]) -> list[list[int]]:
             by_call[cid] = [i]
             groups.append(by_call[cid])
     return groups
+
+
+
+def latest_protected(events: list[dict], protected) -> set[int]:
+    """Indexes of each protected tool's latest state: its newest answered
+    call with the results, and a newer call still waiting for its result.
+    Older calls and results of protected tools are ordinary pairs (rfc-005
+    Decision 7 keeps the tool's state, and only the latest is the state).
+    Tools are known by their calls' names (results do not always carry one)."""
+    if not protected:
+        return set()
+    calls: dict[str, list[int]] = {}          # call id -> indexes of the call and its results
+    named: dict = {}                          # call id -> tool name, for protected calls
+    for i, e in enumerate(events):
+        if e["kind"] not in ("tool_call", "tool_result"):
+            continue
+        tool = e.get("tool") or {}
+        cid = tool.get("call_id")
+        if e["kind"] == "tool_call" and tool.get("name") in protected:
+            named[cid] = tool.get("name")
+            calls[cid] = [i]                  # a reused id: the latest call with it counts
+        elif e["kind"] == "tool_result" and cid in calls:
+            calls[cid].append(i)
+    keep: set[int] = set()
+    answered, pending = set(), set()
+    for cid in sorted(calls, key=lambda c: -calls[c][0]):           # newest call first
+        name = named[cid]
+        has_result = len(calls[cid]) > 1
+        if name in answered or (not has_result and name in pending):
+            continue
+        keep.update(calls[cid])
+        (answered if has_result else pending).add(name)
+    return keep
