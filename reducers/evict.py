@@ -29,7 +29,7 @@ from typing import Callable
 
 from reducers.cache import NON_EVICTABLE, Cache, marker_info
 from reducers.markers import build_marker
-from reducers.pairs import latest_protected
+from reducers.pairs import latest_protected, pair_groups
 from reducers.tokens import count_tokens
 
 WEIGHTS = {"tool_result": 1.0, "tool_call": 0.8, "user": 0.5, "assistant": 0.5, "artifact_ref": 0.3}
@@ -96,31 +96,21 @@ class _Group:
 
 def _groups(items: list[dict]) -> list[_Group]:
     """Evictable events grouped so that no call leaves without its results
-    (reducers/pairs.py pair_groups, over the evictable kinds only)."""
+    (reducers/pairs.py pair_groups)."""
     groups: list[_Group] = []
-    by_call: dict = {}
-    for i, e in enumerate(items):
-        kind = e["kind"]
-        if kind in NON_EVICTABLE:
+    for members in pair_groups(items):
+        first = items[members[0]]
+        if first["kind"] in NON_EVICTABLE:
             continue
-        t = e.get("tokens") or 0
-        if kind == "tool_call" or kind == "tool_result":
-            cid = (e.get("tool") or {}).get("call_id")
-            g = by_call.get(cid) if cid is not None else None
-            if g is None:
-                g = _Group([i], t, kind)
-                groups.append(g)
-                if cid is not None:
-                    by_call[cid] = g
-            else:
-                g.members.append(i)
-                g.tokens += t
-            if kind == "tool_call":
+        g = _Group(members, 0, first["kind"])
+        for i in members:
+            e = items[i]
+            g.tokens += e.get("tokens") or 0
+            if e["kind"] == "tool_call":
                 g.calls += 1
-            else:
+            elif e["kind"] == "tool_result":
                 g.results += 1
-            continue
-        groups.append(_Group([i], t, kind))
+        groups.append(g)
     return groups
 
 

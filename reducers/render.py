@@ -347,7 +347,7 @@ def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[
     if not missing and view.unread_max is None:
         return None
     hi = max(max(missing, default=0), view.unread_max or 0)
-    lo = view.first_seq if view.unread_max is not None and view.first_seq else min(missing, default=hi)
+    lo = view.first_seq or min(missing, default=hi)       # the session's start: ranges do not depend on what was read
     ranges = gaps(lo, hi, sorted(s for s in shown if lo <= s <= hi))
     if not ranges:
         return None
@@ -378,8 +378,10 @@ def _shrink_protected(conv, order, render, k: int, budget: int, fixed: list[Mess
             pack = render(k, shrunk, None)
     if pack.tokens <= budget:
         return pack
+    # The smallest pack does not depend on how much of the session was read:
+    # everything that may go has gone, and its pointer names no topics.
     floor = {i: c for i in cuttable if _size(c := _cut(conv[i], FLOOR)) < _size(conv[i])}
-    pack = render(k, floor, None)
+    pack = render(k, floor, [])
     if pack.tokens <= budget:
         return pack
     parts = {p: sum(m.tokens for m in pack.messages if m.part == p)

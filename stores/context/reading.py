@@ -19,6 +19,24 @@ PAGE = 256
 FIRST_WINDOW = 1024              # seqs in the first backward window; it doubles while it comes back thin
 
 
+def _reopen(ft):
+    """A second try at opening the index (a concurrent commit can make one
+    open fail), then an error that says why."""
+    from stores.errors import TraceError
+    from stores.fulltext import FulltextIndex
+    again = FulltextIndex(ft.dir.parent)
+    index = again.open()
+    if index is not None:
+        return index
+    reason = "it is missing or of an older schema" if not again.usable() else "it could not be opened"
+    try:
+        import tantivy
+        tantivy.Index.open(str(again.dir))
+    except Exception as exc:                           # the engine's own words, for the report
+        reason = f"{reason} ({type(exc).__name__}: {str(exc)[:160]})"
+    raise TraceError(f"the full-text index is not available: {reason}; run `trace reindex`")
+
+
 @dataclass(slots=True)
 class Location:
     seq: int
@@ -31,10 +49,7 @@ class SessionReader:
     def __init__(self, store, ft, session_id: str):
         self.store = store
         self.session_id = session_id
-        self.index = ft.open()
-        if self.index is None:
-            from stores.errors import TraceError
-            raise TraceError("the full-text index is not available; run `trace index` first")
+        self.index = ft.open() or _reopen(ft)
         self.searcher = self.index.searcher()
         self.schema = self.index.schema
 

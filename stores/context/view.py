@@ -14,6 +14,7 @@ READ_FACTOR = 2                  # read about twice what fits: smart trim needs 
 MIN_READ_TOKENS = 2000
 NOTE_PAGE = 16
 KIND_LIMIT = 100_000             # notes and task states are few; their seqs are read, their text only when shown
+MAX_OVERRUN = 64                 # events read past the target while waiting for calls, at most
 FIXED_KINDS = frozenset({"system", "persona", "task_state", "note", "marker"})
 
 
@@ -43,31 +44,39 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
     conversation += [e for e in extra if e["seq"] not in have]
     view.conversation = sorted({e["seq"]: e for e in conversation}.values(), key=lambda e: e["seq"])
     view.unread_max = unread
-    if unread is not None:
-        view.first_seq = reader.edge(newest=False)
-    elif view.conversation or view.system:
-        view.first_seq = min(e["seq"] for e in [*view.conversation, *view.system])
+    view.first_seq = reader.edge(newest=False)
     return view
 
 
 def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
           tool_max_tokens: int) -> tuple[list[dict], int | None]:
     """Uncovered conversation events, newest first, until about `target`
-    tokens as the pack would show them; and the seq of the newest one left
-    unread (None when nothing is)."""
+    tokens as the pack would show them — and on until every result read has
+    its call (a window never starts between a call and its result, or the
+    newest pair could look like an orphan) — and the seq of the newest event
+    left unread (None when nothing is)."""
     read: list[dict] = []
-    tokens = 0
+    tokens, waiting, overrun = 0, set(), 0
     for lo, hi in coverage.uncovered(0, newest):
         for page in reader.backwards(lo, hi):
             wanted = [loc for loc in page if loc.kind not in FIXED_KINDS]
             if not wanted:
                 continue
-            if tokens >= target:
+            if tokens >= target and not waiting:
                 return read, wanted[0].seq
             for i, e in enumerate(reader.read(wanted)):
-                if tokens >= target:
+                if tokens >= target and not waiting:
                     return read, wanted[i].seq
                 read.append(e)
+                cid = (e.get("tool") or {}).get("call_id")
+                if e["kind"] == "tool_result":
+                    waiting.add(cid)
+                elif e["kind"] == "tool_call":
+                    waiting.discard(cid)
+                if tokens >= target:
+                    overrun += 1
+                    if overrun > MAX_OVERRUN:            # results whose calls are gone for good
+                        waiting.clear()
                 t = e.get("tokens") or 0
                 tokens += (min(t, tool_max_tokens) if e["kind"] == "tool_result" else t) + 4
     return read, None
