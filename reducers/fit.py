@@ -3,13 +3,15 @@
 The conversation is cut into units that never split a pair (a tool call
 with its results) and ranked:
 
-1. history (everything before the current turn), by age band, oldest band
-   first (a band is about one budget of history). A unit that bears on the
-   latest request (BM25 over the pack's own units, reducers/smart_trim.py,
-   at least half the best score) counts one band younger. Within a band
-   tool output and assistant text go before user prompts — prompts are
-   kept recent-first up to USER_KEEP_TOKENS (rfc-005) — and, within those,
-   the least relevant go first, then the oldest;
+1. history (everything before the current turn), a whole turn at a time,
+   by age band, oldest band first (a band is about one budget of history).
+   The few turns that bear most on the latest request (BM25 over the pack's
+   own turns, reducers/smart_trim.py: the top RELEVANT_TURNS, at least half
+   the best score) count one band younger; within a band the least relevant
+   go first, then the oldest. Whole turns leave what is left out in a few
+   runs, so the elision marker names few ranges. (Prompts outliving their
+   turn's output is compaction's part: reducers/evict.py keeps them in the
+   cache, rfc-005's 20k recent-first; here such a prompt is its own turn.)
 2. the recalled-context block;
 3. the current turn (from the latest user message on): its old tool results
    are cleared to placeholders, oldest first, then its oldest units go.
@@ -26,9 +28,9 @@ from reducers.pack_messages import args_text, event_cost
 from reducers.pairs import pair_groups
 from reducers.smart_trim import relevance
 
-USER_KEEP_TOKENS = 20_000
 MIN_BAND = 256
-RELEVANT = 0.5               # of the best BM25 score: enough to count one band younger
+RELEVANT = 0.5               # of the best BM25 score: enough to count one band younger...
+RELEVANT_TURNS = 3           # ...for the few turns that score best
 
 
 @dataclass
@@ -37,7 +39,6 @@ class Unit:
     cost: int                     # estimated tokens it adds to the pack
     current: bool = False         # in the current turn
     protected: bool = False
-    preserved: bool = False       # a user prompt among the newest USER_KEEP_TOKENS of them
     band: int = 0
     relevance: float = 0.0
 
@@ -63,41 +64,40 @@ def current_turn_start(conv: list[dict]) -> int:
     return 0
 
 
-def plan_order(conv: list[dict], pinned: set[int], budget: int, query: str = "",
-               user_keep_tokens: int = USER_KEEP_TOKENS) -> Order:
+def plan_order(conv: list[dict], pinned: set[int], budget: int, query: str = "") -> Order:
     start = current_turn_start(conv)
     last_call = max((i for i in range(start, len(conv)) if conv[i]["kind"] == "tool_call"), default=None)
-    units = []
+    turn_of, turn = [], 0
+    for e in conv:
+        turn += e["kind"] == "user"
+        turn_of.append(turn)
+    history: dict[int, Unit] = {}                   # turn number -> the turn's unit
+    current, protected = [], []
     for members in pair_groups(conv):
-        u = Unit(members, sum(event_cost(conv[i]) for i in members), current=members[0] >= start)
-        u.protected = (bool(pinned.intersection(members)) or (u.current and conv[members[0]]["kind"] == "user")
-                       or (last_call is not None and last_call in members) or len(conv) - 1 in members)
-        units.append(u)
-    _mark_preserved(conv, units, user_keep_tokens)
-    history = [u for u in units if not u.current and not u.protected]
-    band_tokens = max(budget, MIN_BAND)
-    scores = relevance([unit_text(conv, u) for u in history], query)
+        cost = sum(event_cost(conv[i]) for i in members)
+        is_current = members[0] >= start
+        if (pinned.intersection(members) or (is_current and conv[members[0]]["kind"] == "user")
+                or (last_call is not None and last_call in members) or len(conv) - 1 in members):
+            protected.append(Unit(members, cost, current=is_current, protected=True))
+        elif is_current:
+            current.append(Unit(members, cost, current=True))
+        else:
+            unit = history.setdefault(turn_of[members[0]], Unit([], 0))
+            unit.members = sorted(unit.members + members)
+            unit.cost += cost
+    turns = sorted(history.values(), key=lambda u: u.pos)
+    scores = relevance([unit_text(conv, u) for u in turns], query)
     best = max(scores, default=0.0)
-    seen = 0
-    for u, score in zip(history, scores):
-        u.relevance = score
-        u.band = seen // band_tokens + (1 if score > 0 and score >= RELEVANT * best else 0)
+    favoured = set(sorted((i for i, sc in enumerate(scores) if sc > 0 and sc >= RELEVANT * best),
+                          key=lambda i: -scores[i])[:RELEVANT_TURNS])
+    band_tokens, seen = max(budget, MIN_BAND), 0
+    for i, u in enumerate(turns):
+        u.relevance = scores[i]
+        u.band = seen // band_tokens + (1 if i in favoured else 0)
         seen += u.cost
-    history.sort(key=lambda u: (u.band, u.preserved, u.relevance, u.pos))
-    current = [u for u in units if u.current and not u.protected]
+    turns.sort(key=lambda u: (u.band, u.relevance, u.pos))
     clear = [i for u in current for i in u.members if _clearable(conv[i])]
-    return Order(history, sorted(clear), current, [u for u in units if u.protected])
-
-
-def _mark_preserved(conv: list[dict], units: list[Unit], keep_tokens: int) -> None:
-    left = keep_tokens
-    for u in reversed(units):
-        if conv[u.pos]["kind"] != "user":
-            continue
-        left -= u.cost
-        if left < 0:
-            break
-        u.preserved = True
+    return Order(turns, sorted(clear), current, protected)
 
 
 def _clearable(e: dict) -> bool:

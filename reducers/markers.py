@@ -45,8 +45,11 @@ _NOISE = frozenset({"users", "home"})
 
 def topic_words(text: str) -> list[str]:
     """The words of a text that can be topics."""
-    text = _PROMPT.sub(" ", _HOME.sub(" ", _ESCAPE.sub(" ", text[:20_000])))
-    return [w for w in query_words(text) if _topical(w)]
+    return [w for w in _words(text) if _topical(w)]
+
+
+def _words(text: str) -> list[str]:
+    return query_words(_PROMPT.sub(" ", _HOME.sub(" ", _ESCAPE.sub(" ", text[:20_000]))))
 
 
 def _topical(w: str) -> bool:
@@ -60,7 +63,9 @@ def topic_hints(texts: list[str], df: Callable[[str], int], n_docs: int, k: int 
     """Terms frequent in these texts and rare in the store (tf · idf)."""
     tf: Counter[str] = Counter()
     for text in texts:
-        tf.update(topic_words(text))
+        tf.update(_words(text))
+    for w in [w for w in tf if not _topical(w)]:
+        del tf[w]
     # Only the span's most frequent words can win; ask the store about those alone.
     frequent = [w for w, _ in tf.most_common(CANDIDATES)]
     scored = sorted(frequent, key=lambda w: (-tf[w] * math.log(1 + n_docs / (1 + df(w))), w))

@@ -39,8 +39,10 @@ TOOL_MAX_TOKENS = 2000
 NOTES_CAP = 2000
 PROTECTED_TOOLS = ("TodoWrite", "manage_todo_list")
 FLOOR = 64                        # a protected message is never cut below this many tokens
-FILL_TRIES = 48
-MAX_RANGES = 6                    # an elision marker names at most this many ranges when it can
+FILL_TRIES = 16
+TOPIC_SAMPLE = 64                 # the newest events left out name the elision marker's topics
+MAX_RANGES = 6                    # an elision marker names at most this many ranges...
+COALESCE_MAX_COST = 120           # ...when the history kept between them costs no more than this
 
 
 class BudgetTooSmall(ValueError):
@@ -190,21 +192,26 @@ def assemble(view: SessionView, budget: int, recalled_block: str = "",
 def _fill(render, actions: list, k: int, pack: Pack, budget: int) -> tuple[list[int], Pack]:
     """The last removal may have freed far more than was needed (one big
     tool result): take back, most valuable first, removed units that still
-    fit in what is left."""
+    fit in what is left and sit next to what the pack keeps (one in the
+    middle of what went would only split the elision marker's ranges)."""
     applied = list(range(k))
     topics = pack.elision.topics if pack.elision else []
+    removed = {i for j in applied if actions[j][0] == "remove" for i in actions[j][1].members}
     tries = 0
     for j in range(k - 1, -1, -1):
         slack = budget - pack.tokens
         if slack < 8 or tries >= FILL_TRIES:
             break
-        what, arg = actions[j]
-        if what != "remove" or arg.cost > slack:
+        what, unit = actions[j]
+        if what != "remove" or unit.cost > slack:
+            continue
+        if unit.members[0] - 1 in removed and unit.members[-1] + 1 in removed:
             continue
         tries += 1
         trial = render([a for a in applied if a != j], {}, topics)
         if trial.tokens <= budget:
             applied.remove(j)
+            removed.difference_update(unit.members)
             pack = trial
     return applied, pack
 
@@ -212,8 +219,9 @@ def _fill(render, actions: list, k: int, pack: Pack, budget: int) -> tuple[list[
 def _coalesce(render, actions: list, conv: list[dict], applied: list[int], pack: Pack) -> Pack:
     """An elision marker naming many ranges costs more than it is worth:
     while it names more than MAX_RANGES, the history units kept between two
-    ranges go too (the cheapest gap first), so the ranges merge. Gaps
-    holding anything that may not go (the current turn, fixed blocks) stay."""
+    ranges go too (the cheapest gap first, while it is cheap), so the ranges
+    merge. Gaps holding anything that may not go (the current turn, fixed
+    blocks) stay."""
     action_of = {conv[i]["seq"]: j for j, (what, u) in enumerate(actions) if what == "remove"
                  and not u.current for i in u.members}
     applied = set(applied)
@@ -228,7 +236,7 @@ def _coalesce(render, actions: list, conv: list[dict], applied: list[int], pack:
             cost = sum(actions[j][1].cost for j in acts)
             if best_cost is None or cost < best_cost:
                 best, best_cost = acts, cost
-        if best is None:
+        if best is None or best_cost > COALESCE_MAX_COST:      # worth more than the ranges it saves
             break
         applied |= best
         pack = render(sorted(applied), {}, pack.elision.topics)
@@ -351,7 +359,7 @@ def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[
     ranges = gaps(lo, hi, sorted(s for s in shown if lo <= s <= hi))
     if not ranges:
         return None
-    hints = topics([texts[s] for s in sorted(missing) if s in texts])
+    hints = topics([texts[s] for s in sorted(missing) if s in texts][-TOPIC_SAMPLE:])
     return Elision(ranges, hints, elision_text(ranges, hints, view.session_id), len(missing))
 
 
