@@ -62,7 +62,7 @@ class SessionView:
     notes: list[dict] = field(default_factory=list)           # newest first
     markers: list[dict] = field(default_factory=list)         # live logged markers, seq order
     conversation: list[dict] = field(default_factory=list)    # uncovered conversation events read, seq order
-    first_seq: int | None = None                              # the session's first event
+    first_seq: int | None = None      # the session's oldest event no logged marker covers
     unread_max: int | None = None     # newest uncovered conversation event left unread (None: all read)
     unread_seqs: set[int] = field(default_factory=set)   # other events known and not read (older notes…)
 

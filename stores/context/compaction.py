@@ -24,7 +24,8 @@ from reducers.narrative import summarize
 from reducers.terms import exact_terms, query_words
 from reducers.tokens import encoding
 from stores.appender import Appender
-from stores.context.cache_file import load_cache, save_cache, working_set_tokens
+from stores.context.bulk import BULK_FACTOR, bulk_cache
+from stores.context.cache_file import load_cache, read_saved, save_cache, working_set_tokens
 from stores.context.sessions import require_session
 from stores.errors import UsageError
 from stores.fulltext import FulltextIndex
@@ -86,7 +87,11 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
     with store.writer(wait=wait, embed=current) as w:     # opening a writer catches the full text up
         index_ms = (time.perf_counter() - t0) * 1000
         ft = FulltextIndex(store.dir)
-        cache = load_cache(store, session_id, ft)
+        working = working_set_tokens(store, session_id)
+        cache = None
+        if read_saved(store.dir, session_id) is None and working > BULK_FACTOR * (budget - headroom):
+            cache = bulk_cache(store, ft, session_id, budget, w.log.tail.seq, tuple(protected))
+        cache = cache or load_cache(store, session_id, ft)
         n_docs = max(ft.num_docs(), 1)
         encoding()                                    # load the tokenizer before the clock starts
         topic_time = [0.0]
@@ -102,9 +107,11 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
         plan = plan_compaction(cache, budget=budget, headroom=headroom, hot_turns=hot_tail, strategy=strategy,
                                protected=protected, topics=topics, summarize=summarize)
         latency_ms = (time.perf_counter() - t1 - topic_time[0]) * 1000
-        result = CompactResult(session_id, plan.cycle, plan.evicted, len(plan.markers),
+        unread = _adopt_pending(plan, cache)
+        result = CompactResult(session_id, plan.cycle, plan.evicted + unread, len(plan.markers),
                                sum(1 for e in plan.items if e["kind"] != "marker"),
-                               plan.tokens_before, plan.tokens_after, round(latency_ms, 3), round(index_ms, 3),
+                               max(plan.tokens_before, working), plan.tokens_after, round(latency_ms, 3),
+                               round(index_ms, 3),
                                topics_ms=round(topic_time[0] * 1000, 3),
                                strategy=strategy, fits=plan.fits, dry_run=dry_run, stopped=plan.stopped,
                                new_markers=[{"text": m["text"], **m["meta"]["marker"]} for m in plan.markers])
@@ -116,12 +123,26 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
             ft.close()
             return result
         sealed = _append_markers(w, plan.markers)
+        cache.items = [e for e in cache.items if "seq" in e]          # the pending marker is logged now
         cache = project(session_id, sealed, cache)
         save_cache(store, cache, w.log.tail.seq)
         ft.close()
     if reflect and strategy == "pointer":
         result.reflection = reflection(store, plan.evicted_events)
     return result
+
+
+def _adopt_pending(plan, cache) -> int:
+    """A bulk cache's pending marker (stores/context/bulk.py) stands for
+    events never read: it goes to the log whether or not the plan merged it
+    into a new marker. Returns how many events it stands for."""
+    pending = next((e for e in cache.items if e["kind"] == "marker" and "seq" not in e), None)
+    if pending is None:
+        return 0
+    if any(m is pending for m in plan.items):                       # not merged: it is a marker of its own
+        plan.markers.insert(0, pending)
+        plan.cycle = max(plan.cycle, pending["meta"]["marker"]["cycle"])
+    return int(pending["meta"]["marker"]["count"])
 
 
 def _append_markers(w, markers: list[dict]) -> list[dict]:

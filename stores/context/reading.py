@@ -84,6 +84,10 @@ class SessionReader:
         prompts, notes, task states, markers)."""
         return self._search(self._query(kinds=kinds, words=words), limit, newest_first)
 
+    def count(self, lo: int, hi: int) -> int:
+        """How many of the session's events lie in [lo, hi] (counted in the index)."""
+        return self.searcher.search(self._query(lo, hi), 1, count=True).count
+
     def edge(self, newest: bool) -> int | None:
         found = self._search(self._query(), 1, newest_first=newest)
         return found[0].seq if found else None

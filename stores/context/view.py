@@ -9,6 +9,7 @@ from __future__ import annotations
 from reducers.cache import Coverage, live_markers
 from reducers.render import SessionView
 from stores.context.reading import SessionReader
+from stores.context.widen import widen_results
 
 READ_FACTOR = 2                  # read about twice what fits: smart trim needs something to choose from
 MIN_READ_TOKENS = 2000
@@ -42,9 +43,14 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
         extra += [e for e in reader.read(reader.of_kinds(["user"], limit=1, newest_first=True))
                   if e["seq"] not in coverage]
     conversation += [e for e in extra if e["seq"] not in have]
-    view.conversation = sorted({e["seq"]: e for e in conversation}.values(), key=lambda e: e["seq"])
+    conversation = sorted({e["seq"]: e for e in conversation}.values(), key=lambda e: e["seq"])
+    view.conversation = widen_results(store, conversation, tool_max_tokens)
     view.unread_max = unread
-    view.first_seq = reader.edge(newest=False)
+    # Where the pack's own pointer may start: the oldest event no logged
+    # marker covers (those have their pointers already).
+    first = reader.edge(newest=False)
+    uncovered = coverage.uncovered(first, newest) if first is not None else []
+    view.first_seq = uncovered[-1][0] if uncovered else first
     return view
 
 
