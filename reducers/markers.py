@@ -120,7 +120,8 @@ def elision_text(ranges: list[tuple[int, int]], topics: list[str], session_id: s
     them prints exactly those (the pack's own events are outside them)."""
     topic_part = f" Topics: {', '.join(topics)}." if topics else ""
     query = " ".join(topics[:3]) if topics else "…"
-    return (f"[Not in this pack: events {ranges[0][0]}–{ranges[-1][1]} of this session.{topic_part} "
+    span = f"event {ranges[0][0]}" if ranges[0][0] == ranges[-1][1] else f"events {ranges[0][0]}–{ranges[-1][1]}"
+    return (f"[Not in this pack: {span} of this session.{topic_part} "
             f'Use recall("{query}") or trace show {show_selector(ranges)} --session {session_id}.]')
 
 

@@ -355,7 +355,12 @@ def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[
     if not missing and view.unread_max is None:
         return None
     hi = max(max(missing, default=0), view.unread_max or 0)
-    lo = view.first_seq or min(missing, default=hi)       # the session's start: ranges do not depend on what was read
+    # From the oldest event left out; when some were not read, from the
+    # oldest no logged marker covers (so the ranges do not depend on how
+    # much was read, and do not repeat what a marker already points at).
+    lo = min(missing, default=hi)
+    if view.unread_max is not None and view.first_seq is not None:
+        lo = min(lo, view.first_seq)
     ranges = gaps(lo, hi, sorted(s for s in shown if lo <= s <= hi))
     if not ranges:
         return None

@@ -89,7 +89,8 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
         ft = FulltextIndex(store.dir)
         working = working_set_tokens(store, session_id)
         cache = None
-        if read_saved(store.dir, session_id) is None and working > BULK_FACTOR * (budget - headroom):
+        if (strategy == "pointer" and read_saved(store.dir, session_id) is None
+                and working > BULK_FACTOR * (budget - headroom)):
             cache = bulk_cache(store, ft, session_id, budget, w.log.tail.seq, tuple(protected))
         cache = cache or load_cache(store, session_id, ft)
         n_docs = max(ft.num_docs(), 1)

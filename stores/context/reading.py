@@ -79,10 +79,10 @@ class SessionReader:
             out.append(Location(doc["seq"][0], doc["seg"][0], doc["off"][0], doc["kind"][0]))
         return out
 
-    def of_kinds(self, kinds, limit: int = 10_000, newest_first: bool = False, words=None) -> list[Location]:
-        """The session's events of these kinds (these are few: system
-        prompts, notes, task states, markers)."""
-        return self._search(self._query(kinds=kinds, words=words), limit, newest_first)
+    def of_kinds(self, kinds, limit: int = 10_000, newest_first: bool = False, words=None,
+                 hi: int | None = None) -> list[Location]:
+        """The session's events of these kinds (up to seq `hi`)."""
+        return self._search(self._query(None, hi, kinds=kinds, words=words), limit, newest_first)
 
     def count(self, lo: int, hi: int) -> int:
         """How many of the session's events lie in [lo, hi] (counted in the index)."""
