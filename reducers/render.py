@@ -21,11 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-import orjson
-
 from reducers.fit import plan_order
 from reducers.markers import elision_text, gaps
-from reducers.pack_messages import MESSAGE_OVERHEAD, Message, build_messages, call_tokens
+from reducers.pack_messages import MESSAGE_OVERHEAD, Message, build_messages
+from reducers.pack_shrink import BudgetTooSmall, cut, shrink_protected
 from reducers.pairs import latest_protected, normalize_pairs
 from reducers.recall_block import strip_recalled
 from reducers.retention import Retention, clear_old_results, cleared_result
@@ -38,19 +37,10 @@ __all__ = ["MESSAGE_OVERHEAD", "Message", "Pack", "SessionView", "RenderPolicy",
 TOOL_MAX_TOKENS = 2000
 NOTES_CAP = 2000
 PROTECTED_TOOLS = ("TodoWrite", "manage_todo_list")
-FLOOR = 64                        # a protected message is never cut below this many tokens
 FILL_TRIES = 16
 TOPIC_SAMPLE = 64                 # the newest events left out name the elision marker's topics
 MAX_RANGES = 6                    # an elision marker names at most this many ranges...
 COALESCE_MAX_COST = 120           # ...when the history kept between them costs no more than this
-
-
-class BudgetTooSmall(ValueError):
-    def __init__(self, needed: int, budget: int, parts: dict[str, int]):
-        shown = ", ".join(f"{k} {v}" for k, v in parts.items() if v)
-        super().__init__(f"the smallest pack for this session needs {needed} tokens ({shown}) but the budget "
-                         f"is {budget}; raise --budget to at least {needed}")
-        self.needed = needed
 
 
 @dataclass
@@ -186,7 +176,7 @@ def assemble(view: SessionView, budget: int, recalled_block: str = "",
         if pack.tokens <= budget:
             applied, pack = _fill(render, actions, k, pack, budget)
             return _coalesce(render, actions, conv, applied, pack)
-    return _shrink_protected(conv, order, render, len(actions), budget, fixed)
+    return shrink_protected(conv, order, render, len(actions), budget)
 
 
 def _fill(render, actions: list, k: int, pack: Pack, budget: int) -> tuple[list[int], Pack]:
@@ -288,7 +278,7 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
             if lines:
                 not_shown.add(note["seq"])
                 continue
-            text, cost = _cut(note, policy.notes_cap)["text"], policy.notes_cap
+            text, cost = cut(note, policy.notes_cap)["text"], policy.notes_cap
         else:
             text = note["text"]
         lines.append(f"- {text}")
@@ -301,53 +291,6 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
         fixed.append(Message("system", "\n".join(m["text"] for m in markers), seqs=[m["seq"] for m in markers],
                              part="markers"))
     return fixed, not_shown
-
-
-def _cut(e: dict, tokens: int) -> dict:
-    """The event middle-truncated to about `tokens`, with a pointer to the
-    whole: a call keeps valid arguments (its longest strings are cut)."""
-    hint = f"trace show {e['seq']}" + (" --full" if e["kind"] == "tool_result" else "")
-    if e["kind"] != "tool_call":
-        text = truncate_middle(e["text"], tokens, hint=hint)
-        return {**e, "text": text, "tokens": count_tokens(text)}
-    tool = e.get("tool") or {}
-    value = tool.get("input")
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            pass
-    for _ in range(8):
-        cost = call_tokens({"name": tool.get("name"), "input": value})
-        leaves = _string_leaves(value)
-        if cost <= tokens or not leaves:
-            break
-        path, longest = max(leaves, key=lambda leaf: len(leaf[1]))
-        have = count_tokens(longest)
-        if have <= FLOOR // 2:
-            break
-        value = _replace_leaf(value, path, truncate_middle(longest, max(FLOOR // 2, have - (cost - tokens)), hint=hint))
-    cost = call_tokens({"name": tool.get("name"), "input": value})
-    return {**e, "tool": {**tool, "input": value}, "tokens": cost}
-
-
-def _string_leaves(value, path=()) -> list[tuple[tuple, str]]:
-    if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, dict):
-        return [leaf for k, v in value.items() for leaf in _string_leaves(v, path + (k,))]
-    if isinstance(value, list):
-        return [leaf for i, v in enumerate(value) for leaf in _string_leaves(v, path + (i,))]
-    return []
-
-
-def _replace_leaf(value, path: tuple, new: str):
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    if isinstance(value, dict):
-        return {**value, head: _replace_leaf(value[head], rest, new)}
-    return [_replace_leaf(v, rest, new) if i == head else v for i, v in enumerate(value)]
 
 
 def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[int, str],
@@ -366,46 +309,3 @@ def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[
         return None
     hints = topics([texts[s] for s in sorted(missing) if s in texts][-TOPIC_SAMPLE:])
     return Elision(ranges, hints, elision_text(ranges, hints, view.session_id), len(missing))
-
-
-def _shrink_protected(conv, order, render, k: int, budget: int, fixed: list[Message]) -> Pack:
-    """Every removal made and still over: cut the protected messages (the
-    current prompt, the newest pair, the last reply) in the middle, largest
-    first, never below FLOOR tokens. If that cannot fit, the smallest pack
-    is every one of them at the floor: returned when it fits, else named."""
-    cuttable = [i for u in order.protected for i in u.members
-                if conv[i]["kind"] in ("user", "assistant", "tool_result", "tool_call")
-                and not (conv[i].get("meta") or {}).get("pinned")]
-    shrunk: dict[int, dict] = {}
-    pack = render(k, shrunk, None)
-    left = list(cuttable)
-    while pack.tokens > budget and left:
-        sizes = {i: _size(shrunk.get(i) or conv[i]) for i in left}
-        i = max(left, key=lambda i: sizes[i])
-        cut = _cut(conv[i], max(FLOOR, sizes[i] - (pack.tokens - budget) - MESSAGE_OVERHEAD))
-        if _size(cut) >= sizes[i]:                 # no gain at this size: go to the floor
-            cut = _cut(conv[i], FLOOR)
-        left.remove(i) if _size(cut) >= sizes[i] or _size(cut) <= FLOOR else None
-        if _size(cut) < sizes[i]:
-            shrunk[i] = cut
-            pack = render(k, shrunk, None)
-    if pack.tokens <= budget:
-        return pack
-    # The smallest pack does not depend on how much of the session was read:
-    # everything that may go has gone, and its pointer names no topics.
-    floor = {i: c for i in cuttable if _size(c := _cut(conv[i], FLOOR)) < _size(conv[i])}
-    pack = render(k, floor, [])
-    if pack.tokens <= budget:
-        return pack
-    parts = {p: sum(m.tokens for m in pack.messages if m.part == p)
-             for p in ("system", "task", "notes", "markers", "conversation")}
-    raise BudgetTooSmall(pack.tokens, budget, {"system/persona": parts["system"], "task state": parts["task"],
-                                               "notes": parts["notes"], "markers": parts["markers"],
-                                               "current turn": parts["conversation"]})
-
-
-def _size(e: dict) -> int:
-    if e["kind"] == "tool_call":
-        tool = e.get("tool") or {}
-        return call_tokens({"name": tool.get("name"), "input": tool.get("input")})
-    return count_tokens(e.get("text") or "")
