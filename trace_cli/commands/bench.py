@@ -15,6 +15,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
 
 
+def _sizes(text: str) -> list[int]:
+    try:
+        return [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        from stores.errors import UsageError
+        raise UsageError(f"--sizes takes whole numbers separated by commas, got {text!r}") from None
+
+
 @bench_app.command("ingest", help=(
     "Log-only append and full ingest of the shared real transcripts replicated to --events, each "
     "against SQLite (one transaction per 1,000 rows) on the same events (vs SQLite: the ratio to that "
@@ -61,11 +69,7 @@ def bench_recall(
     from trace_cli.bench.recall_bench import run_recall_bench
 
     out = state(ctx).output(json_out)
-    try:
-        size_list = [int(s) for s in sizes.split(",") if s.strip()]
-    except ValueError:
-        from stores.errors import UsageError
-        raise UsageError(f"--sizes takes whole numbers separated by commas, got {sizes!r}") from None
+    size_list = _sizes(sizes)
     rows = run_recall_bench(size_list, workdir, out.note)
     if out.json:
         out.emit_many(rows)
@@ -122,11 +126,7 @@ def bench_context(
     from trace_cli.bench.context_bench import run_context_bench
 
     out = state(ctx).output(json_out)
-    try:
-        size_list = [int(s) for s in sizes.split(",") if s.strip()]
-    except ValueError:
-        from stores.errors import UsageError
-        raise UsageError(f"--sizes takes whole numbers separated by commas, got {sizes!r}") from None
+    size_list = _sizes(sizes)
     rows = run_context_bench(size_list, out.note, workdir, repeat)
     if out.json:
         out.emit_many(rows)
