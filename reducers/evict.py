@@ -38,7 +38,7 @@ PROTECTED_TOOLS = ("TodoWrite", "manage_todo_list")
 USER_KEEP_TOKENS = 20_000
 EXTEND_LIMIT = 2.0          # the extension frees at most twice what was needed
 MIN_BAND = 256
-MARKER_RETRIES = 4
+MARKER_RETRIES = 16
 MARKER_ALLOWANCE = 80       # about what a pointer marker costs: freed up front, so one plan usually does
 
 
