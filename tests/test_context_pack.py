@@ -145,5 +145,7 @@ def test_an_unknown_session_names_the_first_five_known(tmp_path):
     for i in range(7):
         _ingest(tmp_path, f"s{i}", turns=2, needles=1)
     run = cli("context", "--session", "nope")
-    assert run.code == 1 and "7 session(s)" in run.err and "s0, s1, s2, s3, s4" in run.err and "2 more" in run.err
+    assert run.code == 1 and "7 session(s)" in run.err and "s0, s1, s2, s3, s4 …" in run.err and "s5" not in run.err
     assert len(run.err.strip().splitlines()) == 1
+    assert cli("context", "--session", "s6", "--budget", "2000").lines()[0]["session_id"] == "s6"
+    assert cli("compact", "--session", "s", "--budget", "2000").code == 1            # ambiguous prefix

@@ -72,7 +72,7 @@ def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, 
     if window is not None and window < budget:
         raise UsageError(f"--window ({window}) is smaller than --budget ({budget}); give the window the model has")
     store.require()
-    require_session(store, session_id)
+    session_id = require_session(store, session_id)
     if auto:
         working = working_set_tokens(store, session_id)
         if working <= WINDOW_CEILING * window:

@@ -116,7 +116,7 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
                          f"model's window; give the window the model really has")
     tool_max = tool_max_tokens_setting(tool_max_tokens)
     store.require()
-    require_session(store, session_id)
+    session_id = require_session(store, session_id)
     recaller = Recaller(store)
     recaller.prepare("fulltext")                 # catches the index up with the log when it can
     result = PushResult(session_id, Pack([], budget))

@@ -1,10 +1,7 @@
 """Which sessions the store knows, and their sizes, from the ingest state's
-per-session counters (state.db): one indexed lookup, whatever the store holds."""
+per-session counters (state.db): one indexed lookup for a known id, whatever
+the store holds."""
 from __future__ import annotations
-
-from stores.errors import TraceError
-
-SHOWN = 5
 
 
 def _state(store):
@@ -12,18 +9,25 @@ def _state(store):
     return IngestState(store.dir)
 
 
-def require_session(store, session_id: str) -> None:
+def known_sessions(store) -> list[str]:
+    state = _state(store)
+    try:
+        return state.sessions()
+    finally:
+        state.close()
+
+
+def require_session(store, session_id: str) -> str:
+    """The session's full id (a unique prefix will do); unknown or
+    ambiguous, an error naming the first sessions the store holds."""
     state = _state(store)
     try:
         if state.sessions_among([session_id]):
-            return
-        sessions = state.sessions()
+            return session_id
     finally:
         state.close()
-    shown = ", ".join(sessions[:SHOWN])
-    more = f" and {len(sessions) - SHOWN} more (`trace stats --json` lists them)" if len(sessions) > SHOWN else ""
-    known = f"known: {shown}{more}" if sessions else "the store holds no sessions yet"
-    raise TraceError(f"unknown session {session_id!r}; {len(sessions)} session(s) {known}")
+    from stores.sessions import resolve_session
+    return resolve_session(store, session_id)
 
 
 def session_tokens(store, session_id: str) -> int:

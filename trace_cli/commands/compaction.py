@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
         elif fmt == "anthropic":
             out.emit(to_anthropic(pack))
         else:
-            out.emit(to_json(pack, session, result.markers, {
+            out.emit(to_json(pack, result.session_id, result.markers, {
                 "cycle": result.cycle, "query": result.query, "overflow": result.overflow,
                 "compacted": result.compacted, "working_set_tokens": result.working_set_tokens,
                 "read_events": result.read_events}))
