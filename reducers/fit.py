@@ -3,23 +3,24 @@
 The conversation is cut into units that never split a pair (a tool call
 with its results) and ranked:
 
-1. history (everything before the current turn), a whole turn at a time,
-   by age band, oldest band first (a band is about one budget of history).
-   The few turns that bear most on the latest request (BM25 over the pack's
-   own turns, reducers/smart_trim.py: the top RELEVANT_TURNS, at least half
-   the best score) count one band younger; within a band the least relevant
-   go first, then the oldest. Whole turns leave what is left out in a few
-   runs, so the elision marker names few ranges. (Prompts outliving their
-   turn's output is compaction's part: reducers/evict.py keeps them in the
-   cache, rfc-005's 20k recent-first; here such a prompt is its own turn.)
+1. history (everything before the current turn) in stretches: a turn's
+   prompt alone, and its output (calls, results, replies) in runs of about
+   an eighth of the budget, so a long agentic turn can go a piece at a
+   time and what goes stays in few runs (the elision marker names few
+   ranges). By age band, oldest band first (a band is about one budget of
+   history); the few stretches that bear most on the latest request (BM25
+   over the pack's own stretches, reducers/smart_trim.py: the top
+   RELEVANT_UNITS, at least half the best score) count one band younger;
+   within a band output goes before prompts (rfc-005 keeps prompts
+   recent-first), then the least relevant, then the oldest;
 2. the recalled-context block;
 3. the current turn (from the latest user message on): its old tool results
    are cleared to placeholders, oldest first, then its oldest units go.
 
 Never ranked: the current turn's user message, its newest pair, the last
 event, and each protected tool's latest state. If the pack still does not
-fit, the renderer middle-truncates those (reducers/render.py) or says what
-the smallest pack needs."""
+fit, the renderer middle-truncates those (reducers/pack_shrink.py) or says
+what the smallest pack needs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,8 +30,9 @@ from reducers.pairs import pair_groups
 from reducers.smart_trim import relevance
 
 MIN_BAND = 256
+MIN_STRETCH = 128
 RELEVANT = 0.5               # of the best BM25 score: enough to count one band younger...
-RELEVANT_TURNS = 3           # ...for the few turns that score best
+RELEVANT_UNITS = 3           # ...for the few stretches that score best
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Unit:
     cost: int                     # estimated tokens it adds to the pack
     current: bool = False         # in the current turn
     protected: bool = False
+    prompt: bool = False          # a history turn's user message
     band: int = 0
     relevance: float = 0.0
 
@@ -71,33 +74,41 @@ def plan_order(conv: list[dict], pinned: set[int], budget: int, query: str = "")
     for e in conv:
         turn += e["kind"] == "user"
         turn_of.append(turn)
-    history: dict[int, Unit] = {}                   # turn number -> the turn's unit
+    history: list[Unit] = []
     current, protected = [], []
+    stretch_tokens = max(budget // 8, MIN_STRETCH)
     for members in pair_groups(conv):
         cost = sum(event_cost(conv[i]) for i in members)
         is_current = members[0] >= start
-        if (pinned.intersection(members) or (is_current and conv[members[0]]["kind"] == "user")
+        prompt = conv[members[0]]["kind"] == "user"
+        if (pinned.intersection(members) or (is_current and prompt)
                 or (last_call is not None and last_call in members) or len(conv) - 1 in members):
             protected.append(Unit(members, cost, current=is_current, protected=True))
         elif is_current:
             current.append(Unit(members, cost, current=True))
+        elif prompt:
+            history.append(Unit(members, cost, prompt=True))
         else:
-            unit = history.setdefault(turn_of[members[0]], Unit([], 0))
-            unit.members = sorted(unit.members + members)
-            unit.cost += cost
-    turns = sorted(history.values(), key=lambda u: u.pos)
-    scores = relevance([unit_text(conv, u) for u in turns], query)
+            last = history[-1] if history else None
+            if (last is None or last.prompt or turn_of[last.pos] != turn_of[members[0]]
+                    or last.cost + cost > stretch_tokens):
+                history.append(Unit(list(members), cost))
+            else:
+                last.members = sorted(last.members + members)
+                last.cost += cost
+    history.sort(key=lambda u: u.pos)
+    scores = relevance([unit_text(conv, u) for u in history], query)
     best = max(scores, default=0.0)
     favoured = set(sorted((i for i, sc in enumerate(scores) if sc > 0 and sc >= RELEVANT * best),
-                          key=lambda i: -scores[i])[:RELEVANT_TURNS])
+                          key=lambda i: -scores[i])[:RELEVANT_UNITS])
     band_tokens, seen = max(budget, MIN_BAND), 0
-    for i, u in enumerate(turns):
+    for i, u in enumerate(history):
         u.relevance = scores[i]
         u.band = seen // band_tokens + (1 if i in favoured else 0)
         seen += u.cost
-    turns.sort(key=lambda u: (u.band, u.relevance, u.pos))
+    history.sort(key=lambda u: (u.band, u.prompt, u.relevance, u.pos))
     clear = [i for u in current for i in u.members if _clearable(conv[i])]
-    return Order(turns, sorted(clear), current, protected)
+    return Order(history, sorted(clear), current, protected)
 
 
 def _clearable(e: dict) -> bool:

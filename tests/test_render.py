@@ -91,6 +91,23 @@ def test_a_current_turn_larger_than_the_budget_is_cut_never_emptied():
     assert pack.cleared and min(pack.cleared) < 89                         # old results went to placeholders first
 
 
+def test_a_long_agentic_turn_in_history_goes_a_stretch_at_a_time_oldest_first():
+    items = turn(1, 0)[:1]                             # one prompt, 60 tool pairs, then the next prompt
+    for k in range(60):
+        call, result = [dict(e) for e in turn(10 + 2 * k, 0)[1:3]]
+        call.update(seq=10 + 2 * k, id=f"c{k}", tool={**call["tool"], "call_id": f"k{k}"})
+        result.update(seq=11 + 2 * k, id=f"r{k}", tool={**result["tool"], "call_id": f"k{k}"},
+                      text=f"result {k} " * 40, tokens=count_tokens(f"result {k} " * 40))
+        items += [call, result]
+    items.append({**items[0], "seq": 500, "id": "next", "turn_id": "s/t1", "text": "now write the summary"})
+    pack = _pack(items, 3000)
+    assert_valid(pack, items, 3000)
+    assert pack.tokens > 0.8 * 3000                    # not the whole turn thrown out for one that did not fit
+    assert len(pack.elision.ranges) <= 2 and 1 in pack.event_seqs   # one run went; the prompt outlived it
+    kept_results = [s for s in pack.event_seqs if 11 <= s < 500 and s % 2]
+    assert kept_results and min(kept_results) > 40      # what went is the oldest part
+
+
 def test_openai_shape_has_every_call_answered_right_after_it():
     items = session(3)
     items.append({**items[1], "id": "x", "seq": 99, "turn_id": "s/t9",
