@@ -22,6 +22,7 @@ from stores.context.sessions import session_tokens
 from stores.fulltext import FulltextIndex
 
 SCHEMA = 2
+WINDOW_CEILING = 0.75            # bounded-working-set: never let the working set pass this share of the window
 
 
 def cache_path(store_dir: Path, session_id: str, suffix: str = ".json") -> Path:

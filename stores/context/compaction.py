@@ -25,12 +25,11 @@ from reducers.terms import exact_terms, query_words
 from reducers.tokens import encoding
 from stores.appender import Appender
 from stores.context.bulk import BULK_FACTOR, bulk_cache
-from stores.context.cache_file import load_cache, read_saved, save_cache, working_set_tokens
+from stores.context.cache_file import WINDOW_CEILING, load_cache, read_saved, save_cache, working_set_tokens
 from stores.context.sessions import require_session
 from stores.errors import UsageError
 from stores.fulltext import FulltextIndex
 
-WINDOW_CEILING = 0.75
 TOPIC_SAMPLE = 512
 REFLECTION_SAMPLE = 5
 

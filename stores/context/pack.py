@@ -38,7 +38,6 @@ RECALL_SHARE = 0.10
 RECALL_MIN_SCORE = 0.7
 QUERY_MESSAGES = 3
 SELF_CONTAINED = 4
-WINDOW_CEILING = 0.75
 _TRIVIAL = {"ok", "okay", "yes", "no", "thanks", "thank", "thx", "sure", "continue", "go", "on", "please",
             "yep", "nope", "k", "done", "next", "cool", "great", "good", "fine", "y", "n"}
 
@@ -108,7 +107,7 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
               protected: tuple[str, ...] = PROTECTED_TOOLS, hard_cap: int = HARD_CAP,
               notes_cap: int = NOTES_CAP, hot_tail: int = 3) -> PushResult:
     from stores.context.view import read_view
-    from stores.recall import Recaller, RecallQuery
+    from stores.recall import Recaller
     if budget < 1:
         raise UsageError("--budget must be at least 1")
     if window is not None and window < budget:
@@ -136,11 +135,8 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
     result.query = q or None
     block = ""
     if recall and q:
-        in_view = {e["seq"] for e in [*view.conversation, *view.system, *view.markers]}
-        mode = "hybrid" if cross_session and recaller.vectors.count else "fulltext"
-        hits = recaller.recall(RecallQuery(query=q, k=10, mode=mode, min_score=recall_min_score,
-                                           session=None if cross_session else session_id))
-        block = build_block([h.as_json() for h in hits if h.seq not in in_view], min(hard_cap, int(budget * RECALL_SHARE)))
+        block = _recalled_block(recaller, view, q, session=None if cross_session else session_id,
+                                min_score=recall_min_score, cap=min(hard_cap, int(budget * RECALL_SHARE)))
     n_docs = max(ft.num_docs(), 1)
     policy = RenderPolicy(retention=retention, tool_max_tokens=tool_max, notes_cap=notes_cap, protected=protected,
                           query=q, topics=lambda texts: topic_hints(texts, ft.word_doc_freq, n_docs))
@@ -167,8 +163,19 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
     return result
 
 
+def _recalled_block(recaller, view, q: str, *, session: str | None, min_score: float | None, cap: int) -> str:
+    """Hits for the request that the view does not already hold, as one
+    block. In one session BM25 suffices (the vector index is store-wide:
+    loading it would cost what the store holds); across sessions, hybrid."""
+    from stores.recall import RecallQuery
+    in_view = {e["seq"] for e in [*view.conversation, *view.system, *view.markers]}
+    mode = "hybrid" if session is None and recaller.vectors.count else "fulltext"
+    hits = recaller.recall(RecallQuery(query=q, k=10, mode=mode, min_score=min_score, session=session))
+    return build_block([h.as_json() for h in hits if h.seq not in in_view], cap)
+
+
 def _auto_compact(store, session_id: str, budget: int, window: int, hot_tail: int, protected, result) -> None:
-    from stores.context.cache_file import working_set_tokens
+    from stores.context.cache_file import WINDOW_CEILING, working_set_tokens
     from stores.context.compaction import compact
     result.working_set_tokens = working_set_tokens(store, session_id)
     if result.working_set_tokens <= WINDOW_CEILING * window:
