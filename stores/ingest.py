@@ -16,6 +16,7 @@ from typing import Callable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
 from reducers.reconcile import AddAll, SizeAware
+from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -38,6 +39,7 @@ class IngestResult:
     pending: int = 0           # an incomplete last line, left for the next run
     redacted: int = 0
     artifacts: int = 0
+    anatomy: int = 0           # model-call records written (stores/anatomy/)
     unchanged: bool = False
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
@@ -162,16 +164,19 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
     sessions: dict[str, None] = {}
 
-    def drafts(emit_errors: bool) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, calls=None) -> Iterator[Draft]:
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
+        stream = _records(records, src, result, report if emit_errors else None)
+        for item in module.parse(calls.records(stream) if calls else stream, ctx):
             if isinstance(item, BadRecord):
                 _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
                 continue
             if len(sessions) < 10_000:
                 sessions.setdefault(item.session_id)
+            if calls:
+                calls.draft(item)                      # the model calls it shows, for anatomy records
             yield item
 
     try:
@@ -183,8 +188,11 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 return _finish(result, sessions, AppendCounts())
             result.errors = 0
             sessions.clear()
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
-                                        source_format=fmt, source_path=src.display)
+        calls = collector_for(fmt, src.display, session, spills)
+        counts = appender.append_stream(_counting(drafts(emit_errors=not strict, calls=calls), result, on_progress,
+                                                  src.display), source_format=fmt, source_path=src.display)
+        if calls is not None:
+            result.anatomy = write_calls(w.store.dir, calls, w.store.warn)
     except TraceError:
         raise
     except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback

@@ -45,9 +45,10 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, recall, show, verify
+    from trace_cli.commands import anatomy, bench, compaction, export, indexes, ingest, inspect, recall, show, verify
     for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
         module.register(app)
+    app.add_typer(anatomy.app)
 
 
 _register()

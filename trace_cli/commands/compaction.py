@@ -108,7 +108,19 @@ def register(app: typer.Typer) -> None:
         else:
             out.emit(to_json(pack, session, info["markers"], {"cycle": info["cycle"], "query": info["query"],
                                                               "overflow_retries": info["overflow_retries"]}))
+        _record_render(st.store(out), out, session, pack, cache, info, fmt=fmt, budget=budget, query=query)
         return 0
+
+
+def _record_render(store, out, session, pack, cache, info, **how) -> None:
+    """Every render leaves an anatomy record of what it sent (after it is
+    sent: a pack the agent never got is no call). Failing to write one
+    never costs the agent its pack."""
+    from stores.anatomy.render import record_render
+    try:
+        record_render(store, session, pack, cache, info, **how)
+    except OSError as exc:
+        out.warn(f"the render's anatomy record was not written ({exc.strerror or exc}); the pack above is complete")
 
 
 def _protected(tools: list[str] | None) -> frozenset[str]:
