@@ -134,6 +134,14 @@ class CallCollector:
                 self.problems.append(f"{self.path}:{line}: no anatomy record ({type(exc).__name__}: {exc})")
             yield line, rec
 
+    def drafts(self, stream: Iterable) -> Iterator:
+        """The parser's output, passed through; each draft noted as it
+        leaves the parser (before anything downstream reorders them)."""
+        for item in stream:
+            if isinstance(item, Draft):
+                self.draft(item)
+            yield item
+
     def draft(self, d: Draft) -> None:
         try:
             if self.pending:
