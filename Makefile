@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := $(CURDIR)/.demo-store
 
-.PHONY: install test soak demo bench clean
+.PHONY: install test soak demo report bench clean
 
 install: $(STAMP)
 
@@ -43,6 +43,12 @@ demo: install
 	$(BIN)/trace --store $(DEMO) show 1..2
 	@echo "== prove the log was not altered"
 	$(BIN)/trace --store $(DEMO) verify
+
+# The sample context-anatomy report (docs/anatomy-report.html) and its
+# screenshot (docs/anatomy-report.png, shown in the README), drawn by headless
+# Chromium; run as root, it installs the Debian package when it is missing.
+report: install
+	$(BIN)/python -m tests.anatomy_demo --html docs/anatomy-report.html --png docs/anatomy-report.png
 
 bench: install
 	$(BIN)/trace bench ingest

@@ -46,6 +46,10 @@ def _short(n: float) -> str:
     return f"{n:.0f}"
 
 
+def _percent(value: float) -> str:
+    return f"{value:.0f}%" if abs(value - round(value)) < 0.05 else f"{value:.1f}%"
+
+
 def _ranges(seqs: list[int]) -> list[list[int]]:
     out: list[list[int]] = []
     for s in seqs:
@@ -93,17 +97,21 @@ def render(session_id: str, records: list[dict], rows: list[dict], seqs: list[li
     ymax = _nice(top * 1.05 if top else 1)
     step = max(4.0, min(34.0, 900.0 / max(n, 1)))
     bar = max(2.0, step * 0.72)
-    width = int(MARGIN_LEFT + step * n + 24)
+    width = int(MARGIN_LEFT + step * n + 44)
     height = MARGIN_TOP + PLOT_HEIGHT + MARGIN_BOTTOM
 
     def y(v: float) -> float:
         return MARGIN_TOP + PLOT_HEIGHT * (1 - v / ymax)
 
     svg: list[str] = []
-    for i in range(5):                                          # grid and axis labels
+    shared = window if windows and all(w == window for w in windows) and len(windows) == n else None
+    for i in range(5):                                          # grid and axis labels (tokens; % of one shared window)
         v = ymax * i / 4
         svg.append(f'<line class="grid" x1="{MARGIN_LEFT}" x2="{width - 8}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
                    f'<text class="axis" x="{MARGIN_LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{_short(v)}</text>')
+        if shared and i:
+            svg.append(f'<text class="axis pct" x="{width - 4}" y="{y(v) + 4:.1f}" text-anchor="end">'
+                       f'{_percent(100 * v / shared)}</text>')
     if window and window <= ymax:
         svg.append(f'<line class="window" x1="{MARGIN_LEFT}" x2="{width - 8}" y1="{y(window):.1f}" y2="{y(window):.1f}"/>'
                    f'<text class="axis" x="{width - 10}" y="{y(window) - 4:.1f}" text-anchor="end">window {_short(window)}</text>')
@@ -209,7 +217,7 @@ details{margin-top:16px}
 #all tr{cursor:pointer}
 """
 
-_JS = """
+_JS = r"""
 const D=JSON.parse(document.getElementById('anatomy-data').textContent);
 const esc=s=>String(s??'').replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
 const fmt=n=>n==null?'–':Number(n).toLocaleString('en-US');
@@ -244,6 +252,7 @@ function show(n){
 document.querySelectorAll('.bar').forEach(b=>{b.addEventListener('click',()=>show(+b.dataset.turn));
   b.addEventListener('keydown',e=>{if(e.key==='Enter')show(+b.dataset.turn)})});
 document.querySelectorAll('#all tr[data-turn]').forEach(r=>r.addEventListener('click',()=>{show(+r.dataset.turn);window.scrollTo(0,0)}));
+const opened=location.hash.match(/turn=(\d+)/);if(opened)show(+opened[1]);
 """
 
 _PAGE = """<!doctype html>
