@@ -53,18 +53,20 @@ Measure = Callable[[str], tuple[int, int]]
 
 
 def measure_text(text: str) -> tuple[int, int]:
-    return len(text.encode("utf-8", "surrogatepass")), count_tokens(text)
+    nbytes = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return nbytes, count_tokens(text)
 
 
-_TRIGGER = re.compile(r"<system-reminder|Contents of |AGENTS\.md instructions|<user_instructions|<skill"
-                      r"|Base directory for this skill|\[Events \d|<recalled-context|## Evicted history",
-                      re.IGNORECASE)
+# Substrings one of the patterns below needs: most texts hold none, and a
+# few `in` scans cost far less than one regex search over a long text.
+_TRIGGERS = ("<system-reminder", "Contents of ", "AGENTS.md instructions", "<user_instructions", "<skill",
+             "Base directory for this skill", "[Events ", "<recalled-context", "## Evicted history")
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
 _WORKSPACE_FILE = re.compile(
     r"^Contents of (?P<path>[^\n]*?(?:CLAUDE|CLAUDE\.local|AGENTS|GEMINI)\.md)\b[^\n]*:[ \t]*$"
     r".*?(?=^Contents of |</system-reminder>|\Z)", re.DOTALL | re.MULTILINE)
 _AGENTS_MD = re.compile(r"^# AGENTS\.md instructions for (?P<path>[^\n]*)\n.*?(?:</INSTRUCTIONS>|\Z)",
-                        re.DOTALL | re.MULTILINE | re.IGNORECASE)
+                        re.DOTALL | re.MULTILINE)
 _USER_INSTRUCTIONS = re.compile(r"<user_instructions>.*?(?:</user_instructions>|\Z)", re.DOTALL)
 _SKILL = re.compile(r"<skill(?:\s[^>]*)?>.*?(?:</skill>|\Z)|<skills_instructions>.*?(?:</skills_instructions>|\Z)",
                     re.DOTALL)
@@ -74,6 +76,14 @@ MARKER_PATTERN = re.compile(r"\[Events \d+[–-]\d+ \([^)\n]*\) evicted: \d+ eve
                             r"trace show \d+\.\.\d+(?: --session \S+?)?\.\]")
 _MARKER_HEADING = re.compile(r"^## Evicted history \(recallable\)\n", re.MULTILINE)
 _RECALLED = re.compile(r"<recalled-context[^>]*>.*?(?:</recalled-context>|\Z)", re.DOTALL)
+
+
+def recognisable(text: str) -> bool:
+    """Whether any heuristic could match (most texts: no)."""
+    for t in _TRIGGERS:
+        if t in text:
+            return True
+    return False
 
 
 @dataclass(slots=True)
@@ -126,7 +136,7 @@ def carve(text: str, container: str, measure: Measure = measure_text) -> Carved:
     out = Carved()
     if not text:
         return out
-    spans = _spans(text) if _TRIGGER.search(text) else []
+    spans = _spans(text) if recognisable(text) else []
     if not spans:
         out.add(container, *measure(text))
         return out

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Iterator
 
 from reducers.anatomy.decompose import NotARequest, decompose, request_body
 from reducers.anatomy.records import SCHEMA, request_key, request_record
-from reducers.anatomy.slices import Measure, carve, measure_text, ordered
+from reducers.anatomy.slices import Measure, carve, measure_text, ordered, recognisable
 from reducers.anatomy.usage import normalise
 from reducers.drafts import Draft
 from reducers.formats.common import content_digest
@@ -247,15 +247,17 @@ class CallCollector:
     # -- drafts ----------------------------------------------------------------
 
     def _thread_of(self, d: Draft) -> tuple[str, str]:
-        meta = d.meta or {}
-        if self.fmt == "claude-code" and meta.get("sidechain"):
-            return d.session_id, meta.get("agent_id") or "sidechain"
+        meta = d.meta
         if self.fmt in _API_FORMATS:
             rest = d.key[len(d.key.split("/", 1)[0]) + 1 + len(d.session_id) + 1:]
             return d.session_id, rest.split("/", 1)[0] or "main"
+        if meta and meta.get("sidechain") and self.fmt == "claude-code":
+            return d.session_id, meta.get("agent_id") or "sidechain"
         return d.session_id, "main"
 
     def _apply(self, d: Draft) -> None:
+        """Add one draft to its thread's window. Runs for every draft of an
+        ingest, so the common path (no heuristic can match) stays lean."""
         key = self._thread_of(d)
         w = self.windows.get(key)
         if w is None:
@@ -263,45 +265,65 @@ class CallCollector:
         self.latest_session, self.latest_thread = d.session_id, key
         if d.line is not None:
             self.last_line_thread = (d.line, key)
-        meta = d.meta or {}
-        if d.kind == "system" and meta.get("subtype") in _BOUNDARIES:
+        meta = d.meta
+        kind = d.kind
+        if kind == "system" and meta and meta.get("subtype") in _BOUNDARIES:
             w.cycle += 1
             w.since_key, w.events, w.slices, w.user, w.found, w.marker_count = None, 0, {}, None, {}, 0
             w.merge_group, w.boundary = None, (d.text or "")[:300]
             w.until_key = d.key
             return
-        if self.fmt == "codex" and d.kind in _ASSISTANT_SIDE and w.last_kind not in _ASSISTANT_SIDE:
+        if self.fmt == "codex" and kind in _ASSISTANT_SIDE and w.last_kind not in _ASSISTANT_SIDE:
             self.run_start[key] = w.snapshot()        # a call's output begins: its context is what came before
-        w.last_kind = d.kind
+        w.last_kind = kind
         if w.since_key is None:
             w.since_key = d.key
         w.until_key = d.key
-        w.turn_id = d.turn_id or w.turn_id
-        same_event = (d.merge_group and d.merge_group == w.merge_group and d.tool is None)
-        w.merge_group = d.merge_group
-        if not same_event:
+        if d.turn_id:
+            w.turn_id = d.turn_id
+        group = d.merge_group
+        if not (group and group == w.merge_group and d.tool is None):
             w.events += 1
-        if d.kind == "marker":
+        w.merge_group = group
+        if kind == "marker":
             w.marker_count += 1
         if not self.track_slices:
             return
-        carved = carve(d.text or "", _CONTAINER.get(d.kind, "history"), self.measure)
+        text = d.text or ""
+        container = _CONTAINER.get(kind, "history")
+        injected = kind == "user" and bool(meta and meta.get("injected"))
+        if injected:
+            container = "history"                     # harness text in the user's place
+        if recognisable(text):
+            pieces = self._carved(w, text, container)
+        else:
+            nbytes, tokens = self.measure(text)
+            if kind != "user" or injected:
+                cell = w.slices.get(container)
+                if cell is None:
+                    w.slices[container] = [nbytes, tokens]
+                else:
+                    cell[0] += nbytes
+                    cell[1] += tokens
+                return
+            pieces = [(container, nbytes, tokens)]
+        if kind == "user" and not injected:
+            if w.user is not None:                    # the previous user message is history now
+                for s, b, t in w.user[1]:
+                    _add(w.slices, "history" if s == "user" else s, b, t)
+            w.user, w.user_line = (text, pieces), d.line
+        else:
+            for s, b, t in pieces:
+                _add(w.slices, s, b, t)
+
+    def _carved(self, w: Window, text: str, container: str) -> list[tuple[str, int, int]]:
+        carved = carve(text, container, self.measure)
         for f in carved.found:
             if f["slice"] in ("workspace", "skills"):
                 w.found[f["slice"]] = w.found.get(f["slice"], 0) + f["bytes"]
             if f.get("what") == "marker":
                 w.marker_count += 1
-        pieces = [(s, b, carved.tokens.get(s, 0)) for s, b in carved.bytes.items()]
-        if d.kind == "user" and meta.get("injected"):        # harness text in the user's place
-            pieces = [("history" if s == "user" else s, b, t) for s, b, t in pieces]
-        if d.kind == "user" and not meta.get("injected"):
-            if w.user is not None:                    # the previous user message is history now
-                for s, b, t in w.user[1]:
-                    _add(w.slices, "history" if s == "user" else s, b, t)
-            w.user, w.user_line = (d.text or "", pieces), d.line
-        else:
-            for s, b, t in pieces:
-                _add(w.slices, s, b, t)
+        return [(s, b, carved.tokens.get(s, 0)) for s, b in carved.bytes.items()]
 
     # -- resolving pending calls ---------------------------------------------------
 

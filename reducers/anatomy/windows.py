@@ -9,6 +9,7 @@ Claude Code's "[1m]" suffix names the 1M-token window."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # (pattern on the whole name, window in tokens); first match wins
 _WINDOWS: tuple[tuple[str, int], ...] = (
@@ -39,6 +40,7 @@ _COMPILED = tuple((re.compile(f"(?:{p}){_DATE}(?:-preview)?"), w) for p, w in _W
 _ONE_MILLION = "[1m]"
 
 
+@lru_cache(maxsize=256)
 def known_window(model: str | None) -> int | None:
     if not isinstance(model, str) or not model.strip():
         return None

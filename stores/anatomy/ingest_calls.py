@@ -13,7 +13,9 @@ from stores.anatomy.writer import Pending, spill_measure, write_records
 
 
 def collector_for(fmt: str | None, display: str, session: str | None, spills) -> CallCollector | None:
-    if not CallCollector.wanted(fmt):
+    """The collector for a source of this format; None when the format
+    shows no model calls, or TRACE_ANATOMY_INGEST=off turns records off."""
+    if not CallCollector.wanted(fmt) or os.environ.get("TRACE_ANATOMY_INGEST", "").strip().lower() in ("off", "0", "no"):
         return None
     return CallCollector(fmt, display, session, measure=spill_measure(spills), strict=bool(os.environ.get("TRACE_DEBUG")))
 
@@ -28,7 +30,8 @@ def write_calls(store_dir, collector: CallCollector, warn) -> int:
         return 0
     written = write_records(store_dir, [Pending(record=i["record"], user_text=i["user_text"], window=i["window"],
                                                 window_source="transcript" if i["window"] else None,
-                                                cycle=i["cycle"], thread=i["thread"]) for i in items], warn=warn)
+                                                cycle=i["cycle"], thread=i["thread"]) for i in items], warn=warn,
+                            durable=False)             # re-derivable from the source (stores/anatomy/log.py)
     for model in written.unknown_models:
         warn(f"{collector.path}: model {model} has no known context window, so its calls' utilisation "
                f"is left out (`trace anatomy replay --window TOKENS` sets one)")

@@ -13,7 +13,12 @@ record` without it) serialise per session with flock on the session's
 file: the key check, the previous record and the append happen under it,
 so a record is written once and follows the one before. A record without
 its trailing newline is a torn write: never served, cut off by the next
-writer."""
+writer.
+
+Renders and `trace anatomy record` fsync what they append. Ingest does
+not (a first ingest of a big projects folder would pay one fsync per
+session): a power cut may lose the records of the last run, and
+`trace ingest --recheck` writes them again from the transcripts."""
 from __future__ import annotations
 
 import contextlib
@@ -97,9 +102,9 @@ class AnatomyLog:
         return out
 
     @contextlib.contextmanager
-    def session(self, session_id: str, warn=lambda msg: None) -> Iterator[SessionRecords]:
+    def session(self, session_id: str, warn=lambda msg: None, durable: bool = True) -> Iterator[SessionRecords]:
         """Lock the session's file; what is `add`ed is appended (one write,
-        fsynced) when the block ends without an error."""
+        fsynced when `durable`) when the block ends without an error."""
         ensure_dir(self.dir)
         path = self.path(session_id)
         created = not path.exists()
@@ -116,10 +121,11 @@ class AnatomyLog:
             yield held
             if held.pending:
                 os.write(fd, b"".join(orjson.dumps(r) + b"\n" for r in held.pending))
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
                 held.records.extend(held.pending)
                 held.pending = []
-            if created:
+            if created and durable:
                 fsync_dir(self.dir)
         finally:
             os.close(fd)                            # releases the lock

@@ -32,7 +32,7 @@ class Written:
     records: list[dict] = field(default_factory=list)
 
 
-def write_records(store_dir: Path, pending: list[Pending], warn=lambda msg: None) -> Written:
+def write_records(store_dir: Path, pending: list[Pending], warn=lambda msg: None, durable: bool = True) -> Written:
     log = AnatomyLog(store_dir)
     ids = IdGenerator()
     out = Written()
@@ -40,7 +40,7 @@ def write_records(store_dir: Path, pending: list[Pending], warn=lambda msg: None
     for p in pending:
         by_session.setdefault(p.record["sessionId"], []).append(p)
     for session_id, group in by_session.items():
-        with log.session(session_id, warn) as held:
+        with log.session(session_id, warn, durable=durable) as held:
             last: dict[str | None, dict] = {}
             for r in held.records:
                 last[(r.get("context") or {}).get("thread")] = r
