@@ -135,3 +135,12 @@ def test_codex_calls_their_context_and_repeated_reports(tmp_path):
     first, second = _turn(store, sid, 1), _turn(store, sid, 2)
     assert [e["kind"] for e in first["events"]][-1] == "user"            # its own call is its output, not its context
     assert [e["kind"] for e in second["events"]][-2:] == ["tool_call", "tool_result"]
+
+
+def test_records_at_ingest_can_be_turned_off(tmp_path, monkeypatch):
+    lines = [_cc("user", 0, {"role": "user", "content": "hello"}),
+             _assistant(1, "msg_1", [{"type": "text", "text": "hi"}], _usage(1000))]
+    monkeypatch.setenv("TRACE_ANATOMY_INGEST", "off")
+    store = Store(tmp_path / "store")
+    [res] = list(store.ingest([str(_write(tmp_path / "s.jsonl", lines))], embed=False))
+    assert res.added == 2 and res.anatomy == 0 and not (store.dir / "anatomy").exists()

@@ -3,8 +3,8 @@ deterministic (no model, no randomness, no clock).
 
 A user message's terms are its content words (stopwords and chat filler
 dropped; words of 3-24 letters, no digits, so ids and secrets never become
-a label), redacted first, ranked by count then first appearance; the top
-TERMS count. A session carries a topic profile, term -> weight:
+a label; tags, URLs, paths and file names left out), redacted first,
+ranked by count then first appearance; the top TERMS count. A session carries a topic profile, term -> weight:
 
 - a call whose current user message is the one the previous call had (an
   agent loop working through one request) changes nothing;
@@ -30,11 +30,15 @@ DECAY = 0.5
 FLOOR = 0.1
 _MAX_TEXT = 20_000
 _WORD = re.compile(r"[^\W\d_]{3,24}")
+# what a user message holds beside its words: tags the harness wrapped it in,
+# URLs, paths and file names (their parts say where, not what about)
+_NOT_PROSE = re.compile(r"<[^<>\n]{1,80}>|https?://\S+|\S*[/\\]\S*|\b[\w-]+\.[A-Za-z]\w{0,4}\b")
 _FILLER = frozenset("""
 please thanks thank okay also now just like want need let make sure could would should can will one
 get got use using used know think see look looks good great fine yes yeah yep hey hello well really
 still again first next last way thing things something anything everything lot bit try tried done
 going want wants wanted help give take tell said say says maybe sorry actually instead already
+two three four five six seven eight nine ten
 """.split())
 
 
@@ -57,6 +61,7 @@ class TopicState:
 
 def message_terms(text: str) -> list[str]:
     clean, _ = redact(text[:_MAX_TEXT])
+    clean = _NOT_PROSE.sub(" ", clean)
     counts: dict[str, int] = {}
     for w in _WORD.findall(clean.lower()):
         if w not in STOPWORDS and w not in _FILLER:

@@ -1,6 +1,7 @@
 """`trace anatomy record|replay|diff`: what each model call had in context."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -61,11 +62,16 @@ def record(
 ) -> int:
     from reducers.anatomy.records import public
     from stores.anatomy.record import record_requests
+    from stores.errors import UsageError
     from trace_cli.app_state import state
 
     st = state(ctx)
     out = st.output(json_out)
-    result = record_requests(st.store(out), files or ["-"], session=session, window=window)
+    if not files:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("give FILE (request bodies), or - to read them from stdin")
+        files = ["-"]
+    result = record_requests(st.store(out), files, session=session, window=window)
     for model in result.unknown_models:
         out.warn(f"model {model} has no known context window: utilisation left out (pass --window TOKENS)")
     if out.json:
@@ -120,14 +126,7 @@ def replay(
     if out.json:
         out.emit_many(rows)
         return 0
-    from reducers.anatomy.timeline import sparkline
-    width = max(20, min(out.console.width - 14, 120))
-    out.console.print(f"utilisation  {sparkline([r['contextUtilPct'] for r in rows], width)}", markup=False)
-    out.table(["turn", "time", "origin", "model", "tokens", "util %", "cycle", "markers", "events", "topic", "↻"],
-              ([r["turn"], (r["ts"] or "")[:19].replace("T", " "), r["origin"], r["model"] or "", r["contextTokens"],
-                _pct(r["contextUtilPct"]), f"{r['compactionCycle']}{' ⟲' if r['compacted'] else ''}",
-                r["markerCount"], r["historyEventCount"], r["topicLabel"] or "", "◆" if r["topicTransition"] else ""]
-               for r in rows), title=f"session {session}")
+    _print_timeline(out, session, rows)
     return 0
 
 
@@ -159,19 +158,50 @@ def diff(
                       f"cycle {summary['cycle'][0]} → {summary['cycle'][1]}; "
                       f"tokens {summary['contextTokens'][0]} → {summary['contextTokens'][1]}", markup=False)
     out.table(["slice", f"tokens at {a}", f"tokens at {b}"], ([s, x, y] for s, (x, y) in summary["slices"].items()))
-    out.table(["change", "what", "seq / #", "kind / role", "why", "snippet"],
-              ([c["change"], c["what"], c.get("seq", c.get("index")), c.get("kind", c.get("role")),
-                _why(c), c.get("snippet", f"{c.get('bytes')} bytes")] for c in changes))
+    out.table(["change", "seq / #", "kind", "why", "snippet"],
+              ([c["change"], c.get("seq", c.get("index")), c.get("kind", c.get("role")), _why(c),
+                _short(c.get("snippet", f"{c.get('what')} of {c.get('bytes')} bytes"))] for c in changes))
     return 0
+
+
+def _print_timeline(out, session: str, rows: list[dict]) -> None:
+    """The timeline for a terminal: what all calls share goes in the title,
+    so the table fits 80 columns."""
+    from reducers.anatomy.timeline import sparkline
+    width = max(20, min(out.console.width - 14, 120))
+    out.console.print(f"utilisation  {sparkline([r['contextUtilPct'] for r in rows], width)}", markup=False)
+    models = sorted({r["model"] for r in rows if r["model"]})
+    origins = sorted({r["origin"] for r in rows if r["origin"]})
+    threads = {r["thread"] for r in rows}
+    days = {(r["ts"] or "")[:10] for r in rows}
+    columns = ["#", "time", "tokens", "util%", "cycle", "markers", "events", "topic", "↻"]
+    extra = [c for c, many in (("model", len(models) > 1), ("origin", len(origins) > 1), ("thread", len(threads) > 1))
+             if many]
+
+    def row(r: dict) -> list:
+        ts = r["ts"] or ""
+        when = ts[11:19] if len(days) == 1 else ts[5:16].replace("T", " ")
+        cells = [r["turn"], when, r["contextTokens"], _pct(r["contextUtilPct"]),
+                 f"{r['compactionCycle']}{' ⟲' if r['compacted'] else ''}", r["markerCount"], r["historyEventCount"],
+                 r["topicLabel"] or "", "◆" if r["topicTransition"] else ""]
+        return cells + [r[c] or "" for c in extra]
+    title = " · ".join(x for x in (f"session {session}", ", ".join(models) if len(models) == 1 else "",
+                                    origins[0] if len(origins) == 1 else "",
+                                    next(iter(days)) if len(days) == 1 else "") if x)
+    out.table(columns + extra, (row(r) for r in rows), title=title)
 
 
 def _pct(value) -> str:
     return "" if value is None else f"{value:.1f}"
 
 
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def _why(change: dict) -> str:
     if change.get("reason") == "evicted":
-        return f"evicted (cycle {change.get('cycle')}) → marker {change.get('markerSeq')}"
+        return f"evicted → marker {change.get('markerSeq')}"
     return change.get("reason") or ""
 
 
