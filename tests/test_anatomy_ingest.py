@@ -218,3 +218,52 @@ def test_logged_calls_write_records_whose_context_is_the_conversation_before_the
     texts = [e["snippet"] for e in turn["events"]]
     assert texts == ["You are terse.", "List the deploy steps", "Build, test, ship.", "Expand step 2"]
     assert turn["record"]["messageCount"] == 4 and turn["record"]["origin"] == "ingest"
+
+
+def test_captured_api_traffic_writes_a_record_per_model_call(tmp_path):
+    system = [{"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "Bash", "description": "run a command", "input_schema": {"type": "object"}}]
+    url = "https://api.anthropic.com/v1/messages"
+
+    def exchange(messages, response):
+        return {"request": {"url": url, "method": "POST", "headers": {},
+                            "body": {"model": "claude-sonnet-4-5-20250929", "system": system, "tools": tools,
+                                     "messages": messages}}, "response": response}
+
+    first_user = {"role": "user", "content": [{"type": "text", "text": "List the files"}]}
+    reply = {"type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+             "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
+             "usage": {"input_tokens": 9, "cache_creation_input_tokens": 1200, "cache_read_input_tokens": 0,
+                       "output_tokens": 20}}
+    events = [{"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant",
+                                                    "model": "claude-sonnet-4-5-20250929", "content": [],
+                                                    "usage": {"input_tokens": 5, "cache_creation_input_tokens": 40,
+                                                              "cache_read_input_tokens": 1209, "output_tokens": 1}}},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Two files."}},
+              {"type": "content_block_stop", "index": 0},
+              {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}]
+    raw = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py b.py"}]}
+    lines = [exchange([first_user], {"status": 200, "headers": {}, "body": reply}),
+             {"request": {"url": "https://statsig.anthropic.com/v1/rgstr", "method": "POST", "body": {"e": 1}},
+              "response": {"status": 202}},
+             exchange([first_user, {"role": "assistant", "content": reply["content"]}, result],
+                      {"status": 200, "headers": {}, "body": None, "body_raw": raw})]
+    path = tmp_path / "capture.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = Store(tmp_path / "store")
+    [res] = list(store.ingest([str(path)], embed=False))
+    assert res.anatomy == 2, res
+    rows = _replay(store, res.session_id)
+    assert [r["contextTokens"] for r in rows] == [1209, 1254]            # each call's own usage, cache included
+    records = AnatomyLog(store.dir).read(res.session_id)
+    assert {r["toolSchemaBytes"] for r in records} == {_utf8_compact(tools)}
+    assert {r["systemPromptBytes"] for r in records} == {len("You are a coding agent.")}
+    turn = json.loads(cli("--store", str(store.dir), "anatomy", "replay", "--session", res.session_id,
+                          "--turn", "2").out)
+    assert [e["kind"] for e in turn["events"]] == ["system", "user", "tool_call", "tool_result"]
+
+
+def _utf8_compact(value) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())

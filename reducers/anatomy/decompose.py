@@ -61,7 +61,6 @@ class Anatomy:
     request_hash: str
     response: Any = None
     found: list[dict] = field(default_factory=list)
-    compaction_block: bool = False             # the request carries a provider compaction block
 
     @property
     def message_rows(self) -> list[dict]:
@@ -71,10 +70,6 @@ class Anatomy:
     @property
     def history_count(self) -> int:
         return sum(1 for m in self.message_rows if m["role"] not in _SYSTEM_ROLES)
-
-    @property
-    def digests(self) -> list[str]:
-        return [m["digest"] for m in self.message_rows]
 
 
 def request_bodies(rec: Any) -> Iterator[dict | None]:
@@ -171,7 +166,6 @@ def decompose(body: dict, measure: Measure = measure_text) -> Anatomy:
     system_bytes = 0
     user_text_parts: list[str] = []
     user_bytes = 0
-    compaction_block = False
 
     system = body.get("system") if "system" in body else None
     instructions = body.get("instructions")
@@ -194,7 +188,6 @@ def decompose(body: dict, measure: Measure = measure_text) -> Anatomy:
                 user_bytes += sum(carved.bytes.values())
         if role in _SYSTEM_ROLES:
             system_bytes += sum(b for slice_, b in row.bytes.items() if slice_ != "tools")
-        compaction_block = compaction_block or _has_compaction(msg)
         rows.append(_row(i, str(role), row, msg))
 
     tools = [t for key in ("tools", "functions") if isinstance(body.get(key), list) for t in body[key]]
@@ -220,7 +213,7 @@ def decompose(body: dict, measure: Measure = measure_text) -> Anatomy:
         user_text="\n\n".join(user_text_parts), user_bytes=user_bytes,
         marker_count=sum(1 for f in found if f["what"] == "marker"), media_blocks=tally.media,
         request_bytes=len(compact_json(_request_only(body)).encode("utf-8", "surrogatepass")),
-        request_hash=request_hash(body), response=response, found=found, compaction_block=compaction_block)
+        request_hash=request_hash(body), response=response, found=found)
 
 
 def _row(index: Any, role: str, row: Carved, source: Any) -> dict:
@@ -407,10 +400,3 @@ def _as_resent(block: Any) -> Any:
     if str(block.get("type", "")).endswith("tool_use") and block.get("id"):
         return {"type": "tool_use", "id": block["id"]}
     return {k: v for k, v in block.items() if k != "cache_control"}
-
-
-def _has_compaction(msg: dict) -> bool:
-    if msg.get("type") in ("compaction", "compaction_summary"):
-        return True
-    content = msg.get("content")
-    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "compaction" for b in content)

@@ -34,8 +34,6 @@ A record is a JSON object (camelCase, as A.4 names its fields):
   topic                  the topic state carried to the next call"""
 from __future__ import annotations
 
-from typing import Any
-
 from reducers.anatomy.decompose import Anatomy
 from reducers.anatomy.topics import TopicState, next_topic
 from reducers.anatomy.usage import normalise, response_usage
@@ -119,12 +117,3 @@ def request_key(session_id: str, request_hash: str, occurrence: int) -> str:
 def public(record: dict) -> dict:
     """The record as replay shows it (without the carried topic state)."""
     return {k: v for k, v in record.items() if k != "topic"}
-
-
-def utilisation(record: dict) -> float | None:
-    value = record.get("contextUtilPct")
-    return float(value) if isinstance(value, (int, float)) else None
-
-
-def as_int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

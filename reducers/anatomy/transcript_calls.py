@@ -40,6 +40,13 @@ from reducers.drafts import Draft
 from reducers.formats.common import content_digest
 
 _BOUNDARIES = frozenset({"compact_boundary", "compacted", "compaction"})
+# events the log keeps that no model call was sent: other traffic of a
+# capture, a session's title
+NOT_SENT = frozenset({"http_exchange", "title"})
+
+
+def sent_to_model(event_meta: dict | None) -> bool:
+    return not (event_meta and event_meta.get("subtype") in NOT_SENT)
 _ASSISTANT_SIDE = frozenset({"assistant", "tool_call"})
 _CONTAINER = {"user": "user", "assistant": "history", "tool_call": "history", "tool_result": "tool_results",
               "system": "system", "persona": "system", "task_state": "system", "note": "system",
@@ -267,6 +274,8 @@ class CallCollector:
             self.last_line_thread = (d.line, key)
         meta = d.meta
         kind = d.kind
+        if kind == "system" and not sent_to_model(meta):
+            return
         if kind == "system" and meta and meta.get("subtype") in _BOUNDARIES:
             w.cycle += 1
             w.since_key, w.events, w.slices, w.user, w.found, w.marker_count = None, 0, {}, None, {}, 0

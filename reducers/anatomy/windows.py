@@ -55,7 +55,3 @@ def known_window(model: str | None) -> int | None:
             return window
     return None
 
-
-def table() -> list[tuple[str, int]]:
-    """The table as documented (for --help and the README)."""
-    return list(_WINDOWS)

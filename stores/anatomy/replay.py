@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from reducers.anatomy.records import public
 from reducers.anatomy.timeline import brief, event_changes, in_call_order, message_changes, rows, slice_changes, with_window
+from reducers.anatomy.transcript_calls import sent_to_model
 from stores.anatomy.log import AnatomyLog
 from stores.errors import TraceError
 from stores.ingest_state import event_keys
@@ -71,7 +72,8 @@ class SessionEvents:
         if start is None or end is None:
             return None
         thread = ctx.get("thread")
-        return [e for e in self.events[start:end + 1] if _in_thread(e, thread, record.get("sessionId"))]
+        return [e for e in self.events[start:end + 1]
+                if _in_thread(e, thread, record.get("sessionId")) and sent_to_model(e.get("meta"))]
 
     def markers(self, events: list[dict]) -> list[dict]:
         return [e for e in events if e.get("kind") == "marker"]
