@@ -13,7 +13,9 @@ of one, and Message Batches / Batch API request lines hold such a body.
 Sizes are UTF-8 bytes of what the model reads: text as sent (a list of
 text blocks counts each block's text; no separators are invented), a tool
 call as its name plus its arguments JSON, a tool schema list as compact
-JSON (separators "," and ":", characters unescaped). Images and other
+JSON (separators "," and ":", characters unescaped): `toolSchemaBytes` is
+the request's `tools` (and legacy `functions`); a tool a message defines
+mid-conversation (Anthropic `tool_addition`) is in the `tools` slice. Images and other
 media blocks count no bytes; they are counted in `mediaBlocks`. Tokens are
 cl100k_base counts (reducers/tokens.py), an estimate for other models'
 tokenizers: a response's `usage`, when present, is the real figure."""
@@ -117,6 +119,8 @@ def _is_body(rec: dict) -> bool:
 def _describe(rec: Any) -> str:
     if isinstance(rec, dict):
         keys = ", ".join(sorted(map(str, rec))[:8]) or "none"
+        if "input" in rec:
+            return f"its `input` is no conversation (an embeddings or moderation request?) (keys: {keys})"
         return f"an object with no `messages` or `input` (keys: {keys})"
     return f"a JSON {type(rec).__name__}, not an object"
 
