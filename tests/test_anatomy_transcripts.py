@@ -144,3 +144,27 @@ def test_records_at_ingest_can_be_turned_off(tmp_path, monkeypatch):
     store = Store(tmp_path / "store")
     [res] = list(store.ingest([str(_write(tmp_path / "s.jsonl", lines))], embed=False))
     assert res.added == 2 and res.anatomy == 0 and not (store.dir / "anatomy").exists()
+
+
+def test_sub_agents_without_agent_ids_each_have_their_own_context(tmp_path):
+    """Older Claude Code writes sidechain lines without an agentId: each
+    sub-agent is told apart by the turn its prompt opened."""
+    def side(kind, n, message, parent):
+        line = _cc(kind, n, message, isSidechain=True)
+        line["parentUuid"] = parent
+        return line
+    lines = [
+        _cc("user", 0, {"role": "user", "content": "Audit the two services"}),
+        side("user", 1, {"role": "user", "content": "audit the billing service"}, None),
+        side("assistant", 2, {"id": "msg_B", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                              "content": [{"type": "text", "text": "Billing looks fine."}], "usage": _usage(5_000)}, "u1"),
+        side("user", 3, {"role": "user", "content": "audit the search service"}, None),
+        side("assistant", 4, {"id": "msg_S", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                              "content": [{"type": "text", "text": "Search leaks memory."}], "usage": _usage(4_000)}, "u3"),
+    ]
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(_write(tmp_path / "s.jsonl", lines))], embed=False))
+    rows = cli("--store", str(store.dir), "anatomy", "replay", "--session", S).lines()
+    assert len({r["thread"] for r in rows}) == 2 and all(r["thread"].startswith("side:") for r in rows)
+    assert [e["snippet"] for e in _turn(store, S, 1)["events"]] == ["audit the billing service"]
+    assert [e["snippet"] for e in _turn(store, S, 2)["events"]] == ["audit the search service"]

@@ -27,22 +27,21 @@ _EVENT_ROWS = 400            # events listed per call in the detail panel
 _MESSAGE_ROWS = 300
 
 
-def _nice(value: float) -> float:
-    """A round axis maximum at or above `value`."""
+def _nice_tick(value: float) -> float:
+    """A round grid step at or above `value`."""
     if value <= 0:
         return 1.0
     exp = 10 ** math.floor(math.log10(value))
-    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if step * exp >= value:
             return step * exp
     return 10 * exp
 
 
 def _short(n: float) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-    if n >= 1000:
-        return f"{n / 1000:.0f}k" if n >= 10_000 else f"{n / 1000:.1f}k".replace(".0k", "k")
+    for unit, size in (("M", 1_000_000), ("k", 1000)):
+        if n >= size:
+            return f"{n / size:.1f}".rstrip("0").rstrip(".") + unit
     return f"{n:.0f}"
 
 
@@ -94,7 +93,7 @@ def render(session_id: str, records: list[dict], rows: list[dict], seqs: list[li
     windows = [r.get("window") for r in records if r.get("window")]
     window = min(windows) if windows else None
     top = max(peak, window if window and window <= 1.25 * max(peak, 1) else 0)
-    ymax = _nice(top * 1.05 if top else 1)
+    ymax = 4 * _nice_tick((top * 1.05 if top else 1) / 4)           # four round grid steps
     step = max(4.0, min(34.0, 900.0 / max(n, 1)))
     bar = max(2.0, step * 0.72)
     width = int(MARGIN_LEFT + step * n + 44)

@@ -8,7 +8,9 @@ makes from them, in order, and notes the calls the source shows:
   id; a streamed message spans several lines and the last line's usage
   counts). `<synthetic>` messages (written by the client, not a model) are
   no call. The call's context is its thread's drafts before the message:
-  the main conversation's, or a sub-agent's own (sidechain) ones.
+  the main conversation's, or a sub-agent's own (sidechain) ones, told
+  apart by agentId or, where older versions write none, by the turn the
+  sub-agent's prompt opened ("side:<turn>").
 - Codex: an `event_msg` token_count with `info.last_token_usage` (a report
   repeating the previous one's totals is the same call). The window is the
   rollout's own `model_context_window`; the context is the drafts before
@@ -201,7 +203,9 @@ class CallCollector:
                                    else self.latest_session)
         sidechain = rec.get("isSidechain") is True
         agent = rec.get("agentId") if isinstance(rec.get("agentId"), str) else None
-        data = {"session": session, "thread": (agent or "sidechain") if sidechain else "main", "id": mid,
+        # a sub-agent without an agentId (older Claude Code) is told apart by its turn, which
+        # the call's own drafts carry: the thread is settled when they come (None until then)
+        data = {"session": session, "thread": (agent or None) if sidechain else "main", "id": mid,
                 "request_id": rec.get("requestId"), "model": msg.get("model"), "usage": usage, "raw": msg["usage"],
                 "ts": rec.get("timestamp")}
         if mid:
@@ -259,7 +263,7 @@ class CallCollector:
             rest = d.key[len(d.key.split("/", 1)[0]) + 1 + len(d.session_id) + 1:]
             return d.session_id, rest.split("/", 1)[0] or "main"
         if meta and meta.get("sidechain") and self.fmt == "claude-code":
-            return d.session_id, meta.get("agent_id") or "sidechain"
+            return d.session_id, meta.get("agent_id") or f"side:{d.turn_id}"
         return d.session_id, "main"
 
     def _apply(self, d: Draft) -> None:
@@ -342,7 +346,7 @@ class CallCollector:
             if d.line is None:
                 keep.append(p)
             elif p.kind == "claude-code" and d.line >= p.line:
-                self._resolve(p, None)
+                self._resolve(p, self._thread_of(d) if d.line == p.line else None)
             elif p.kind == "api" and (d.line > p.line or (d.line == p.line and _is_reply(d, p))):
                 self._resolve(p, self._thread_of(d) if d.line == p.line else None)
             else:
@@ -355,6 +359,8 @@ class CallCollector:
             session = data["session"] or self.latest_session
             if session is None:
                 return
+            if data["thread"] is None:
+                data["thread"] = thread[1] if thread and thread[1].startswith("side:") else "sidechain"
             key = (session, data["thread"])
             w = self.windows.get(key) or Window(session, data["thread"])
             ident = data["id"] or f"L{p.line}-{content_digest(data['raw'])}"

@@ -86,6 +86,8 @@ def _in_thread(event: dict, thread: str | None, session_id: str | None) -> bool:
         return not meta.get("sidechain")
     if thread == "sidechain":
         return bool(meta.get("sidechain"))
+    if thread.startswith("side:"):                     # a sub-agent known by the turn its prompt opened
+        return bool(meta.get("sidechain")) and f"side:{event.get('turn_id')}" == thread
     key = source.get("key") or ""
     fmt_prefix = key.split("/", 1)[0]
     if fmt_prefix in ("oa", "an") and session_id:

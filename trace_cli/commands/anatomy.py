@@ -184,7 +184,7 @@ def _print_timeline(out, session: str, rows: list[dict]) -> None:
         cells = [r["turn"], when, r["contextTokens"], _pct(r["contextUtilPct"]),
                  f"{r['compactionCycle']}{' ⟲' if r['compacted'] else ''}", r["markerCount"], r["historyEventCount"],
                  r["topicLabel"] or "", "◆" if r["topicTransition"] else ""]
-        return cells + [r[c] or "" for c in extra]
+        return cells + [_short(str(r[c] or ""), 14) for c in extra]
     title = " · ".join(x for x in (f"session {session}", ", ".join(models) if len(models) == 1 else "",
                                     origins[0] if len(origins) == 1 else "",
                                     next(iter(days)) if len(days) == 1 else "") if x)
