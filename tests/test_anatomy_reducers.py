@@ -9,7 +9,7 @@ from reducers.anatomy.slices import carve
 from reducers.anatomy.timeline import event_changes, in_call_order, sparkline
 from reducers.anatomy.topics import message_terms, next_topic
 from reducers.anatomy.usage import normalise
-from reducers.anatomy.windows import known_window
+from reducers.anatomy.model_windows import known_window
 
 
 def _bytes(text: str) -> int:

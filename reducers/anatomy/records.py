@@ -14,7 +14,7 @@ A record is a JSON object (camelCase, as A.4 names its fields):
   compactionCycle        compactions of this session so far
   contextUtilPct         contextTokens / window x 100 (null with no window)
   contextTokens(+Source) usage's figure when reported, else the cl100k sum
-  window(+Source)        option | model (reducers/anatomy/windows.py) |
+  window(+Source)        option | model (reducers/anatomy/model_windows.py) |
                          transcript (Codex's model_context_window) | budget
   systemPromptBytes, workspaceFileBytes, skillBytes, toolSchemaBytes,
   historyEventCount, markerCount, userMessageBytes   the A.4 sizes: each is
@@ -37,7 +37,7 @@ from __future__ import annotations
 from reducers.anatomy.decompose import Anatomy
 from reducers.anatomy.topics import TopicState, next_topic
 from reducers.anatomy.usage import normalise, response_usage
-from reducers.anatomy.windows import known_window
+from reducers.anatomy.model_windows import known_window
 from reducers.formats.common import content_digest
 
 SCHEMA = 1

@@ -19,9 +19,8 @@ makes from them, in order, and notes the calls the source shows:
   `openai` and `anthropic` formats): the body itself, decomposed
   (reducers/anatomy/decompose.py); the context is the conversation's
   drafts up to the request's last message (the reply is not in it).
-A compaction a transcript records (Claude Code compact_boundary, Codex
-compacted / context_compacted, an Anthropic compaction block) starts the
-thread's next cycle: the window restarts after it.
+Each thread's window since its last compaction is a Window
+(reducers/anatomy/thread_window.py).
 
 For a transcript call the record's slices are the visible drafts of the
 window, cut with the same heuristics as a request body, and `unlogged`:
@@ -31,64 +30,19 @@ counted with cl100k_base, the whole by the provider's tokenizer: the
 split is an estimate, the total is the provider's."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from reducers.anatomy.decompose import NotARequest, decompose, request_body
 from reducers.anatomy.records import SCHEMA, request_key, request_record
-from reducers.anatomy.slices import Measure, carve, measure_text, ordered, recognisable
+from reducers.anatomy.slices import Measure, measure_text, ordered
+from reducers.anatomy.thread_window import ASSISTANT_SIDE, Window
 from reducers.anatomy.usage import normalise
 from reducers.drafts import Draft
 from reducers.formats.common import content_digest
 
-_BOUNDARIES = frozenset({"compact_boundary", "compacted", "compaction"})
-# events the log keeps that no model call was sent: other traffic of a
-# capture, a session's title
-NOT_SENT = frozenset({"http_exchange", "title"})
-
-
-def sent_to_model(event_meta: dict | None) -> bool:
-    return not (event_meta and event_meta.get("subtype") in NOT_SENT)
-_ASSISTANT_SIDE = frozenset({"assistant", "tool_call"})
-_CONTAINER = {"user": "user", "assistant": "history", "tool_call": "history", "tool_result": "tool_results",
-              "system": "system", "persona": "system", "task_state": "system", "note": "system",
-              "marker": "markers", "artifact_ref": "history"}
 _API_FORMATS = ("openai", "anthropic")
 _TRANSCRIPT_FORMATS = ("claude-code", "codex")
-
-
-@dataclass
-class Window:
-    """One thread's context since its last compaction, as drafts showed it."""
-    session_id: str
-    thread: str
-    cycle: int = 0
-    since_key: str | None = None
-    until_key: str | None = None
-    events: int = 0
-    merge_group: str | None = None
-    slices: dict[str, list[int]] = field(default_factory=dict)     # slice -> [bytes, tokens]
-    user: tuple[str, list[tuple[str, int, int]]] | None = None     # (text, its carved pieces)
-    user_line: int | None = None
-    found: dict[str, int] = field(default_factory=dict)            # workspace / skills / markers bytes
-    marker_count: int = 0
-    turn_id: str | None = None
-    boundary: str | None = None                                    # the compaction note, until a call takes it
-    last_kind: str | None = None
-
-    def snapshot(self) -> dict:
-        slices = {s: list(v) for s, v in self.slices.items()}
-        user_bytes = 0
-        if self.user is not None:
-            for s, b, t in self.user[1]:
-                cell = slices.setdefault(s, [0, 0])
-                cell[0] += b
-                cell[1] += t
-                user_bytes += b
-        return {"session_id": self.session_id, "thread": self.thread, "cycle": self.cycle,
-                "since_key": self.since_key, "until_key": self.until_key, "events": self.events,
-                "slices": slices, "user_text": self.user[0] if self.user else None, "user_bytes": user_bytes,
-                "found": dict(self.found), "markers": self.marker_count, "turn_id": self.turn_id}
 
 
 @dataclass
@@ -267,8 +221,8 @@ class CallCollector:
         return d.session_id, "main"
 
     def _apply(self, d: Draft) -> None:
-        """Add one draft to its thread's window. Runs for every draft of an
-        ingest, so the common path (no heuristic can match) stays lean."""
+        """Add one draft to its thread's window (noting, in a Codex rollout,
+        where a call's output begins)."""
         key = self._thread_of(d)
         w = self.windows.get(key)
         if w is None:
@@ -276,67 +230,9 @@ class CallCollector:
         self.latest_session, self.latest_thread = d.session_id, key
         if d.line is not None:
             self.last_line_thread = (d.line, key)
-        meta = d.meta
-        kind = d.kind
-        if kind == "system" and not sent_to_model(meta):
-            return
-        if kind == "system" and meta and meta.get("subtype") in _BOUNDARIES:
-            w.cycle += 1
-            w.since_key, w.events, w.slices, w.user, w.found, w.marker_count = None, 0, {}, None, {}, 0
-            w.merge_group, w.boundary = None, (d.text or "")[:300]
-            w.until_key = d.key
-            return
-        if self.fmt == "codex" and kind in _ASSISTANT_SIDE and w.last_kind not in _ASSISTANT_SIDE:
+        if self.fmt == "codex" and d.kind in ASSISTANT_SIDE and w.last_kind not in ASSISTANT_SIDE:
             self.run_start[key] = w.snapshot()        # a call's output begins: its context is what came before
-        w.last_kind = kind
-        if w.since_key is None:
-            w.since_key = d.key
-        w.until_key = d.key
-        if d.turn_id:
-            w.turn_id = d.turn_id
-        group = d.merge_group
-        if not (group and group == w.merge_group and d.tool is None):
-            w.events += 1
-        w.merge_group = group
-        if kind == "marker":
-            w.marker_count += 1
-        if not self.track_slices:
-            return
-        text = d.text or ""
-        container = _CONTAINER.get(kind, "history")
-        injected = kind == "user" and bool(meta and meta.get("injected"))
-        if injected:
-            container = "history"                     # harness text in the user's place
-        if recognisable(text):
-            pieces = self._carved(w, text, container)
-        else:
-            nbytes, tokens = self.measure(text)
-            if kind != "user" or injected:
-                cell = w.slices.get(container)
-                if cell is None:
-                    w.slices[container] = [nbytes, tokens]
-                else:
-                    cell[0] += nbytes
-                    cell[1] += tokens
-                return
-            pieces = [(container, nbytes, tokens)]
-        if kind == "user" and not injected:
-            if w.user is not None:                    # the previous user message is history now
-                for s, b, t in w.user[1]:
-                    _add(w.slices, "history" if s == "user" else s, b, t)
-            w.user, w.user_line = (text, pieces), d.line
-        else:
-            for s, b, t in pieces:
-                _add(w.slices, s, b, t)
-
-    def _carved(self, w: Window, text: str, container: str) -> list[tuple[str, int, int]]:
-        carved = carve(text, container, self.measure)
-        for f in carved.found:
-            if f["slice"] in ("workspace", "skills"):
-                w.found[f["slice"]] = w.found.get(f["slice"], 0) + f["bytes"]
-            if f.get("what") == "marker":
-                w.marker_count += 1
-        return [(s, b, carved.tokens.get(s, 0)) for s, b in carved.bytes.items()]
+        w.take(d, self.measure if self.track_slices else None)
 
     # -- resolving pending calls ---------------------------------------------------
 
@@ -386,10 +282,7 @@ class CallCollector:
 
     def _take_boundary(self, key: tuple[str, str]) -> str | None:
         w = self.windows.get(key)
-        if w is None or w.boundary is None:
-            return None
-        note, w.boundary = w.boundary, None
-        return note
+        return w.take_boundary_note() if w is not None else None
 
     def _transcript_record(self, snap: dict, line: int, *, key: str, model: Any, usage: dict, raw: dict, ts: Any,
                            window: int | None, api: str, boundary: str | None, extra: dict | None = None) -> dict:
@@ -415,12 +308,6 @@ class CallCollector:
             record["compaction"] = {"note": boundary}
         return {"record": record, "user_text": snap["user_text"], "window": window, "cycle": snap["cycle"],
                 "thread": snap["thread"]}
-
-
-def _add(slices: dict[str, list[int]], s: str, b: int, t: int) -> None:
-    cell = slices.setdefault(s, [0, 0])
-    cell[0] += b
-    cell[1] += t
 
 
 def _is_reply(d: Draft, p: _Pending) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from reducers.anatomy.records import public
 from reducers.anatomy.timeline import brief, event_changes, in_call_order, message_changes, rows, slice_changes, with_window
-from reducers.anatomy.transcript_calls import sent_to_model
+from reducers.anatomy.thread_window import sent_to_model
 from stores.anatomy.log import AnatomyLog
 from stores.errors import TraceError
 from stores.ingest_state import event_keys
