@@ -19,6 +19,7 @@ from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
 from reducers.timestamps import infer_times
+from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -42,6 +43,7 @@ class IngestResult:
     pending: int = 0           # an incomplete last line, left for the next run
     redacted: int = 0
     artifacts: int = 0
+    anatomy: int = 0           # model-call records written (stores/anatomy/)
     unchanged: bool = False
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
@@ -180,11 +182,14 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     sessions: dict[str, None] = {}
     file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
-    def drafts(emit_errors: bool) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, calls=None) -> Iterator[Draft]:
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        parsed = module.parse(_records(records, src, result, report if emit_errors else None), ctx)
+        stream = _records(records, src, result, report if emit_errors else None)
+        parsed = module.parse(calls.records(stream) if calls else stream, ctx)
+        if calls:
+            parsed = calls.drafts(parsed)              # the model calls it shows, for anatomy records
         # Exported events keep exactly the time they were logged with.
         for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
             if isinstance(item, BadRecord):
@@ -203,8 +208,11 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 return _finish(result, sessions, AppendCounts())
             result.errors = 0
             sessions.clear()
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
-                                        source_format=fmt, source_path=src.display)
+        calls = collector_for(fmt, src.display, session, spills)
+        counts = appender.append_stream(_counting(drafts(emit_errors=not strict, calls=calls), result, on_progress,
+                                                  src.display), source_format=fmt, source_path=src.display)
+        if calls is not None:
+            result.anatomy = write_calls(w.store.dir, calls, w.store.warn)
     except TraceError:
         raise
     except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback

@@ -55,10 +55,11 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import (bench, compaction, cron, export, indexes, ingest, inspect, recall, sessions,
-                                    show, verify)
+    from trace_cli.commands import (anatomy, bench, compaction, cron, export, indexes, ingest, inspect, recall,
+                                    sessions, show, verify)
     for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, cron, bench):
         module.register(app)
+    app.add_typer(anatomy.app)
 
 
 _register()
