@@ -13,6 +13,10 @@ _DONE = {"completed", "done", "cancelled", "canceled"}
 def open_loops_text(event: dict) -> str:
     """Text of what is still open in a task-state or todo event."""
     if event.get("kind") == "task_state":
+        state = (event.get("meta") or {}).get("working_state")
+        if isinstance(state, dict):          # kept by ingest: the task, its open steps, blockers
+            from reducers.working_state import open_loops
+            return open_loops(state)
         return event.get("text") or ""
     tool = event.get("tool") or {}
     data = tool.get("input")

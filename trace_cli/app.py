@@ -45,9 +45,12 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, recall, show, verify
+    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, notes, recall, show, verify
+    from trace_cli.commands import working_state
     for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
         module.register(app)
+    app.add_typer(notes.note_app, name="note")
+    app.add_typer(working_state.state_app, name="state")
 
 
 _register()

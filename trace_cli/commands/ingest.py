@@ -36,6 +36,8 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[str | None, typer.Option(
             "--embedder", metavar="wordllama|hash",
             help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
+        no_state: Annotated[bool, typer.Option(
+            "--no-state", help="Do not keep sessions' working state (no task_state events).")] = False,
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
@@ -51,7 +53,7 @@ def register(app: typer.Typer) -> None:
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
                                        redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
-                                       on_error=out.problem,
+                                       working_state=not no_state, on_error=out.problem,
                                        on_progress=progress.update):
                 progress.done(result)
                 results.append(result)
