@@ -27,21 +27,27 @@ lines are skipped: code is not prose (its settings come from fact_sources)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable
 
-from reducers.fact_keys import FactCandidate, clean, clip, good_subject, good_value, norm_key, norm_value
+from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value, label_of,
+                                norm_key, norm_value, plain_value, specific_subject, tidy_subject)
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
 TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "config": 0.7, "architecture": 0.7, "issue": 0.6,
                "implementation": 0.5, "task_state": 0.4}
 MAX_SENTENCE = 400
+_CACHED_CHARS = 8192              # texts up to this long are remembered (memory stays bounded)
 
-_TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|[\w./@:#+-]+)"
+# Tokens start at a word start and never give characters back (possessive):
+# a failed match costs one pass, not a backtrack through every split.
+_TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|(?<![\w./@:#+-])[\w./@#+-]++(?::[\w./@#+-]++)*+)"
 _SUBJ = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,5}}?)"
 _SUBJ_BEFORE = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,4}})"
-_VAL = r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]+(?:\s+[^\s,;:]+){0,9})"
-_OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]+(?:\s+[^\s,;:]+){0,4}?)"
+_VAL = r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,9})"
+_OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
+_OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,4}?)"
 _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|moved?|upgraded?|downgraded?|"
                 r"pinn?(?:ed)?|configured?)")
@@ -81,11 +87,13 @@ class Rule:
     allow_hedge: bool = False     # "I'd prefer" says "would"
     allow_negation: bool = False
     max_value_words: int = 6
+    setting: bool = False         # a setting: its subject must be specific, its value plain
 
 
 def _subject_value(m: re.Match, sentence: str):
-    subj = m.group("subj")
-    subj = _SUBJECT_START.sub("", subj)
+    subj = tidy_subject(_SUBJECT_START.sub("", m.group("subj")))
+    if subj is None:
+        return None
     old = m.groupdict().get("old")
     return norm_key(subj), _value(m.group("val")), _value(old) if old else None, False
 
@@ -97,20 +105,34 @@ def _value_only(m: re.Match, sentence: str):
     subj = m.groupdict().get("subj")
     old = m.groupdict().get("old")
     old = _value(old) if old else None
+    if norm_value(val).split()[:1] and norm_value(val).split()[0] in REFERENTS:
+        return None                                  # "go with my current flight": a reference, not a choice
     if subj:
-        return norm_key(_SUBJECT_START.sub("", subj)), val, old, False
+        subj = tidy_subject(_SUBJECT_START.sub("", subj))
+        return (norm_key(subj), val, old, False) if subj else None
     if old:
         return norm_key(old), val, old, False
-    return "decision: " + " ".join(norm_key(val).split()[:4]), val, None, False
+    return "decision: " + " ".join(_head(val, 4)), val, None, False
+
+
+def _head(value: str, n: int) -> list[str]:
+    """The first words of a value, without a leading article or "to"."""
+    parts = norm_value(value).split()
+    while parts and parts[0] in ("the", "a", "an", "to"):
+        parts.pop(0)
+    return parts[:n]
 
 
 def _preference(m: re.Match, sentence: str):
-    val = _value(m.group("val"))
     old = m.groupdict().get("old")
     if old:                       # "A over B": one key for the pair, whichever is preferred
-        pair = sorted([norm_key(val), norm_key(_value(old))])
+        val = _value(m.group("val"))
+        pair = sorted([" ".join(_head(val, 6)), " ".join(_head(_value(old), 6))])
         return "prefer: " + " vs ".join(pair), val, None, False
-    return "prefer: " + " ".join(norm_key(val).split()[-2:]), val, None, False
+    val = clean(re.split(r",\s*(?:please|thanks|thank you)\b", m.group("val"), maxsplit=1, flags=re.I)[0])
+    if not val or norm_value(val).split()[0] in REFERENTS:
+        return None
+    return "prefer: " + " ".join(_head(val, 5)), val, None, False
 
 
 def _always_never(m: re.Match, sentence: str):
@@ -154,8 +176,8 @@ RULES: tuple[Rule, ...] = (
     Rule("prefer-over", "preference", _rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{_VAL}\s+"
                                           rf"(?:over|to|rather than|instead of)\s+{_OLD}$"),
          _preference, allow_hedge=True, allow_plan=True, max_value_words=8),
-    Rule("prefer", "preference", _rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{_VAL}"),
-         _preference, allow_hedge=True, allow_plan=True, max_value_words=8),
+    Rule("prefer", "preference", _rx(r"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+(?P<val>[^.;!?]{3,120})"),
+         _preference, allow_hedge=True, allow_plan=True, max_value_words=20),
     Rule("my-preferred", "preference", _rx(rf"\bmy\s+(?:preferred|favou?rite)\s+{_SUBJ}\s+is\s+{_VAL}"),
          _subject_value),
     Rule("always-never", "preference",
@@ -164,14 +186,14 @@ RULES: tuple[Rule, ...] = (
          _always_never, allow_negation=True, allow_plan=True, max_value_words=10),
     # -- decisions
     Rule("go-with-instead", "decision",
-         _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD}$"),
+         _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
     Rule("go-with-for", "decision", _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
          _value_only, allow_plan=True),
     Rule("go-with", "decision", _rx(rf"\b{_WE}\s+(?:go|going|stick|sticking)\s+with\s+{_VAL}"),
          _value_only, allow_plan=True),
     Rule("use-instead", "decision",
-         _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD}$"),
+         _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
     Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
                                     rf"(?:the\s+)?{_SUBJ}$"),
@@ -202,23 +224,23 @@ RULES: tuple[Rule, ...] = (
          _removed, allow_plan=True),
     # -- config
     Rule("change-from-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+from\s+{_OLD}\s+to\s+{_VAL}"),
-         _subject_value),
-    Rule("change-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+(?:to|=)\s+{_VAL}"), _subject_value),
-    Rule("set-as", "config", _rx(rf"\b(?:set|configure[ds]?)\s+{_SUBJ}\s+as\s+{_VAL}"), _subject_value),
+         _subject_value, setting=True),
+    Rule("change-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+(?:to|=)\s+{_VAL}"), _subject_value, setting=True),
+    Rule("set-as", "config", _rx(rf"\b(?:set|configure[ds]?)\s+{_SUBJ}\s+as\s+{_VAL}"), _subject_value, setting=True),
     Rule("has-been-changed", "config",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{_PAST_CHANGE}\s+(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
-         _subject_value),
+         _subject_value, setting=True),
     Rule("is-now", "config",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
-         _subject_value),
-    Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value),
-    Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value),
+         _subject_value, setting=True),
+    Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value, setting=True),
+    Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value, setting=True),
     Rule("env-in-prose", "config", _rx(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`]+)"),
          _subject_value),
     # -- architecture / implementation
     Rule("built-on", "architecture",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+(?:built|based|running|hosted|deployed)\s+(?:on|with|in)\s+{_VAL}"),
-         _subject_value),
+         _subject_value, setting=True),
     Rule("component-uses", "architecture",
          _rx(rf"(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{_COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{_VAL}"),
          _subject_value),
@@ -252,6 +274,30 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# Words a rule cannot match without: substring tests on the lowercased
+# sentence before the rule's own pattern (most sentences state no fact).
+_TRIGGERS = {
+    "prefer-over": ("prefer",), "prefer": ("prefer",), "my-preferred": ("preferred", "favorite", "favourite"),
+    "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
+    "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
+    "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using"),
+    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided",), "decided": ("decided",),
+    "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
+    "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
+    "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
+    "is-now": ("now",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
+    "built-on": ("built", "based", "running", "hosted", "deployed"),
+    "component-uses": ("uses", "runs on", "talks to", "stores"),
+    "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),
+    "bug-in": ("bug", "issue", "problem", "regression"), "is-broken": ("broken", "failing", "down", "flaky"),
+    "fixed": ("fixed", "resolved", "solved"), "todo": ("todo", "fixme", "to do", "remaining"), "still-need": ("still",),
+    "not-yet": ("not",),
+}
+
+
+_ALL_TRIGGERS = tuple(sorted({t for ts in _TRIGGERS.values() for t in ts}))
+
+
 def _value(raw: str | None) -> str:
     if not raw:
         return ""
@@ -266,6 +312,18 @@ def _value(raw: str | None) -> str:
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`*(\[])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+_CLAUSE = re.compile(r",?\s+(?:and|but|and then|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
+
+
+def clauses(sentence: str) -> list[str]:
+    """A sentence cut at its coordinating conjunctions: "set X to A and we
+    decided B" states two facts. (A value never spans an "and": the rules
+    end values there anyway.)"""
+    return [c for c in _CLAUSE.split(sentence) if c] if (" and " in sentence or ";" in sentence
+                                                        or " but " in sentence or " then " in sentence
+                                                        or " also " in sentence) else [sentence]
 
 
 def sentences(text: str) -> list[str]:
@@ -296,12 +354,31 @@ def _admissible(rule: Rule, sentence: str) -> bool:
 
 
 def prose_facts(text: str, speaker: str) -> list[FactCandidate]:
-    """Facts stated in a message, note or tool output's prose."""
+    """Facts stated in a message, note or tool output's prose (fresh
+    objects each call: callers attach their source)."""
+    found = _prose_facts(text, speaker) if len(text) <= _CACHED_CHARS else _read_prose(text, speaker)
+    return [replace(f) for f in found]
+
+
+@lru_cache(maxsize=4096)
+def _prose_facts(text: str, speaker: str) -> tuple[FactCandidate, ...]:
+    # Agent sessions repeat text verbatim (IDE preambles every turn, resent
+    # instructions, a session copied into another): each is read once.
+    return tuple(_read_prose(text, speaker))
+
+
+def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
     out: list[FactCandidate] = []
     weight = SPEAKER_WEIGHT.get(speaker, 0.7)
-    for sentence in sentences(text):
+    for sentence in (c for s_ in sentences(text) for c in clauses(s_)):
         body = sentence.rstrip(".!").strip()
+        low = body.lower()
+        present = {t for t in _ALL_TRIGGERS if t in low}
+        if not present:
+            continue
         for rule in RULES:
+            if present.isdisjoint(_TRIGGERS[rule.name]):
+                continue
             m = rule.pattern.search(body)
             if m is None or not _admissible(rule, sentence):
                 continue
@@ -311,6 +388,10 @@ def prose_facts(text: str, speaker: str) -> list[FactCandidate]:
             key, value, replaces, delete = built
             if not _plausible(rule, key, value):
                 continue
+            if rule.setting and not (specific_subject(key) and plain_value(value)):
+                continue
+            if rule.name == "is-now" and norm_value(value).split()[0] in STATES:
+                continue                                  # "X is now ready": a state, not a value
             out.append(FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
                                      importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
                                      label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}"))
@@ -330,5 +411,5 @@ def _plausible(rule: Rule, key: str, value: str) -> bool:
 def _label(m: re.Match, key: str) -> str:
     subj = m.groupdict().get("subj")
     if subj and ": " not in key:
-        return clean(_SUBJECT_START.sub("", subj))
+        return label_of(_SUBJECT_START.sub("", subj))
     return key

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from reducers.fact_rules import prose_facts
 from reducers.tasks import TODO_TOOLS
 from reducers.terms import TRIVIAL_WORDS, words
 
@@ -54,7 +53,8 @@ _COMMIT = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"([^"]+)"|'([^']+)'|(\S
 _THANKS = re.compile(r"^(?:thanks?(?: you)?(?: so much| very much| a lot)?|thx|ty|great|perfect|awesome|nice|cool|ok(?:ay)?)"
                      r"\b[^.!?\n]*[.!?]*\s*", re.I)
 _NOT_REQUEST = ("caveat:", "[request interrupted", "<local-command", "<command-", "<system-reminder",
-                "<user-prompt-submit-hook", "this session is being continued")
+                "<user-prompt-submit-hook", "this session is being continued", "<environment_context",
+                "<user_instructions", "# agents.md")
 
 
 @dataclass
@@ -206,6 +206,7 @@ def _ide_files(text: str) -> list[str]:
 
 
 def _decisions(state: WorkingState, text: str, speaker: str) -> None:
+    from reducers.fact_rules import prose_facts      # its rules compile on first use, not on import
     for fact in prose_facts(text[:4000], speaker):
         if fact.type in ("decision", "preference"):
             _push_front(state.decisions, _clip(fact.text, 160), MAX_DECISIONS)

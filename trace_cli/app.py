@@ -46,9 +46,10 @@ def _global(
 
 def _register() -> None:
     from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, notes, recall, show, verify
-    from trace_cli.commands import working_state
-    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
+    from trace_cli.commands import digest, sweep, working_state
+    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, digest, bench):
         module.register(app)
+    app.add_typer(sweep.sweep_app, name="sweep")
     app.add_typer(notes.note_app, name="note")
     app.add_typer(working_state.state_app, name="state")
 
