@@ -16,6 +16,7 @@ beside them and included."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -77,13 +78,18 @@ def render_digest(facts: list[dict], episodes: list[dict], max_lines: int,
                   link: Callable[[str], str] = lambda topic: f"digest.d/{topic}.md") -> Digest:
     if max_lines < MIN_LINES:
         raise ValueError(f"a digest needs at least {MIN_LINES} lines (a title, a note, one entry and a link line)")
-    entries = [fact_entry(f) for f in facts] + [episode_entry(e) for e in episodes]
+    stale = _stale_values(facts)
+    entries = [fact_entry(f) for f in facts]
+    demoted: list[Entry] = []
+    for ep in episodes:
+        # An episode that quotes a value since replaced would put it back on
+        # the page: it goes to the detail page (history), not the digest.
+        (demoted if stale and stale.search(ep.get("summary") or "") else entries).append(episode_entry(ep))
     entries.sort(key=lambda e: (-e.importance, _ORDER.get(e.topic, 99), e.sort_key))
     room = max_lines - HEAD_LINES
     needed = len(entries) + len({e.topic for e in entries})
     kept: list[Entry] = []
-    demoted: list[Entry] = []
-    if needed <= room:
+    if needed <= room and not demoted:
         kept = entries
     else:
         room -= 1                                       # the line that links the detail pages
@@ -122,6 +128,17 @@ def render_digest(facts: list[dict], episodes: list[dict], max_lines: int,
     return Digest(text="\n".join(lines) + "\n", details=details,
                   demoted=[{"topic": e.topic, "key": e.sort_key, "importance": round(e.importance, 3)} for e in demoted],
                   facts=len(facts), episodes=len(episodes))
+
+
+def _stale_values(facts: list[dict]):
+    """A pattern matching the values facts held before their current one
+    (one-character values are too common to tell apart), or None."""
+    current = {str(f.get("value") or "").lower() for f in facts}
+    old = {str(h.get("value") or "") for f in facts for h in f.get("history") or ()}
+    old = sorted((v for v in old if len(v) >= 2 and v.lower() not in current), key=len, reverse=True)
+    if not old:
+        return None
+    return re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(v) for v in old) + r")(?![\w-])", re.I)
 
 
 def _in_section_order(entries: list[Entry], topic: str) -> list[Entry]:

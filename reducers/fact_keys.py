@@ -59,12 +59,12 @@ VERB_STARTS = frozenset("""
 use using display show include handle support reflect remove add be make get let allow avoid ensure keep
 call run fetch load read write render return accept match fit follow point pass take give put set prevent
 """.split())
-REFERENTS = frozenset("it it's its my your our their his her this that these those them me us him".split())
+REFERENTS = frozenset("it it's its my your our their his her this that these those them me him".split())
 STATES = frozenset("""
 ready done complete completed working available live finished pushed fixed installed running scheduled
 visible correct good fine set up in place merged deployed broken failing enabled disabled active inactive
 """.split())
-PRONOUNS = frozenset("i me we us you he him she her it they them this that these those which what who "
+PRONOUNS = frozenset("i me we you he him she her it they them this that these those which what who "
                      "everything something anything nothing one here there".split())
 
 

@@ -39,6 +39,12 @@ def row_id(*parts) -> str:
     return f"L{digest}"
 
 
+def _since(source: dict) -> str | None:
+    """When a fact took its value: its source's own time. An event with no
+    time of its own (only when it was ingested) cannot order facts."""
+    return source.get("ts") if source.get("dated", True) else None
+
+
 def _ref(source: dict) -> dict:
     return {"id": source.get("id"), "seq": source.get("seq"), "session_id": source.get("session_id"),
             "ts": source.get("ts")}
@@ -167,7 +173,7 @@ class Reconciler:
             fact.add_source(src)
             fact.importance = min(MAX_IMPORTANCE, max(fact.importance, cand.importance) + MENTION_BOOST)
             return [self._row("NONE", cand, key, index, fact.value, cand.value, [], "already known")]
-        if fact.since and src.get("ts") and src["ts"] < fact.since:
+        if fact.since and _since(src) and _since(src) < fact.since:
             return [self._row("NONE", cand, key, index, fact.value, cand.value, [],
                               f"older than the known value (set {fact.since})")]
         return [self._supersede(cand, key, index, fact)]
@@ -192,7 +198,7 @@ class Reconciler:
     def _add(self, cand: FactCandidate, key: str, index: int, reason: str, tombstoned: Fact | None) -> dict:
         row = self._row("ADD", cand, key, index, None, cand.value, [], reason)
         fact = Fact(key=key, label=cand.label or key, type=cand.type, value=cand.value, importance=cand.importance,
-                    since=(cand.source or {}).get("ts"), sources=[_ref(cand.source or {})], ledger_id=row["id"],
+                    since=_since(cand.source or {}), sources=[_ref(cand.source or {})], ledger_id=row["id"],
                     rule=cand.rule, history=list(tombstoned.history) if tombstoned else [])
         if tombstoned is not None:
             fact.history.insert(0, {"value": tombstoned.value, "sources": tombstoned.sources,
@@ -213,7 +219,7 @@ class Reconciler:
         del fact.history[MAX_HISTORY:]
         label = cand.label if cand.key == key and cand.label != cand.key else fact.label
         self.knowledge.set(Fact(key=key, label=label, type=cand.type, value=cand.value,
-                                importance=max(cand.importance, fact.importance), since=(cand.source or {}).get("ts"),
+                                importance=max(cand.importance, fact.importance), since=_since(cand.source or {}),
                                 sources=[_ref(cand.source or {})], mentions=1, history=fact.history,
                                 ledger_id=row["id"], rule=cand.rule))
         return row

@@ -49,8 +49,8 @@ _VAL = r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^
 _OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
 _OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,4}?)"
 _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
-                r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|moved?|upgraded?|downgraded?|"
-                r"pinn?(?:ed)?|configured?)")
+                r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
+                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
 _PAST_CHANGE = (r"(?:set|changed|switched|updated|bumped|raised|lowered|increased|decreased|reduced|moved|"
                 r"upgraded|downgraded|pinned|configured)")
 _WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
@@ -138,14 +138,14 @@ def _preference(m: re.Match, sentence: str):
 def _always_never(m: re.Match, sentence: str):
     how = m.group("how").lower()
     how = "never" if how.startswith(("never", "don", "do not", "stop", "avoid")) else "always"
-    action = _value(m.group("val"))
+    action = clean(m.group("val"))                  # the whole instruction: "use uv for Python installs"
     return "prefer: " + " ".join(norm_value(action).split()[:4]), f"{how} {action}", None, False
 
 
 def _issue(m: re.Match, sentence: str):
     subj = norm_key(_SUBJECT_START.sub("", m.group("subj")))
     val = m.groupdict().get("val")
-    value = _value(val) if val else m.group("state").lower()
+    value = clean(val) if val else m.group("state").lower()        # a symptom is a phrase: kept whole
     return "issue: " + subj, value, None, False
 
 

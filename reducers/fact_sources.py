@@ -155,7 +155,7 @@ class FactExtractor:
         else:
             return []
         source = {"id": event.get("id"), "seq": event.get("seq"), "session_id": event.get("session_id"),
-                  "ts": event.get("ts") or event.get("ingested_at"), "kind": kind}
+                  "ts": event.get("ts") or event.get("ingested_at"), "dated": bool(event.get("ts")), "kind": kind}
         for f in found:
             f.source = source
         return found

@@ -72,5 +72,5 @@ def parse_answer(raw: bytes | str, events: list[dict]) -> list[FactCandidate]:
                                  importance=float(importance), label=key.strip(), replaces=replaces or None,
                                  delete=item.get("delete") is True, rule="llm",
                                  source={"id": event.get("id"), "seq": seq, "session_id": event.get("session_id"),
-                                         "ts": event.get("ts") or event.get("ingested_at"), "kind": event.get("kind")}))
+                                         "ts": event.get("ts") or event.get("ingested_at"), "dated": bool(event.get("ts")), "kind": event.get("kind")}))
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from stores.sweep.files import EPISODES
 
 __all__ = ["run_sweep", "SweepReport", "revert_decision", "repair", "facts", "ledger_rows", "episodes"]
-_LAZY = {"run_sweep": "runner", "SweepReport": "runner", "revert_decision": "repair", "repair": "repair",
+_LAZY = {"run_sweep": "runner", "SweepReport": "runner", "revert_decision": "maintenance", "repair": "maintenance",
          "facts": "knowledge_file"}
 
 
