@@ -52,6 +52,8 @@ purpose example instance rest remainder change changes update updates request qu
 results code file files work task fix issue problem error everything anything something nothing this that
 """.split())
 _PREPOSITIONS = frozenset("to from for on at in with by of into onto over about as via than".split())
+_QUANTIFIERS = frozenset("each every any all some different other both either several".split())
+_WITH_ID = re.compile(r"\s+with\s+(?:the\s+)?(?:id|code|number|no\.?|name|key|ref(?:erence)?)\s+", re.I)
 _PARTICLES = frozenset("over up out back down off around away".split())
 # A value that opens with one of these is a purpose ("update X to use Y"),
 # a reference ("to my card"), or a state ("is now ready"), not a setting.
@@ -173,10 +175,13 @@ def specific_subject(key: str) -> bool:
 def tidy_subject(subject: str) -> str | None:
     """A captured subject without a leading clause word or trailing
     particle; None when it is a prepositional phrase, not a thing."""
+    subject = _WITH_ID.sub(" ", subject)                # "the order with ID 42" is "the order 42"
     words_ = subject.split()
     while words_ and words_[-1].lower() in _PARTICLES:
         words_.pop()
     if not words_ or words_[0].lower() in _PREPOSITIONS or any(w.lower() in ("from", "to") for w in words_):
+        return None
+    if words_[0].lower() in _QUANTIFIERS:                # "use X for each Y": distributive, not a thing chosen for
         return None
     return " ".join(words_)
 

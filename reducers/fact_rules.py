@@ -74,6 +74,8 @@ _HEDGE = re.compile(r"\b(?:maybe|perhaps|might|could|consider|considering|sugges
 _PLAN = re.compile(r"\b(?:let me|i'll|i will|i'm going to|i am going to|going to|want to|wants to|need to|"
                    r"needs to|'d like|would like|hoping to|planning|plan to|about to|how to|you can|you could|"
                    r"you should|you may|you might|we could|to be able)\b", re.I)
+_IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise|lower|increase|decrease|reduce|move|"
+                         r"migrate|upgrade|downgrade|pin|configure|replace|use|add|remove|make)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
 
 
@@ -219,7 +221,7 @@ RULES: tuple[Rule, ...] = (
          allow_plan=True),
     # -- removals (explicit: only these can become a DELETE)
     Rule("removed", "config",
-         _rx(rf"\b(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{_SUBJ}\s*"
+         _rx(rf"(?:^|\b(?:we|i)(?:'ve| have)?\s+)(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{_SUBJ}\s*"
              rf"(?:setting|flag|option|variable|config|override|entirely|completely)?$"),
          _removed, allow_plan=True),
     # -- config
@@ -235,14 +237,14 @@ RULES: tuple[Rule, ...] = (
          _subject_value, setting=True),
     Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value, setting=True),
     Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value, setting=True),
-    Rule("env-in-prose", "config", _rx(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`]+)"),
+    Rule("env-in-prose", "config", re.compile(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`)]+)"),
          _subject_value),
     # -- architecture / implementation
     Rule("built-on", "architecture",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+(?:built|based|running|hosted|deployed)\s+(?:on|with|in)\s+{_VAL}"),
          _subject_value, setting=True),
     Rule("component-uses", "architecture",
-         _rx(rf"(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{_COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{_VAL}"),
+         _rx(rf"(?<![\w-])(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{_COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{_VAL}"),
          _subject_value),
     Rule("endpoint-is", "implementation",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:endpoint|route|url|path|handler)\s+is\s+(?:at\s+)?(?P<val>/[\w./{{}}:-]+|https?://\S+)"),
@@ -343,9 +345,14 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _admissible(rule: Rule, sentence: str) -> bool:
-    if sentence.endswith("?") or (_QUESTION_START.match(sentence) and not rule.allow_hedge):
-        return False
+_PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To upgrade X to Y, here is how"
+
+
+def _admissible(rule: Rule, sentence: str, speaker: str) -> bool:
+    if sentence.endswith(("?", ":")) or _QUESTION_START.match(sentence) or _PURPOSE_OR_LEAD_IN.match(sentence):
+        return False                 # a question, a condition, a heading introducing a list, a purpose
+    if speaker == "assistant" and rule.type in ("config", "decision", "architecture") and _IMPERATIVE.match(sentence):
+        return False                 # an agent's imperative is a plan step, not something done
     if not rule.allow_hedge and _HEDGE.search(sentence):
         return False
     if not rule.allow_plan and _PLAN.search(sentence):
@@ -380,7 +387,7 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
             if present.isdisjoint(_TRIGGERS[rule.name]):
                 continue
             m = rule.pattern.search(body)
-            if m is None or not _admissible(rule, sentence):
+            if m is None or not _admissible(rule, sentence, speaker):
                 continue
             built = rule.build(m, body) if rule.build else None
             if not built:
