@@ -5,20 +5,24 @@ through the Appender chokepoint, under one writer lock. Bad lines are
 reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
-every few minutes)."""
+every few minutes); so is one whose bad lines were reported once
+already (`recheck` reads it again)."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
+from reducers.timestamps import infer_times
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
+from stores.event_log import utc_now_iso
 from stores.working_state import STATE_FORMAT, WorkingStateTracker
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
@@ -67,7 +71,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None, working_state: bool = True,
+           embedder: str | None = None, recheck: bool = False, working_state: bool = True,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -93,7 +97,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                     try:
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
-                                                    strict=strict, redact=redact, report=report,
+                                                    strict=strict, redact=redact, recheck=recheck, report=report,
                                                     on_progress=on_progress, tracker=tracker)
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
@@ -110,15 +114,16 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
-                   session: str | None, strict: bool, redact: bool, report, on_progress,
-                   tracker: WorkingStateTracker | None = None) -> IngestResult:
+                   session: str | None, strict: bool, redact: bool, recheck: bool, report,
+                   on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format
-        return result                                  # an empty file: nothing to do, nothing wrong
-    if fingerprint:
+        result.unchanged = True                        # an empty file: nothing to do, nothing wrong
+        return result
+    if fingerprint and not recheck:
         known = w.state.unchanged_file(ident, fingerprint)
         if known is not None:
             result.skipped, result.format = known
@@ -129,7 +134,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
                                  session=session, strict=strict, report=report, on_progress=on_progress,
                                  tracker=tracker)
     plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
-    try:
+    try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress,
                                  tracker=tracker)
@@ -163,16 +168,30 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                             f"name one with --format")
             report(result.error)
             return result
+    else:
+        records = read_records(src, spills)
+        samples, head = sniff(records)
+        primed = chain(head, records)
+        mismatch = mismatched_format(fmt, samples)
+        if mismatch:
+            result.format, result.errors = fmt, 1
+            result.error = (f"{src.display}: its records are {mismatch}, not {fmt}; nothing written from it "
+                            f"(drop --format to detect it, or use --format {mismatch})")
+            report(result.error)
+            return result
     result.format = fmt
     module = format_module(fmt)
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
     sessions: dict[str, None] = {}
+    file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
     def drafts(emit_errors: bool) -> Iterator[Draft]:
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
+        parsed = module.parse(_records(records, src, result, report if emit_errors else None), ctx)
+        # Exported events keep exactly the time they were logged with.
+        for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
             if isinstance(item, BadRecord):
                 _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
                 continue
@@ -206,7 +225,10 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         report(result.error)
         return result
     _finish(result, sessions, counts)
-    if fingerprint and result.errors == 0 and result.pending == 0:
+    # A file with bad lines is remembered too: unchanged, the next run skips it
+    # instead of reporting the same errors again (`--recheck` reparses it).
+    # One with an unfinished last line is not: that line may complete.
+    if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
