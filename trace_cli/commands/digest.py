@@ -46,6 +46,8 @@ def register(app: typer.Typer) -> None:
             return 0
         if result.diffs:
             out.raw("".join(result.diffs))
+        elif out.quiet:
+            pass                                   # -q (cron): written; nothing to say
         elif out.json:
             out.emit(result.as_json())
         else:

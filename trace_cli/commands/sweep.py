@@ -66,11 +66,15 @@ def sweep(
         else:
             out.note("the ledger and the facts are sound: nothing to repair")
     rows = []
-    emit = out.emit if out.json else rows.append
+    # -q (cron): the decisions are in the ledger; print nothing unless --dry-run asked to see them
+    silent = out.quiet and not dry_run
+    emit = (lambda row: None) if silent else out.emit if out.json else rows.append
     with SweepProgress(out) as progress:
         report = run_sweep(store, dry_run=dry_run, wait=wait, allow_delete=allow_delete, model=model,
                            on_decision=emit, on_progress=progress.update)
     summary = report.as_json()
+    if silent:
+        return 0
     if out.json:
         out.emit({"sweep": summary})
     else:
