@@ -198,6 +198,13 @@ def good_value(value: str) -> bool:
         and "[redacted" not in v
 
 
+def source_time_known(event: dict) -> bool:
+    """Whether an event's time is its source's own (not inferred from a
+    neighbour or the file, not only when it was ingested): only such times
+    can say which of two values came later."""
+    return bool(event.get("ts")) and not (event.get("meta") or {}).get("ts_inferred")
+
+
 def clip(text: str, limit: int = 240) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -24,9 +24,10 @@ from pathlib import PurePosixPath
 
 import orjson
 
-from reducers.fact_keys import FactCandidate, clean, clip, good_value, norm_key
+from reducers.fact_keys import FactCandidate, clean, clip, good_value, norm_key, source_time_known
 from reducers.fact_rules import SPEAKER_WEIGHT, TYPE_WEIGHT, prose_facts
 from reducers.tasks import TODO_TOOLS
+from reducers.tool_inputs import command_text, parsed_input, path_argument, todo_items
 
 NAME = "rules"
 VERSION = 1
@@ -53,7 +54,6 @@ _QUESTION_TAIL = re.compile(r"\s+(?:would you like|do you (?:want|prefer)|should
 _UPDATE_TOOL = re.compile(r"^(?:set|update|change|modify|edit|configure|switch|upgrade|downgrade)_(?P<what>[a-z]\w*)$")
 _REMOVE_TOOL = re.compile(r"^(?:cancel|delete|remove|drop)_(?P<what>[a-z]\w*)$")
 _ERROR_TEXT = re.compile(r"^\s*(?:error|exception|traceback|failed)\b", re.I)     # formats without an error flag
-_COMMAND_KEYS = ("command", "cmd", "script")
 _CONTENT_KEYS = ("content", "file_text", "new_string", "new_str", "contents", "text")
 _OLD_KEYS = ("old_string", "old_str")
 _TRANSIENT_ENV = frozenset({"PATH", "PWD", "HOME", "TERM", "SHELL", "USER", "CI", "FORCE_COLOR", "NO_COLOR",
@@ -155,7 +155,7 @@ class FactExtractor:
         else:
             return []
         source = {"id": event.get("id"), "seq": event.get("seq"), "session_id": event.get("session_id"),
-                  "ts": event.get("ts") or event.get("ingested_at"), "dated": bool(event.get("ts")), "kind": kind}
+                  "ts": event.get("ts") or event.get("ingested_at"), "dated": source_time_known(event), "kind": kind}
         for f in found:
             f.source = source
         return found
@@ -164,7 +164,7 @@ class FactExtractor:
 
     def _call(self, tool: dict) -> list[FactCandidate]:
         name = str(tool.get("name") or "")
-        data = _input(tool.get("input"))
+        data = parsed_input(tool.get("input"))
         now: list[FactCandidate] = []
         later: list[FactCandidate] = []
         read_path = None
@@ -172,13 +172,13 @@ class FactExtractor:
             now.extend(_todo_facts(data))
         if isinstance(data, dict):
             later.extend(_structured_update(name, data))
-            path = _path(data)
+            path = path_argument(data)
             kind = config_kind(path) if path else None
             if kind and any(isinstance(data.get(k), str) for k in _CONTENT_KEYS + ("edits",)):
                 later.extend(_file_change(path, kind, data))
             elif kind:
                 read_path = path              # a read: its result shows the file
-        command = _command(data)
+        command = command_text(data)
         if command:
             later.extend(_command_facts(command))
         call_id = tool.get("call_id")
@@ -225,13 +225,9 @@ def _note_facts(event: dict) -> list[FactCandidate]:
 
 
 def _todo_facts(data: dict) -> list[FactCandidate]:
-    items = next((data[k] for k in ("todos", "plan", "items", "todoList") if isinstance(data.get(k), list)), [])
     out = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        text = clean(str(item.get("content") or item.get("step") or item.get("title") or ""))
-        status = str(item.get("status") or item.get("state") or "pending").lower()
+    for raw, status in todo_items(data) or ():
+        text, status = clean(raw), status or "pending"
         if not text or len(text) > 300:
             continue
         key = "task: " + " ".join(norm_key(text).split()[:12])
@@ -391,35 +387,3 @@ def _answers(text: str) -> list[FactCandidate]:
         out.append(FactCandidate(type="decision", key=key, value=clip(m.group("a"), 120), text=clip(m.group(0)),
                                  importance=round(TYPE_WEIGHT["decision"], 3), label=subject, rule="answer"))
     return out
-
-
-def _input(value):
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
-
-
-def _command(data) -> str:
-    if isinstance(data, str):
-        return data if data.startswith("*** Begin Patch") else ""
-    if not isinstance(data, dict):
-        return ""
-    for key in _COMMAND_KEYS:
-        cmd = data.get(key)
-        if isinstance(cmd, list):
-            return " ".join(str(c) for c in cmd)
-        if isinstance(cmd, str):
-            return cmd
-    patch = data.get("patch") or data.get("input")
-    return patch if isinstance(patch, str) and "*** Begin Patch" in patch else ""
-
-
-def _path(data: dict) -> str | None:
-    for key in ("file_path", "path", "filename", "notebook_path", "target_file"):
-        value = data.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-    return None

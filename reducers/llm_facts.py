@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import orjson
 
-from reducers.fact_keys import FACT_TYPES, FactCandidate, clip, good_value, norm_key
+from reducers.fact_keys import FACT_TYPES, FactCandidate, clip, good_value, norm_key, source_time_known
 
 MAX_EVENT_CHARS = 2000
 
@@ -72,5 +72,5 @@ def parse_answer(raw: bytes | str, events: list[dict]) -> list[FactCandidate]:
                                  importance=float(importance), label=key.strip(), replaces=replaces or None,
                                  delete=item.get("delete") is True, rule="llm",
                                  source={"id": event.get("id"), "seq": seq, "session_id": event.get("session_id"),
-                                         "ts": event.get("ts") or event.get("ingested_at"), "dated": bool(event.get("ts")), "kind": event.get("kind")}))
+                                         "ts": event.get("ts") or event.get("ingested_at"), "dated": source_time_known(event), "kind": event.get("kind")}))
     return out

@@ -27,10 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import orjson
-
 from reducers.tasks import TODO_TOOLS
 from reducers.terms import TRIVIAL_WORDS, words
+from reducers.tool_inputs import DONE_STATUSES, PATH_KEYS, command_text, parsed_input, todo_items
 
 MAX_TEXT = 200
 MAX_CHAIN = 8
@@ -41,8 +40,6 @@ MAX_FILES = 10
 MAX_DECISIONS = 5
 MAX_BLOCKERS = 5
 MAX_PENDING_CALLS = 64
-_DONE = frozenset({"completed", "done", "cancelled", "canceled"})
-_PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "target_file")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _DIFF_FILE = re.compile(r"^\+\+\+ b/(.+)$", re.M)
 _REQUEST_HEADING = re.compile(r"^#+\s*(?:my\s+)?request\b[^\n]*\n", re.I | re.M)
@@ -217,13 +214,13 @@ def _decisions(state: WorkingState, text: str, speaker: str) -> None:
 def _call(state: WorkingState, tool: dict) -> None:
     state.tools = True
     name = str(tool.get("name") or "")
-    data = _input(tool.get("input"))
-    if name in TODO_TOOLS and isinstance(data, dict):
+    data = parsed_input(tool.get("input"))
+    if name in TODO_TOOLS:
         _todo(state, data)
     files = _paths(data)
     for path in files:
         _push_front(state.open_files, path, MAX_FILES)
-    command = _command(data)
+    command = command_text(data)
     call_id = tool.get("call_id")
     if call_id:
         commit = _COMMIT.search(command) if "commit" in command else None
@@ -248,48 +245,23 @@ def _result(state: WorkingState, tool: dict, text: str) -> None:
         _push_front(state.completed, _clip(f"committed: {commit}"), MAX_DONE)
 
 
-def _todo(state: WorkingState, data: dict) -> None:
-    items = next((data[k] for k in ("todos", "plan", "items", "todoList") if isinstance(data.get(k), list)), None)
+def _todo(state: WorkingState, data) -> None:
+    items = todo_items(data)
     if items is None:
         return
     open_steps, done = [], []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        text = str(item.get("content") or item.get("step") or item.get("title") or item.get("activeForm") or "")
-        if not text.strip():
-            continue
-        status = str(item.get("status") or item.get("state") or "").lower()
-        (done if status in _DONE else open_steps).append(_clip(" ".join(text.split())))
+    for text, status in items:
+        if text.strip():
+            (done if status in DONE_STATUSES else open_steps).append(_clip(" ".join(text.split())))
     state.todo = True
     state.task_chain = open_steps[:MAX_CHAIN]
     state.completed = done[-MAX_DONE:]
 
 
-def _input(value):
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
-
-
-def _command(data) -> str:
-    if isinstance(data, str):
-        return data
-    if isinstance(data, dict):
-        cmd = data.get("command") or data.get("cmd") or ""
-        if isinstance(cmd, list):
-            return " ".join(str(c) for c in cmd)
-        return str(cmd)
-    return ""
-
-
 def _paths(data) -> list[str]:
     out: list[str] = []
     if isinstance(data, dict):
-        for key in _PATH_KEYS:
+        for key in PATH_KEYS:
             value = data.get(key)
             if isinstance(value, str) and _looks_like_path(value):
                 out.append(value)
@@ -298,7 +270,7 @@ def _paths(data) -> list[str]:
             out.extend(c for c in changes if isinstance(c, str) and _looks_like_path(c))
         elif isinstance(changes, dict):
             out.extend(c for c in changes if _looks_like_path(c))
-    command = _command(data)
+    command = command_text(data)
     if "*** " in command or "+++ b/" in command:
         out.extend(m.group(1).strip() for m in _PATCH_FILE.finditer(command))
         out.extend(m.group(1).strip() for m in _DIFF_FILE.finditer(command))

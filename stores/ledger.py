@@ -15,16 +15,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
 _DEMOTING = {"UPDATE": "UPDATE", "SUPERSEDE": "UPDATE", "DELETE": "DELETE"}
 
 
 def ledger_marks(store: Path) -> dict[int, str]:
     """target seq -> "UPDATE" | "DELETE" (the latest decision wins)."""
     from reducers.fact_reconcile import demotions
+    from stores.sweep.files import read_jsonl
     from stores.sweep.knowledge_file import read_knowledge
-    rows = _rows(store / "ledger.jsonl")
+    rows = list(read_jsonl(store / "ledger.jsonl"))
     reverted = {r.get("reverts") for r in rows if r.get("action") == "REVERT"}
     marks: dict[int, str] = {}
     for row in rows:
@@ -38,20 +37,3 @@ def ledger_marks(store: Path) -> dict[int, str]:
     knowledge, _ = read_knowledge(store)
     marks.update(demotions(knowledge))
     return marks
-
-
-def _rows(path: Path) -> list[dict]:
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        return []
-    rows = []
-    with f:
-        for line in f:
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                rows.append(row)
-    return rows

@@ -10,7 +10,7 @@ See stores/sweep/runner.py for the steps and stores/sweep/files.py for
 the files and how a sweep commits them."""
 from __future__ import annotations
 
-from stores.sweep.files import EPISODES
+from stores.sweep.files import EPISODES, read_jsonl
 
 __all__ = ["run_sweep", "SweepReport", "revert_decision", "repair", "facts", "ledger_rows", "episodes"]
 _LAZY = {"run_sweep": "runner", "SweepReport": "runner", "revert_decision": "maintenance", "repair": "maintenance",
@@ -35,19 +35,6 @@ def ledger_rows(store, key: str | None = None) -> list[dict]:
 
 def episodes(store, session: str | None = None) -> list[dict]:
     """Episodes the last sweep found (one session's when given), in log order."""
-    import orjson
-    out = []
-    try:
-        f = open(store.dir / EPISODES, "rb")
-    except FileNotFoundError:
-        return out
-    with f:
-        for line in f:
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(row, dict) and (session is None or row.get("session_id") == session):
-                out.append(row)
+    out = [row for row in read_jsonl(store.dir / EPISODES) if session is None or row.get("session_id") == session]
     out.sort(key=lambda r: r.get("start_seq") or 0)
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import orjson
 
@@ -63,6 +63,23 @@ def _write(path: Path, chunks: Iterable[bytes]) -> None:
 def jsonl(rows: Iterable[dict]) -> Iterable[bytes]:
     for row in rows:
         yield orjson.dumps(row) + b"\n"
+
+
+def read_jsonl(path: Path) -> Iterator[dict]:
+    """The JSON objects of a file, one per line; a line that is not one is
+    passed over (callers that must report damage read the lines themselves)."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with f:
+        for line in f:
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                yield row
 
 
 def append_line(path: Path, row: dict) -> None:

@@ -32,7 +32,7 @@ from reducers.episodes import Segmenter
 from reducers.fact_reconcile import Reconciler
 from reducers.fact_sources import NAME as EXTRACTOR, VERSION as EXTRACTOR_VERSION, FactExtractor
 from stores.sweep.files import (EPISODES, JOURNAL, KNOWLEDGE, LEDGER, LOCK, RUNS, SPOOL, STATE, TUNING, Commit,
-                                append_line, jsonl, recover)
+                                append_line, jsonl, read_jsonl, recover)
 from stores.sweep.knowledge_file import knowledge_lines, valid_knowledge
 from stores.sweep.ledger_file import TAIL_ROWS, compact, valid_ledger
 from stores.sweep.tuning import read_retrievals, read_tuning, reflect, tuning_bytes
@@ -236,19 +236,7 @@ def _segmenter(store, state: dict, watermark: int, on_close) -> Segmenter:
 
 def _episode_rows(store: Path, spool: _Spool, segmenter: Segmenter) -> Iterator[dict]:
     """Closed episodes already on file, the newly closed, then the open ones."""
-    try:
-        f = open(store / EPISODES, "rb")
-    except FileNotFoundError:
-        f = None
-    if f is not None:
-        with f:
-            for line in f:
-                try:
-                    row = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(row, dict) and row.get("closed"):
-                    yield row
+    yield from (row for row in read_jsonl(store / EPISODES) if row.get("closed"))
     yield from spool.rows()
     yield from segmenter.open_rows()
 
