@@ -7,6 +7,7 @@ import hashlib
 import json
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,11 +15,10 @@ from stores.errors import StoreLocked
 from stores.lock import WriterLock
 from stores.store import Store
 from stores.sweep import facts, ledger_rows, run_sweep
-from tests.conftest import SAMPLES
 from tests.helpers import cli
 from tests.sessions import ClaudeSession
 
-SCENARIO = SAMPLES / "sweep"
+SCENARIO = Path(__file__).parent / "fixtures" / "sweep_scenario"     # written for these tests: three formats
 # key -> (latest value, the values it had before)
 LATEST = {
     "api timeout": ("60 seconds", ["30 seconds", "45 seconds"]),

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ import stores.sweep.files as files
 import stores.sweep.runner as runner
 from stores.store import Store
 from stores.sweep import run_sweep
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO
 from tests.helpers import cli
 from tests.sessions import ClaudeSession
 
@@ -28,7 +29,7 @@ class Killed(BaseException):
 
 
 def _scenario_store(home) -> Store:
-    for f in sorted((SAMPLES / "sweep").glob("*.jsonl")):
+    for f in sorted((Path(__file__).parent / "fixtures" / "sweep_scenario").glob("*.jsonl")):
         assert cli("--store", str(home), "ingest", "--no-embed", str(f)).code == 0
     return Store(home)
 
