@@ -99,12 +99,15 @@ class Knowledge:
     def __init__(self, facts: dict[str, Fact] | None = None):
         self.facts: dict[str, Fact] = facts or {}
         self._by_value: dict[str, set[str]] = {}
+        self._by_leaf: dict[str, set[str]] = {}          # "timeout ms" -> {"payments.timeout ms"}
         for f in self.facts.values():
             if f.live:
                 self._index(f)
 
     def _index(self, fact: Fact) -> None:
         self._by_value.setdefault(norm_value(fact.value), set()).add(fact.key)
+        if "." in fact.key:
+            self._by_leaf.setdefault(fact.key.rsplit(".", 1)[1], set()).add(fact.key)
 
     def _unindex(self, fact: Fact) -> None:
         keys = self._by_value.get(norm_value(fact.value))
@@ -112,6 +115,9 @@ class Knowledge:
             keys.discard(fact.key)
             if not keys:
                 del self._by_value[norm_value(fact.value)]
+        if "." in fact.key:
+            leaf = fact.key.rsplit(".", 1)[1]
+            self._by_leaf.get(leaf, set()).discard(fact.key)
 
     def set(self, fact: Fact) -> None:
         old = self.facts.get(fact.key)
@@ -125,6 +131,12 @@ class Knowledge:
         old = self.facts.pop(key, None)
         if old is not None:
             self._unindex(old)
+
+    def key_with_leaf(self, leaf: str) -> str | None:
+        """The one live dotted key ending in `leaf` (`payments.timeout_ms`
+        for `timeout_ms`), when exactly one does."""
+        keys = self._by_leaf.get(leaf) or set()
+        return next(iter(keys)) if len(keys) == 1 else None
 
     def keys_holding(self, value: str) -> list[str]:
         return sorted(self._by_value.get(norm_value(value)) or ())
@@ -193,6 +205,12 @@ class Reconciler:
                 best = self.knowledge.key_for_replaced(cand.replaces, cand.type)
                 if best is not None:
                     return [best]
+        known = self.knowledge.facts.get(cand.key)
+        if (known is None or not known.live) and "." not in cand.key and ": " not in cand.key:
+            # "timeout_ms" said or edited where the file's full path was read before
+            nested = self.knowledge.key_with_leaf(cand.key)
+            if nested is not None:
+                return [nested]
         return [cand.key]
 
     def _add(self, cand: FactCandidate, key: str, index: int, reason: str, tombstoned: Fact | None) -> dict:

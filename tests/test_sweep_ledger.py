@@ -179,3 +179,25 @@ def test_episodes_split_at_a_clear_and_a_change_of_subject_and_are_rebuilt(tmp_p
     assert "rebuilding the episodes" in r.err
     again = [(e["start_seq"], e["end_seq"], e["summary"]) for e in episodes(store, "ep")]
     assert again[:2] == before[:2] and again[2][0] == before[2][0]
+
+
+def test_a_bare_setting_name_finds_the_one_nested_key_it_ends():
+    """A YAML file read whole gives `payments.timeout_ms`; an edit of just
+    that line, or a chat about it, says `timeout_ms`: the same setting."""
+    knowledge = Knowledge()
+    rec = Reconciler(knowledge)
+
+    def cand(key, value, seq):
+        return FactCandidate(type="config", key=key, value=value, text="", importance=0.5,
+                             source={"id": f"e{seq}", "seq": seq, "ts": f"2026-01-0{seq}T00:00:00Z", "session_id": "s"})
+    rec.decide(cand("payments.timeout ms", "800", 1))
+    rec.decide(cand("search.timeout ms", "50", 2))
+    (row,) = rec.decide(cand("retries", "2", 3))                 # no nested key ends in it: its own key
+    assert row["key"] == "retries"
+    rec.decide(cand("payments.retries", "1", 4))
+    (row,) = rec.decide(cand("timeout ms", "3000", 5))           # two nested keys end in it: ambiguous
+    assert row["action"] == "ADD" and row["key"] == "timeout ms"
+    knowledge.drop("search.timeout ms")
+    knowledge.drop("timeout ms")
+    (row,) = rec.decide(cand("timeout ms", "3000", 6))
+    assert (row["action"], row["key"], row["old"]) == ("SUPERSEDE", "payments.timeout ms", "800")
