@@ -23,7 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reducers.fact_rules import sentences
+from reducers.prose import sentences
 from reducers.terms import STOPWORDS, words
 from reducers.working_state import request_text
 

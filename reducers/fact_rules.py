@@ -18,7 +18,7 @@ agent sessions, not one transcript's wording:
                 component: backend, api, service, database …)
   implementation X endpoint/route is /path · X lives in / is defined in FILE
   issue         there is a bug in X · X is broken / failing · fixed X
-  task_state    TODO: … · still need to … · X is not yet implemented
+  task_state    a "to do:" label · still need to … · X is not yet implemented
 
 A sentence is passed over when it is a question, a condition ("if …"), a
 hedge ("maybe", "could", "consider"), a plan not yet carried out ("let me",
@@ -33,11 +33,11 @@ from typing import Callable
 
 from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value, label_of,
                                 norm_key, norm_value, plain_value, specific_subject, tidy_subject)
+from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
 TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "config": 0.7, "architecture": 0.7, "issue": 0.6,
                "implementation": 0.5, "task_state": 0.4}
-MAX_SENTENCE = 400
 _CACHED_CHARS = 8192              # texts up to this long are remembered (memory stays bounded)
 
 # Tokens start at a word start and never give characters back (possessive):
@@ -307,42 +307,6 @@ def _value(raw: str | None) -> str:
     if raw[:1] in "`\"'" and raw[-1:] == raw[:1] and len(raw) > 1:
         return raw[1:-1].strip()
     return clean(_VALUE_END.sub("", raw))
-
-
-# -- sentences -----------------------------------------------------------------
-
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`*(\[])|\n+")
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-
-
-_CLAUSE = re.compile(r",?\s+(?:and|but|and then|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
-
-
-def clauses(sentence: str) -> list[str]:
-    """A sentence cut at its coordinating conjunctions: "set X to A and we
-    decided B" states two facts. (A value never spans an "and": the rules
-    end values there anyway.)"""
-    return [c for c in _CLAUSE.split(sentence) if c] if (" and " in sentence or ";" in sentence
-                                                        or " but " in sentence or " then " in sentence
-                                                        or " also " in sentence) else [sentence]
-
-
-def sentences(text: str) -> list[str]:
-    """Prose sentences of a message: fenced code, quoted lines, tables and
-    headings left out; bullets and emphasis stripped."""
-    if "```" in text:
-        text = _FENCE.sub("\n", text)
-    out = []
-    for line in text.split("\n"):
-        s = line.strip()
-        if not s or s[0] in ">|#" or s.startswith(("$ ", "    ")):
-            continue
-        for part in _SPLIT.split(_BULLET.sub("", s)):
-            part = part.strip().replace("**", "")
-            if 8 <= len(part) <= MAX_SENTENCE:
-                out.append(part)
-    return out
 
 
 _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To upgrade X to Y, here is how"

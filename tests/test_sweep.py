@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -36,14 +37,26 @@ def segment_hashes(store: Store) -> dict[str, str]:
     return {s.path.name: hashlib.sha256(s.path.read_bytes()).hexdigest() for s in store.segments()}
 
 
-def ingest_scenario(home) -> Store:
+@pytest.fixture(scope="module")
+def scenario_template(tmp_path_factory):
+    """The nine sessions ingested once (one per day, in order) for every test here."""
+    home = tmp_path_factory.mktemp("scenario") / "store"
     for name in ("billing-day1", "billing-day2", "billing-day3", "gateway-rollout-1", "gateway-rollout-2",
                  "gateway-rollout-3", "deploy-chat-1", "deploy-chat-2", "deploy-chat-3"):
-        assert cli("ingest", "--no-embed", str(SCENARIO / f"{name}.jsonl")).code == 0
-    return Store(home)
+        assert cli("--store", str(home), "ingest", "--no-embed", str(SCENARIO / f"{name}.jsonl")).code == 0
+    return home
 
 
-def test_three_sessions_of_changes_leave_only_the_latest_values(trace_home):
+@pytest.fixture
+def ingest_scenario(scenario_template):
+    def copy(home) -> Store:
+        home.rmdir() if home.is_dir() and not any(home.iterdir()) else None
+        shutil.copytree(scenario_template, home)
+        return Store(home)
+    return copy
+
+
+def test_three_sessions_of_changes_leave_only_the_latest_values(trace_home, ingest_scenario):
     store = ingest_scenario(trace_home)
     before = segment_hashes(store)
     r = cli("sweep")
@@ -97,7 +110,7 @@ def test_other_phrasings_of_the_same_story_reconcile_the_same_way(tmp_path, trac
         ["Kafka", "NATS", "Redpanda"]
 
 
-def test_a_dry_run_prints_its_decisions_and_writes_nothing(trace_home):
+def test_a_dry_run_prints_its_decisions_and_writes_nothing(trace_home, ingest_scenario):
     store = ingest_scenario(trace_home)
     before = {p.relative_to(trace_home): p.read_bytes() for p in trace_home.rglob("*")
               if p.is_file() and p.name != "SWEEP.LOCK"}
@@ -114,7 +127,7 @@ def test_a_dry_run_prints_its_decisions_and_writes_nothing(trace_home):
     assert store.verify().ok
 
 
-def test_one_sweep_at_a_time_exit_4_or_wait(trace_home):
+def test_one_sweep_at_a_time_exit_4_or_wait(trace_home, ingest_scenario):
     ingest_scenario(trace_home)
     lock = WriterLock(trace_home, "SWEEP.LOCK", "another sweep").acquire()
     try:
@@ -134,7 +147,7 @@ def test_one_sweep_at_a_time_exit_4_or_wait(trace_home):
             held.release()
 
 
-def test_ingest_goes_on_while_a_sweep_holds_its_lock(trace_home, tmp_path):
+def test_ingest_goes_on_while_a_sweep_holds_its_lock(trace_home, ingest_scenario, tmp_path):
     ingest_scenario(trace_home)
     lock = WriterLock(trace_home, "SWEEP.LOCK").acquire()
     try:
@@ -144,7 +157,7 @@ def test_ingest_goes_on_while_a_sweep_holds_its_lock(trace_home, tmp_path):
         lock.release()
 
 
-def test_on_a_terminal_the_summary_is_a_sentence_not_json(trace_home, monkeypatch):
+def test_on_a_terminal_the_summary_is_a_sentence_not_json(trace_home, ingest_scenario, monkeypatch):
     ingest_scenario(trace_home)
     import trace_cli.output as output
     monkeypatch.setattr(output.Output, "__init__", lambda self, json_mode=False, quiet=False: (
@@ -160,7 +173,7 @@ def test_an_empty_or_missing_store_is_a_clear_error(tmp_path):
     assert r.code == 1 and "trace ingest" in r.err
 
 
-def test_the_sweep_reads_only_what_came_after_its_watermark(trace_home, tmp_path):
+def test_the_sweep_reads_only_what_came_after_its_watermark(trace_home, ingest_scenario, tmp_path):
     ingest_scenario(trace_home)
     first = cli("sweep").lines()[-1]["sweep"]
     s = ClaudeSession("later", day="2026-08-01").user("Set the deploy region to sa-east-1.")

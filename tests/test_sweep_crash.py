@@ -38,14 +38,22 @@ def _sweep_files(home) -> dict[str, bytes]:
     return {name: (home / name).read_bytes() for name in COMPARED}
 
 
+@pytest.fixture(scope="module")
+def swept_template(tmp_path_factory):
+    """The scenario ingested once, and a copy swept cleanly, for every test here."""
+    base = tmp_path_factory.mktemp("scenario")
+    _scenario_store(base / "store")
+    shutil.copytree(base / "store", base / "clean")
+    run_sweep(Store(base / "clean"))
+    return base
+
+
 @pytest.fixture
-def twin_stores(tmp_path):
-    """Two identical stores: one to crash, one for the clean run."""
-    a = tmp_path / "crashed"
-    _scenario_store(a)
-    b = tmp_path / "clean"
-    shutil.copytree(a, b)
-    run_sweep(Store(b))
+def twin_stores(tmp_path, swept_template):
+    """Two identical stores: one to crash, one the clean run left."""
+    a, b = tmp_path / "crashed", tmp_path / "clean"
+    shutil.copytree(swept_template / "store", a)
+    shutil.copytree(swept_template / "clean", b)
     return a, b
 
 
@@ -121,13 +129,19 @@ def _big_store(home, sessions: int = 40, turns: int = 40) -> None:
     assert cli("--store", str(home), "ingest", "--no-embed", str(src)).code == 0
 
 
-@pytest.mark.parametrize("delay", [0.3, 0.8, 1.6])
-def test_a_sweep_killed_by_sigkill_and_run_again_equals_one_clean_run(tmp_path, delay):
-    crashed = tmp_path / "crashed"
-    _big_store(crashed)
-    clean = tmp_path / "clean"
-    shutil.copytree(crashed, clean)
-    run_sweep(Store(clean))
+@pytest.fixture(scope="module")
+def big_template(tmp_path_factory):
+    base = tmp_path_factory.mktemp("big")
+    _big_store(base / "store")
+    shutil.copytree(base / "store", base / "clean")
+    run_sweep(Store(base / "clean"))
+    return base
+
+
+@pytest.mark.parametrize("delay", [0.4, 1.2])
+def test_a_sweep_killed_by_sigkill_and_run_again_equals_one_clean_run(tmp_path, big_template, delay):
+    crashed, clean = tmp_path / "crashed", big_template / "clean"
+    shutil.copytree(big_template / "store", crashed)
     env = {**os.environ, "TRACE_HOME": str(crashed), "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "trace_cli", "sweep"], env=env, cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
