@@ -41,6 +41,9 @@ demo: install
 	$(BIN)/trace --store $(DEMO) context --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60 --budget 1200 --format text
 	@echo "== what each model call had in context: the transcript's calls, then the render above"
 	$(BIN)/trace --store $(DEMO) anatomy replay --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60
+	@echo "== the nightly sweep: facts into the ledger (rules, no model), then the bounded digest"
+	$(BIN)/trace --store $(DEMO) sweep -q
+	$(BIN)/trace --store $(DEMO) digest --max-lines 12
 	@echo "== show an event verbatim"
 	$(BIN)/trace --store $(DEMO) show 1..2
 	@echo "== prove the log was not altered"
