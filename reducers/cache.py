@@ -87,7 +87,10 @@ class Cache:
 def project(session_id: str, events, cache: Cache | None = None) -> Cache:
     """Apply a session's events (seq order) to a cache: ordinary events
     join the end; a marker takes the place of what it covers and of the
-    markers it replaces."""
+    markers it replaces. (Every task state stays until compaction evicts it:
+    only the latest is the session's state, the pack shows only that one,
+    and reducers/evict.py evicts the older ones like any history, so the
+    marker that stands for them names them.)"""
     cache = cache or Cache(session_id)
     for e in events:
         cache.log_seq = max(cache.log_seq, e["seq"])

@@ -12,9 +12,10 @@ While the cache is over budget − headroom, events go in this order:
    replies, oldest first — never a user prompt, the current turn's newest
    pair, the last event or a call still waiting for its result. A long
    current turn is still compactable.
-A tool call and its results always go together; system, persona, task
-state, notes and markers never go; of a protected tool (TodoWrite) only the
-latest state stays, older calls and results are ordinary pairs.
+A tool call and its results always go together; system, persona, the
+latest task state, notes and markers never go; of a protected tool
+(TodoWrite) and of the task state only the latest state stays, older ones
+are ordinary history.
 
 What went is replaced by one marker per run of the cache it came from,
 absorbing the pointer markers in that run (markers merge across the prompts
@@ -96,11 +97,13 @@ class _Group:
 
 def _groups(items: list[dict]) -> list[_Group]:
     """Evictable events grouped so that no call leaves without its results
-    (reducers/pairs.py pair_groups)."""
+    (reducers/pairs.py pair_groups). A task state older than the latest is
+    history, evictable like the rest."""
+    latest_task = max((i for i, e in enumerate(items) if e["kind"] == "task_state"), default=None)
     groups: list[_Group] = []
     for members in pair_groups(items):
         first = items[members[0]]
-        if first["kind"] in NON_EVICTABLE:
+        if first["kind"] in NON_EVICTABLE and not (first["kind"] == "task_state" and members[0] != latest_task):
             continue
         g = _Group(members, 0, first["kind"])
         for i in members:

@@ -87,7 +87,11 @@ class Elision:
     ranges: list[tuple[int, int]]
     topics: list[str]
     text: str
-    known: int                        # events read and left out (the ranges may hold unread ones too)
+    seqs: list[int]                   # the events read and left out (the ranges may hold unread ones too)
+
+    @property
+    def known(self) -> int:
+        return len(self.seqs)
 
     def as_json(self) -> dict:
         return {"id": None, "kind": "elision", "text": self.text, "ranges": [list(r) for r in self.ranges],
@@ -308,4 +312,4 @@ def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[
     if not ranges:
         return None
     hints = topics([texts[s] for s in sorted(missing) if s in texts][-TOPIC_SAMPLE:])
-    return Elision(ranges, hints, elision_text(ranges, hints, view.session_id), len(missing))
+    return Elision(ranges, hints, elision_text(ranges, hints, view.session_id), sorted(missing))

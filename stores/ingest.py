@@ -19,10 +19,12 @@ from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
 from reducers.timestamps import infer_times
+from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.event_log import utc_now_iso
+from stores.working_state import STATE_FORMAT, WorkingStateTracker
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
 
@@ -39,9 +41,11 @@ class IngestResult:
     skipped: int = 0
     dropped: int = 0
     errors: int = 0
+    states: int = 0            # task_state events written for sessions whose working state changed
     pending: int = 0           # an incomplete last line, left for the next run
     redacted: int = 0
     artifacts: int = 0
+    anatomy: int = 0           # model-call records written (stores/anatomy/)
     unchanged: bool = False
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
@@ -69,7 +73,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None, recheck: bool = False,
+           embedder: str | None = None, recheck: bool = False, working_state: bool = True,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -81,9 +85,10 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
     spills = SpillRegistry()
     try:
         with store.writer(wait=wait, embed=embed, embedder=embedder) as w:
+            tracker = WorkingStateTracker(w.state) if working_state else None
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
-                                hooks=store.append_hooks(w))
+                                hooks=store.append_hooks(w) + ([tracker.on_append] if tracker else []))
             try:
                 for src in expand_inputs(paths):
                     if isinstance(src, MissingSource):
@@ -95,7 +100,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
                                                     strict=strict, redact=redact, recheck=recheck, report=report,
-                                                    on_progress=on_progress)
+                                                    on_progress=on_progress, tracker=tracker)
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
                             result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
@@ -112,7 +117,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
                    session: str | None, strict: bool, redact: bool, recheck: bool, report,
-                   on_progress) -> IngestResult:
+                   on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
     fingerprint = None if src.is_stdin else src.fingerprint()
@@ -128,18 +133,20 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             return result
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+                                 session=session, strict=strict, report=report, on_progress=on_progress,
+                                 tracker=tracker)
     plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
     try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+                                 session=session, strict=strict, report=report, on_progress=on_progress,
+                                 tracker=tracker)
     finally:
         plain.path.unlink(missing_ok=True)
 
 
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
-                      on_progress) -> IngestResult:
+                      on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -180,11 +187,14 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     sessions: dict[str, None] = {}
     file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
-    def drafts(emit_errors: bool) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, calls=None) -> Iterator[Draft]:
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        parsed = module.parse(_records(records, src, result, report if emit_errors else None), ctx)
+        stream = _records(records, src, result, report if emit_errors else None)
+        parsed = module.parse(calls.records(stream) if calls else stream, ctx)
+        if calls:
+            parsed = calls.drafts(parsed)              # the model calls it shows, for anatomy records
         # Exported events keep exactly the time they were logged with.
         for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
             if isinstance(item, BadRecord):
@@ -203,8 +213,16 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 return _finish(result, sessions, AppendCounts())
             result.errors = 0
             sessions.clear()
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
-                                        source_format=fmt, source_path=src.display)
+        if tracker is not None:
+            tracker.active = fmt != "trace"            # an import carries the task states it had
+        calls = collector_for(fmt, src.display, session, spills)
+        counts = appender.append_stream(_counting(drafts(emit_errors=not strict, calls=calls), result, on_progress,
+                                                  src.display), source_format=fmt, source_path=src.display)
+        if calls is not None:
+            result.anatomy = write_calls(w.store.dir, calls, w.store.warn)
+        if tracker is not None:
+            result.states = appender.append_stream(iter(tracker.drafts()), source_format=STATE_FORMAT,
+                                                   source_path=src.display).added
     except TraceError:
         raise
     except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback

@@ -29,7 +29,7 @@ from reducers.recall_block import build_block, strip_recalled
 from reducers.render import (NOTES_CAP, PROTECTED_TOOLS, TOOL_MAX_TOKENS, BudgetTooSmall, Pack, RenderPolicy,
                              assemble)
 from reducers.retention import Retention
-from reducers.terms import query_words
+from reducers.terms import TRIVIAL_WORDS, query_words
 from stores.context.sessions import require_session
 from stores.errors import StoreLocked, TraceError, UsageError
 
@@ -38,9 +38,6 @@ RECALL_SHARE = 0.10
 RECALL_MIN_SCORE = 0.7
 QUERY_MESSAGES = 3
 SELF_CONTAINED = 4
-_TRIVIAL = {"ok", "okay", "yes", "no", "thanks", "thank", "thx", "sure", "continue", "go", "on", "please",
-            "yep", "nope", "k", "done", "next", "cool", "great", "good", "fine", "y", "n"}
-
 
 @dataclass
 class PushResult:
@@ -77,9 +74,9 @@ def recall_query(items: list[dict], explicit: str | None = None) -> str:
         if e["kind"] != "user":
             continue
         words = set(query_words(strip_recalled(e.get("text") or "")))
-        if words and not words <= _TRIVIAL:
+        if words and not words <= TRIVIAL_WORDS:
             asks.append(strip_recalled(e["text"])[:2000])
-            if len(asks) == 1 and len(words - _TRIVIAL) >= SELF_CONTAINED:
+            if len(asks) == 1 and len(words - TRIVIAL_WORDS) >= SELF_CONTAINED:
                 break
         if len(asks) >= QUERY_MESSAGES:
             break
@@ -129,7 +126,7 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
     result.read_events = len(view.conversation)
     result.cycle = max((int(((m.get("meta") or {}).get("marker") or {}).get("cycle") or 0) for m in view.markers),
                        default=0)
-    result._markers = [{"id": m["id"], "text": m["text"], **((m.get("meta") or {}).get("marker") or {})}
+    result._markers = [{"id": m["id"], "seq": m["seq"], "text": m["text"], **((m.get("meta") or {}).get("marker") or {})}
                        for m in view.markers if m.get("text")]
     q = recall_query(view.conversation, query)
     result.query = q or None

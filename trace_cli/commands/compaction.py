@@ -89,7 +89,8 @@ def register(app: typer.Typer) -> None:
         "(tool output before prompts; the current turn last, its prompt and newest pair never), and a "
         "marker in the pack names it: `trace show` with its ranges prints exactly what was left out. "
         "Reads only the session's tail, whatever the session or store size. Exits 1 naming the smallest "
-        "possible pack when even that exceeds --budget.\n\n"
+        "possible pack when even that exceeds --budget. Each render leaves an anatomy record of exactly "
+        "what it sent (`trace anatomy replay`).\n\n"
         "Example:  trace context --session 4f1c… --budget 8000 --window 200000 --format openai"))
     def context(
         ctx: typer.Context,
@@ -145,7 +146,21 @@ def register(app: typer.Typer) -> None:
                 "cycle": result.cycle, "query": result.query, "overflow": result.overflow,
                 "compacted": result.compacted, "working_set_tokens": result.working_set_tokens,
                 "read_events": result.read_events}))
+        _record_render(st.store(out), out, result, fmt=fmt, budget=budget, query=query)
         return 0
+
+
+def _record_render(store, out, result, **how) -> None:
+    """Every render leaves an anatomy record of what it sent (after it is
+    sent: a pack the agent never got is no call). Failing to write one
+    never costs the agent its pack."""
+    from stores.anatomy.render import record_render
+    from stores.errors import TraceError
+    try:
+        record_render(store, result, **how)
+    except (OSError, TraceError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        out.warn(f"the render's anatomy record was not written ({why}); the pack above is complete")
 
 
 def _protected(tools: list[str] | None) -> frozenset[str]:

@@ -38,6 +38,8 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[str | None, typer.Option(
             "--embedder", metavar="wordllama|hash",
             help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
+        no_state: Annotated[bool, typer.Option(
+            "--no-state", help="Do not keep sessions' working state (no task_state events).")] = False,
         wait: WaitOpt = 0.0,
         recheck: Annotated[bool, typer.Option(
             "--recheck", help="Parse files again even when unchanged (a file with bad lines is otherwise "
@@ -58,7 +60,7 @@ def register(app: typer.Typer) -> None:
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
                                        redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
-                                       recheck=recheck, on_error=out.problem,
+                                       recheck=recheck, working_state=not no_state, on_error=out.problem,
                                        on_progress=progress.update):
                 progress.done(result)
                 results.append(result)
