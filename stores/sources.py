@@ -61,11 +61,15 @@ class MissingSource(Exception):
     pass
 
 
-def expand_inputs(args: list[str]) -> Iterator[Source | MissingSource]:
+def expand_inputs(args: list) -> Iterator[Source | MissingSource]:
     """Files as given, directories recursed (transcript-looking files only,
     sorted), `-` spooled from stdin. A missing path is yielded as
-    MissingSource so the rest still ingest."""
+    MissingSource so the rest still ingest. A Source passes as it is (live
+    follow names a rotated-away file by the path it had)."""
     for arg in args:
+        if isinstance(arg, Source):
+            yield arg
+            continue
         if arg == "-":
             yield _spool_stdin()
             continue

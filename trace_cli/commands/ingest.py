@@ -37,6 +37,13 @@ def register(app: typer.Typer) -> None:
             "--embedder", metavar="wordllama|hash",
             help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
         wait: WaitOpt = 0.0,
+        follow: Annotated[bool, typer.Option(
+            "--follow", help="Keep running: poll PATH… and ingest what they gain as lines complete (survives "
+                             "rotation and truncation); SIGINT/SIGTERM stops after a last pass, all of it on disk.")] = False,
+        poll: Annotated[float, typer.Option("--poll", metavar="SECONDS", min=0.05, help="With --follow: how often to look.")] = 0.5,
+        settle: Annotated[float, typer.Option(
+            "--settle", metavar="SECONDS", min=0, help="With --follow: ingest a file once it has been still this long "
+                                                       "(a busy one at least every 10 s).")] = 1.0,
         json_out: JsonOpt = False,
     ) -> int:
         from trace_cli.app_state import state
@@ -46,13 +53,14 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
+        options = dict(format=format, session=session, strict=strict, redact=not no_redact, embed=not no_embed,
+                       embedder=embedder, on_error=out.problem)
+        if follow:
+            return _follow(store, paths or [], options, out, wait=wait, poll=poll, settle=settle)
         results = []
         listening = True               # `trace ingest … | head -1`: the work goes on when the reader leaves
         with IngestProgress(out) as progress:
-            for result in store.ingest(paths or [], format=format, session=session, strict=strict,
-                                       redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
-                                       on_error=out.problem,
-                                       on_progress=progress.update):
+            for result in store.ingest(paths or [], wait=wait, on_progress=progress.update, **options):
                 progress.done(result)
                 results.append(result)
                 if out.json and listening:
@@ -66,6 +74,40 @@ def register(app: typer.Typer) -> None:
                         f"{r.skipped} (unchanged)" if r.unchanged else r.skipped, r.errors] for r in results),
                       title=f"ingested into {store.dir}")
         return 1 if any(r.errors for r in results) else 0
+
+
+def _follow(store, paths: list[str], options: dict, out, *, wait: float, poll: float, settle: float) -> int:
+    """Follow until SIGINT/SIGTERM: one JSON line per pass that added or
+    failed something (a table row on a terminal), then exit 0 (1 if any
+    source had errors)."""
+    import signal
+
+    from stores.errors import UsageError
+    from stores.follow.tailer import Follower
+
+    if not paths or "-" in paths:
+        raise UsageError("--follow needs files or directories to watch (not stdin)")
+    follower = Follower(store, paths, poll=poll, settle=settle, note=out.note,
+                        ingest_options={**options, "wait": max(wait, 5.0)})
+    previous = {sig: signal.signal(sig, lambda *_: follower.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    out.note(f"following {len(paths)} path(s) into {store.dir}; Ctrl-C stops")
+    errors = False
+    try:
+        for result in follower.run():
+            errors = errors or bool(result.errors)
+            if result.added or result.errors:
+                if out.json:
+                    out.emit(result.as_json())
+                else:
+                    out.console.print(f"{result.source}: +{result.added} events"
+                                      + (f", {result.errors} error(s)" if result.errors else ""), markup=False)
+                import sys
+                sys.stdout.flush()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    out.note("stopped; every event read is on disk")
+    return 1 if errors else 0
 
 
 def _session_label(r) -> str:
