@@ -45,8 +45,8 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, recall, show, verify
-    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
+    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, mcp, recall, show, verify
+    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench, mcp):
         module.register(app)
 
 
