@@ -48,6 +48,8 @@ def _register() -> None:
     from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, mcp, recall, show, verify
     for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench, mcp):
         module.register(app)
+    from trace_cli.commands.hooks import hooks_app
+    app.add_typer(hooks_app, name="hooks")
 
 
 _register()

@@ -1,0 +1,57 @@
+"""What a session gets back after its agent compacted it: where its events
+are in the log and how to reach them, its live markers, notes, working
+state and digest lines — pointers and facts, not a summary."""
+from __future__ import annotations
+
+HEADER = "[TRACE memory: this session's full history is kept verbatim and can be recalled]"
+
+
+def session_memory(store, session_id: str, max_chars: int = 9_000) -> str:
+    """The additionalContext for a compacted session ('' when the store has
+    nothing of it). Oldest markers go first when it is over max_chars."""
+    from stores.lookup import session_events
+    if not store.exists():
+        return ""
+    count, first, last, markers, notes, state = 0, None, None, [], [], None
+    for e in session_events(store, session_id):
+        count += 1
+        first = first or e
+        last = e
+        if e["kind"] == "marker":
+            markers.append(e)
+        elif e["kind"] == "note":
+            notes.append(e)
+        elif e["kind"] == "task_state":
+            state = e
+    if not count:
+        return ""
+    replaced = {r for m in markers for r in ((m.get("meta") or {}).get("marker") or {}).get("replaces", [])}
+    markers = [m for m in markers if m["id"] not in replaced]
+    when = lambda e: (e.get("ts") or e.get("ingested_at") or "")[:16].replace("T", " ")
+    lines = [HEADER,
+             f"Session {session_id}: {count} events in the log, seq {first['seq']}–{last['seq']} "
+             f"({when(first)} – {when(last)}). What compaction dropped is still there: call the `recall` tool "
+             f"(TRACE's MCP server) with the words you need, or run `trace recall \"…\" --session {session_id}`; "
+             f"`trace show {first['seq']}..{last['seq']} --session {session_id}` prints events verbatim."]
+    sections = []
+    if state is not None:
+        sections.append(["Working state:", state["text"].strip()])
+    if notes:
+        sections.append(["Notes:", *(f"- {n['text'].strip()}" for n in notes[-20:])])
+    digest = _digest_lines(store)
+    if digest:
+        sections.append(["Digest:", *digest])
+    marker_lines = [f"- {m['text'].strip()}" for m in markers]
+    body = "\n".join(lines + [ln for s in sections for ln in s])
+    while marker_lines and len(body) + sum(len(m) + 1 for m in marker_lines) + 9 > max_chars:
+        marker_lines.pop(0)
+    text = "\n".join(lines + (["Markers:", *marker_lines] if marker_lines else []) + [ln for s in sections for ln in s])
+    return text[:max_chars]
+
+
+def _digest_lines(store) -> list[str]:
+    """The store's digest (`trace digest` output), when one was written."""
+    path = store.dir / "digest.md"
+    if not path.is_file():
+        return []
+    return [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()][:40]
