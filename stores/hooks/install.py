@@ -42,7 +42,7 @@ CODEX_HOOKS_SINCE = (0, 114, 0)
 CODEX_HOOKS_KEY_RENAMED = (0, 129, 0)
 CODEX_COMPACT_HOOKS_SINCE = (0, 130, 0)
 TOML_MARK = "added by trace hooks install"
-DEFAULT_MIN_SCORE = 0.5
+DEFAULT_MIN_SCORE = 0.3          # fulltext-only scores (no embedder on the prompt path) run lower than hybrid
 
 
 @dataclass

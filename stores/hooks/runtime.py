@@ -42,7 +42,7 @@ class HookOutcome:
     logged: list[str] | None = None
 
 
-def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: float = 0.5) -> HookOutcome:
+def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: float = 0.3) -> HookOutcome:
     outcome = HookOutcome(logged=[])
     try:
         payload = _payload(payload_text)

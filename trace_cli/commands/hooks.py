@@ -34,7 +34,7 @@ def install(
         "--recall-on-prompt", help="Also add a UserPromptSubmit hook that puts recalled context (hits at or above "
                                    "--min-score) before each prompt.")] = False,
     min_score: Annotated[float, typer.Option("--min-score", metavar="X", min=0.0,
-                                             help="With --recall-on-prompt: the score a hit needs.")] = 0.5,
+                                             help="With --recall-on-prompt: the score a hit needs.")] = 0.3,
     codex_version: Annotated[str | None, typer.Option(
         "--codex-version", metavar="X.Y.Z", help="Install for this Codex version (default: `codex --version`).")] = None,
 ) -> int:
@@ -65,7 +65,7 @@ def run(
                                                                "UserPromptSubmit, or notify (Codex).")],
     payload: Annotated[str | None, typer.Argument(metavar="[PAYLOAD]", help="The payload, when not on stdin.")] = None,
     agent: AgentOpt = "claude-code",
-    min_score: Annotated[float, typer.Option("--min-score", metavar="X", help="UserPromptSubmit: the score a hit needs.")] = 0.5,
+    min_score: Annotated[float, typer.Option("--min-score", metavar="X", help="UserPromptSubmit: the score a hit needs.")] = 0.3,
 ) -> int:
     from stores.hooks.runtime import log_failure, run_hook
     from trace_cli.app_state import state
