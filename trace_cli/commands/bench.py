@@ -103,3 +103,35 @@ def bench_needle(
     cols = ["events", "eviction_ms_median", "ms_per_1k_events", "vs_linear_from_200"]
     out.table(cols, ([r[c] for c in cols] for r in scale), title="eviction latency scaling")
     return 0
+
+
+@bench_app.command("hooks", help=(
+    "The Stop hook an agent waits on: a store of --events events from Claude Code sessions is built (the followed "
+    "session of each --session-events size), then --runs times a turn is appended and `trace hooks run --agent claude-code Stop` runs as a new process with the payload "
+    "on stdin (p50/p95/max wall time), against the peer every hook pays, a cold `trace --help`, timed the same "
+    "way in the same run. Checks that every appended event landed."))
+def bench_hooks(
+    ctx: typer.Context,
+    events: Annotated[int, typer.Option("--events", "-n", min=4, help="Events in the store before the runs.")] = 10_000,
+    session_events: Annotated[str, typer.Option(
+        "--session-events", metavar="N,N,…", help="Sizes of the session the hook follows (one row each).")] = "500,10000",
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Hook runs timed.")] = 100,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Work here (else a temp dir).")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.hooks_bench import run_hooks_bench
+
+    out = state(ctx).output(json_out)
+    try:
+        sizes = [int(x) for x in session_events.split(",") if x.strip()]
+    except ValueError:
+        from stores.errors import UsageError
+        raise UsageError(f"--session-events takes whole numbers separated by commas, got {session_events!r}") from None
+    rows = run_hooks_bench(events, sizes, runs, workdir, out.note)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        cols = list(rows[0])
+        out.table(cols, ([r[c] for c in cols] for r in rows), title="trace bench hooks")
+    return 0
