@@ -7,7 +7,7 @@ import typer
 
 from trace_cli.options import JsonOpt, WaitOpt
 
-FORMATS = "auto|claude-code|codex|openai|anthropic|trace"
+FORMATS = "auto|claude-code|codex|gemini-cli|opencode|openai|anthropic|trace"
 
 
 def register(app: typer.Typer) -> None:
