@@ -5,7 +5,8 @@ through the Appender chokepoint, under one writer lock. Bad lines are
 reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
-every few minutes)."""
+every few minutes); so is one whose bad lines were reported once
+already (`recheck` reads it again)."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
@@ -65,7 +66,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None,
+           embedder: str | None = None, recheck: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -90,7 +91,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                     try:
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
-                                                    strict=strict, redact=redact, report=report,
+                                                    strict=strict, redact=redact, recheck=recheck, report=report,
                                                     on_progress=on_progress)
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
@@ -107,14 +108,16 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
-                   session: str | None, strict: bool, redact: bool, report, on_progress) -> IngestResult:
+                   session: str | None, strict: bool, redact: bool, recheck: bool, report,
+                   on_progress) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format
-        return result                                  # an empty file: nothing to do, nothing wrong
-    if fingerprint:
+        result.unchanged = True                        # an empty file: nothing to do, nothing wrong
+        return result
+    if fingerprint and not recheck:
         known = w.state.unchanged_file(ident, fingerprint)
         if known is not None:
             result.skipped, result.format = known
@@ -157,6 +160,17 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                             f"name one with --format")
             report(result.error)
             return result
+    else:
+        records = read_records(src, spills)
+        samples, head = sniff(records)
+        primed = chain(head, records)
+        mismatch = mismatched_format(fmt, samples)
+        if mismatch:
+            result.format, result.errors = fmt, 1
+            result.error = (f"{src.display}: its records are {mismatch}, not {fmt}; nothing written from it "
+                            f"(drop --format to detect it, or use --format {mismatch})")
+            report(result.error)
+            return result
     result.format = fmt
     module = format_module(fmt)
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
@@ -195,7 +209,10 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         report(result.error)
         return result
     _finish(result, sessions, counts)
-    if fingerprint and result.errors == 0 and result.pending == 0:
+    # A file with bad lines is remembered too: unchanged, the next run skips it
+    # instead of reporting the same errors again (`--recheck` reparses it).
+    # One with an unfinished last line is not: that line may complete.
+    if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result

@@ -47,6 +47,9 @@ def select_events(store, selector: str | None = None, session: str | None = None
     if selector:
         parse_selector(selector)               # a malformed selector is a usage error, store or not
     store.require()
+    if session:
+        from stores.sessions import resolve_session
+        session = resolve_session(store, session)      # a unique prefix names its session
     if marker:
         events = marker_events(store, marker)
     elif selector:
@@ -56,7 +59,7 @@ def select_events(store, selector: str | None = None, session: str | None = None
         events = list(session_events(store, session, tail))
     if not events:
         what = " ".join(filter(None, (selector, session and f"in session {session}", marker and f"marker {marker}")))
-        raise TraceError(f"no event matches {what}; `trace stats` lists sessions and the last seq")
+        raise TraceError(f"no event matches {what}; `trace sessions` lists sessions, `trace stats` the last seq")
     return events
 
 
