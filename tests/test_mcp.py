@@ -115,3 +115,37 @@ def test_show_full_caps_an_artifact_and_says_where_to_continue(tmp_path):
     first, whole = anyio.run(_session, store_dir, body)
     assert len(first["events"][0]["text"]) == 5000 and first["total_chars"] == len(big)
     assert whole == big
+
+
+def _continuity() -> bool:
+    from trace_cli.mcp_server import continuity_available
+    return continuity_available()
+
+
+@pytest.mark.skipif(not _continuity(), reason="notes / working state (stores.notes, stores.working_state) not in this "
+                                              "tree yet: the note_add, notes and state tools are served once they are")
+def test_note_add_then_notes_and_state_through_the_client(needle_store):
+    store_dir, session = needle_store
+
+    async def body(s):
+        names = {t.name for t in (await s.list_tools()).tools}
+        added = _json(await s.call_tool("note_add", {"text": "vault keys rotate on Mondays", "category": "decision",
+                                                     "session": session}))
+        listed = _json(await s.call_tool("notes", {"session": session}))
+        bad = await s.call_tool("note_add", {"text": "x", "category": "nonsense"})
+        state = _json(await s.call_tool("state", {"session": session}))
+        return names, added, listed, bad, state
+    names, added, listed, bad, state = anyio.run(_session, store_dir, body)
+    assert {"note_add", "notes", "state"} <= names
+    assert listed["notes"][0]["id"] == added["id"] and listed["notes"][0]["text"] == "vault keys rotate on Mondays"
+    assert bad.is_error and "trace: error: unknown --category 'nonsense'" in bad.content[0].text
+    assert state["session_id"] == session
+
+
+def test_without_the_notes_api_the_continuity_tools_are_not_offered(needle_store, monkeypatch):
+    if _continuity():
+        pytest.skip("stores.notes is here: the tools are offered (the test above covers them)")
+
+    async def body(s):
+        return {t.name for t in (await s.list_tools()).tools}
+    assert anyio.run(_session, needle_store[0], body) == {"recall", "show", "context"}

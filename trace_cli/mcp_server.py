@@ -104,6 +104,20 @@ class TraceTools:
                                              **({"session": rest[0]["session_id"]} if marker or session else {})}}
         return out
 
+    def note_add(self, text: str, category: str, session: str | None) -> dict:
+        from stores.notes import add_note
+        return add_note(self.store, text, category, session, wait=5.0)
+
+    def notes(self, session: str | None, category: str | None, limit: int) -> dict:
+        from stores.notes import list_notes
+        return {"notes": list_notes(self.store, session=session, category=category, limit=limit)}
+
+    def state(self, session: str) -> dict:
+        from stores.working_state import working_state
+        found = working_state(self.store, session)
+        return found if found is not None else {"session_id": session, "state": None,
+                                                "note": "no working state recorded for this session yet"}
+
     def context(self, session: str, budget: int = 8000, fmt: str = "text", query: str | None = None):
         from reducers.pack_formats import pack_in_format
         from stores.context import push_pack
@@ -160,7 +174,53 @@ def build_server(store) -> MCPServer:
         except TraceError as exc:
             raise _fail(exc) from None
 
+    if continuity_available():
+        _continuity_tools(server, tools)
     return server
+
+
+def continuity_available() -> bool:
+    """Notes and working state come from the notes/state work (stores.notes,
+    stores.working_state); their tools are served once those modules exist."""
+    from importlib.util import find_spec
+    return find_spec("stores.notes") is not None and find_spec("stores.working_state") is not None
+
+
+def _continuity_tools(server: MCPServer, tools: TraceTools) -> None:
+    from stores.notes import CATEGORIES
+
+    @server.tool(description=(
+        "Remember something explicitly for later sessions (a decision, a preference, a correction, the task, "
+        "context). Notes are never evicted or superseded; they come back with `notes` and after compaction."))
+    def note_add(
+        text: Annotated[str, Field(min_length=1, description="What to remember, in a sentence or two.")],
+        category: Annotated[str, Field(description=f"One of: {', '.join(CATEGORIES)}.")] = "context",
+        session: Annotated[str | None, Field(description="The session it belongs to (none: every session).")] = None,
+    ) -> dict:
+        try:
+            return tools.note_add(text, category, session)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(description="Notes remembered so far, newest first (a session's own and the global ones).")
+    def notes(
+        session: Annotated[str | None, Field(description="Only this session's (and global) notes.")] = None,
+        category: Annotated[str | None, Field(description=f"Only this category: {', '.join(CATEGORIES)}.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,
+    ) -> dict:
+        try:
+            return tools.notes(session, category, limit)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(description=(
+        "A session's working state as TRACE tracked it from the transcript: the current task, open loops, files "
+        "touched, recent errors. Read it after a compaction or when resuming work."))
+    def state(session: Annotated[str, Field(min_length=1, description="The session id.")]) -> dict:
+        try:
+            return tools.state(session)
+        except TraceError as exc:
+            raise _fail(exc) from None
 
 
 def serve(store) -> None:

@@ -34,10 +34,15 @@ def session_memory(store, session_id: str, max_chars: int = 9_000) -> str:
              f"(TRACE's MCP server) with the words you need, or run `trace recall \"…\" --session {session_id}`; "
              f"`trace show {first['seq']}..{last['seq']} --session {session_id}` prints events verbatim."]
     sections = []
-    if state is not None:
-        sections.append(["Working state:", state["text"].strip()])
-    if notes:
-        sections.append(["Notes:", *(f"- {n['text'].strip()}" for n in notes[-20:])])
+    state_text, note_texts = _continuity(store, session_id)
+    if state_text is None and state is not None:
+        state_text = state["text"]
+    if note_texts is None:
+        note_texts = [n["text"] for n in notes[-20:]]
+    if state_text:
+        sections.append(["Working state:", state_text.strip()])
+    if note_texts:
+        sections.append(["Notes:", *(f"- {t.strip()}" for t in note_texts)])
     digest = _digest_lines(store)
     if digest:
         sections.append(["Digest:", *digest])
@@ -47,6 +52,19 @@ def session_memory(store, session_id: str, max_chars: int = 9_000) -> str:
         marker_lines.pop(0)
     text = "\n".join(lines + (["Markers:", *marker_lines] if marker_lines else []) + [ln for s in sections for ln in s])
     return text[:max_chars]
+
+
+def _continuity(store, session_id: str) -> tuple[str | None, list[str] | None]:
+    """The working state and notes from the notes/state API when it is
+    installed (it also holds notes for every session); (None, None) sends
+    the caller to the session's own events."""
+    from importlib.util import find_spec
+    if find_spec("stores.notes") is None or find_spec("stores.working_state") is None:
+        return None, None
+    from stores.notes import list_notes
+    from stores.working_state import working_state
+    found = working_state(store, session_id)
+    return (found or {}).get("text"), [n["text"] for n in list_notes(store, session=session_id, limit=20)][::-1]
 
 
 def _digest_lines(store) -> list[str]:
