@@ -128,9 +128,7 @@ def test_invalid_settings_json_is_refused_naming_file_and_line_and_nothing_is_wr
 
 
 def test_codex_install_adds_hooks_json_and_the_feature_flag_keeping_config_toml_and_uninstall_restores_it(home):
-    config = home / ".codex" / "config.toml"
-    config.parent.mkdir()
-    config.write_text(CODEX_CONFIG)
+    config = _codex_config(home, CODEX_CONFIG)
     assert cli("hooks", "install", "--agent", "codex", "--codex-version", "codex-cli 0.152.1").code == 0
     after = config.read_text()
     assert after.startswith(CODEX_CONFIG)                  # the user's file is a prefix: only added to
@@ -159,28 +157,29 @@ def test_codex_versions_choose_what_is_installed(home):
     assert not (home / ".codex" / "hooks.json").exists()
 
 
-def test_codex_notify_owned_by_another_program_is_not_replaced(home):
+def _codex_config(home, text: str):
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
-    config.write_text('notify = ["python3", "/home/me/notify.py"]\n')
+    config.write_text(text)
+    return config
+
+
+def test_codex_notify_owned_by_another_program_is_not_replaced(home):
+    config = _codex_config(home, 'notify = ["python3", "/home/me/notify.py"]\n')
     run = cli("hooks", "install", "--agent", "codex", "--codex-version", "0.100.0")
     assert run.code == 1 and "already sets notify" in run.err
     assert config.read_text() == 'notify = ["python3", "/home/me/notify.py"]\n'
 
 
 def test_invalid_config_toml_is_refused_naming_file_and_line(home):
-    config = home / ".codex" / "config.toml"
-    config.parent.mkdir()
-    config.write_text('model = "x"\n[features\nhooks = true\n')
+    config = _codex_config(home, 'model = "x"\n[features\nhooks = true\n')
     run = cli("hooks", "install", "--agent", "codex", "--codex-version", "0.152.1")
     assert run.code == 1 and f"{config}:2: not valid TOML" in run.err
     assert not (home / ".codex" / "hooks.json").exists()
 
 
 def test_an_explicit_hooks_false_is_left_alone_with_a_note(home):
-    config = home / ".codex" / "config.toml"
-    config.parent.mkdir()
-    config.write_text("[features]\nhooks = false\n")
+    config = _codex_config(home, "[features]\nhooks = false\n")
     run = cli("hooks", "install", "--agent", "codex", "--codex-version", "0.152.1")
     assert run.code == 0 and "hooks = false" in run.err
     assert config.read_text() == "[features]\nhooks = false\n"

@@ -156,39 +156,35 @@ class _Scanner:
         ch = self.text[start]
         if ch == "{":
             node = Node(start, start, "object")
-            self.pos += 1
-            self._space()
-            if self.text[self.pos] == "}":
-                self.pos += 1
-            else:
-                while True:
-                    self._space()
-                    key_start = self.pos
-                    key, self.pos = self.decoder.raw_decode(self.text, self.pos)
-                    self._space()
-                    self.pos += 1                      # the colon
-                    node.members.append((key, self.value(), key_start))
-                    self._space()
-                    sep = self.text[self.pos]
-                    self.pos += 1
-                    if sep == "}":
-                        break
+            self._entries("}", lambda: node.members.append(self._member()))
         elif ch == "[":
             node = Node(start, start, "array")
-            self.pos += 1
-            self._space()
-            if self.text[self.pos] == "]":
-                self.pos += 1
-            else:
-                while True:
-                    node.items.append(self.value())
-                    self._space()
-                    sep = self.text[self.pos]
-                    self.pos += 1
-                    if sep == "]":
-                        break
+            self._entries("]", lambda: node.items.append(self.value()))
         else:
             _, self.pos = self.decoder.raw_decode(self.text, start)
             node = Node(start, start, "scalar")
         node.end = self.pos
         return node
+
+    def _entries(self, close: str, read_one) -> None:
+        """Read a container's entries up to and past its closing character."""
+        self.pos += 1
+        self._space()
+        if self.text[self.pos] == close:
+            self.pos += 1
+            return
+        while True:
+            read_one()
+            self._space()
+            sep = self.text[self.pos]
+            self.pos += 1
+            if sep == close:
+                return
+
+    def _member(self) -> tuple[str, Node, int]:
+        self._space()
+        key_start = self.pos
+        key, self.pos = self.decoder.raw_decode(self.text, self.pos)
+        self._space()
+        self.pos += 1                      # the colon
+        return key, self.value(), key_start

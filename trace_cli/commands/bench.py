@@ -15,6 +15,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
 
 
+def _numbers(option: str, text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        from stores.errors import UsageError
+        raise UsageError(f"{option} takes whole numbers separated by commas, got {text!r}") from None
+
+
 @bench_app.command("ingest", help=(
     "Log-only append and full ingest of the shared real transcripts replicated to --events, each "
     "against SQLite (one transaction per 1,000 rows) on the same events (vs SQLite: the ratio to that "
@@ -61,12 +69,7 @@ def bench_recall(
     from trace_cli.bench.recall_bench import run_recall_bench
 
     out = state(ctx).output(json_out)
-    try:
-        size_list = [int(s) for s in sizes.split(",") if s.strip()]
-    except ValueError:
-        from stores.errors import UsageError
-        raise UsageError(f"--sizes takes whole numbers separated by commas, got {sizes!r}") from None
-    rows = run_recall_bench(size_list, workdir, out.note)
+    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note)
     if out.json:
         out.emit_many(rows)
     else:
@@ -123,12 +126,7 @@ def bench_hooks(
     from trace_cli.bench.hooks_bench import run_hooks_bench
 
     out = state(ctx).output(json_out)
-    try:
-        sizes = [int(x) for x in session_events.split(",") if x.strip()]
-    except ValueError:
-        from stores.errors import UsageError
-        raise UsageError(f"--session-events takes whole numbers separated by commas, got {session_events!r}") from None
-    rows = run_hooks_bench(events, sizes, runs, workdir, out.note)
+    rows = run_hooks_bench(events, _numbers("--session-events", session_events), runs, workdir, out.note)
     if out.json:
         out.emit_many(rows)
     else:
