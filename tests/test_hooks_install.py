@@ -188,3 +188,11 @@ def test_an_explicit_hooks_false_is_left_alone_with_a_note(home):
 def test_unknown_agent_is_a_usage_error():
     run = cli("hooks", "install", "--agent", "cursor")
     assert run.code == 2 and "unknown --agent 'cursor'" in run.err
+
+
+def test_installing_again_without_recall_on_prompt_takes_that_hook_away(home):
+    settings = home / ".claude" / "settings.json"
+    assert cli("hooks", "install", "--agent", "claude-code", "--recall-on-prompt").code == 0
+    assert "UserPromptSubmit" in json.loads(settings.read_text())["hooks"]
+    assert cli("hooks", "install", "--agent", "claude-code").code == 0
+    assert "UserPromptSubmit" not in json.loads(settings.read_text())["hooks"]

@@ -42,13 +42,14 @@ def _handlers(doc: JsonText):
 
 
 def add_hooks(doc: JsonText, wanted: list[Wanted], is_ours) -> JsonText:
+    """Make TRACE's handlers exactly `wanted`: ours that differ (a moved
+    venv, other options, an event no longer wanted) go, missing ones come."""
+    target = {(w.event, w.matcher, w.command) for w in wanted}
+    doc = _remove(doc, lambda e, m, c: is_ours(c) and (e, m or None, c) not in target)
     present = {(e, m or None, c) for e, _, _, m, c in _handlers(doc) if is_ours(c)}
-    stale = [w for w in wanted if (w.event, w.matcher, w.command) not in present]
-    # Our handlers for an event we (re)install with another command (a moved
-    # venv, new options) go, so the event never runs TRACE twice.
-    replace = {w.event for w in stale}
-    doc = _remove(doc, lambda e, c: e in replace and is_ours(c))
-    for w in stale:
+    for w in wanted:
+        if (w.event, w.matcher, w.command) in present:
+            continue
         if not isinstance(doc.value.get("hooks"), dict):
             doc = doc.add_member(doc.root, "hooks", {})
         group = ({"matcher": w.matcher} if w.matcher is not None else {})
@@ -62,12 +63,12 @@ def add_hooks(doc: JsonText, wanted: list[Wanted], is_ours) -> JsonText:
 
 
 def remove_hooks(doc: JsonText, is_ours) -> JsonText:
-    return _remove(doc, lambda e, c: is_ours(c))
+    return _remove(doc, lambda e, m, c: is_ours(c))
 
 
 def _remove(doc: JsonText, doomed) -> JsonText:
     while True:
-        target = next(((e, gi, hi) for e, gi, hi, _, c in _handlers(doc) if doomed(e, c)), None)
+        target = next(((e, gi, hi) for e, gi, hi, m, c in _handlers(doc) if doomed(e, m, c)), None)
         if target is None:
             return doc
         event, gi, hi = target
