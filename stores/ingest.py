@@ -10,6 +10,7 @@ already (`recheck` reads it again)."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from typing import Callable, Iterator
@@ -17,9 +18,11 @@ from typing import Callable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
+from reducers.timestamps import infer_times
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
+from stores.event_log import utc_now_iso
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
 
@@ -127,7 +130,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
     plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
-    try:
+    try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
     finally:
@@ -175,12 +178,15 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     module = format_module(fmt)
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
     sessions: dict[str, None] = {}
+    file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
     def drafts(emit_errors: bool) -> Iterator[Draft]:
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
+        parsed = module.parse(_records(records, src, result, report if emit_errors else None), ctx)
+        # Exported events keep exactly the time they were logged with.
+        for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
             if isinstance(item, BadRecord):
                 _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
                 continue

@@ -64,6 +64,9 @@ def _print_event(out, e: dict) -> None:
     label = f" {tool.get('name')}" if tool.get("name") else ""
     art = e.get("artifact")
     extra = f"  [artifact {art['id'][:12]}… {art['bytes']} bytes, {art['tokens']} tokens]" if art and not e.get("full") else ""
-    out.console.rule(f"[bold]#{e['seq']}[/] {e['kind']}{label}  {e.get('ts') or e.get('ingested_at')}  "
+    inferred = (e.get("meta") or {}).get("ts_inferred")
+    when = f"{e['ts']} (inferred from the {inferred})" if e.get("ts") and inferred else \
+        e.get("ts") or f"{e.get('ingested_at')} (ingested; the source gave no time)"
+    out.console.rule(f"[bold]#{e['seq']}[/] {e['kind']}{label}  {when}  "
                      f"session {e['session_id']}{extra}", align="left")
     out.raw(e["text"] + ("" if e["text"].endswith("\n") else "\n"))
