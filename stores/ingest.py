@@ -126,6 +126,13 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             result.skipped, result.format = known
             result.unchanged = True
             return result
+    resumed = None if (recheck or strict or src.compressed or not fingerprint) else \
+        _resume_point(src, ident, fingerprint, w.state, format)
+    if resumed is not None:
+        src, fmt, drafts_before = resumed
+        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=fmt,
+                                 session=session, strict=strict, report=report, on_progress=on_progress,
+                                 drafts_before=drafts_before)
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
@@ -137,9 +144,33 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
         plain.path.unlink(missing_ok=True)
 
 
+RESUME_MIN_BYTES = 64 << 10       # the fingerprint's head hash covers this much: below it, parse it all
+
+
+def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
+    """A grown file whose format can start parsing again mid-file
+    (`resumes_at`) is read from a little before where its last clean
+    ingest ended instead of from the top: (source to read, format, drafts
+    counted before), or None to read it all. The earlier lines are in the
+    log already; the few re-read are skipped by their keys."""
+    previous = state.previous_file(ident)
+    if previous is None:
+        return None
+    size, _, head, drafts, fmt = previous
+    if size < RESUME_MIN_BYTES or fingerprint[0] <= size or fingerprint[2] != head:
+        return None                                   # small, shrunk or rewritten: read it whole
+    resumes_at = getattr(format_module(fmt), "resumes_at", None)
+    if resumes_at is None or (format != "auto" and format != fmt):
+        return None
+    from dataclasses import replace
+    from stores.sources import restart_point
+    start = restart_point(src.path, size, resumes_at)
+    return None if start is None else (replace(src, start=start), fmt, drafts)
+
+
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
-                      on_progress) -> IngestResult:
+                      on_progress, drafts_before: int | None = None) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -220,6 +251,8 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     # One with an unfinished last line is not: that line may complete.
     if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
+        if drafts_before is not None:                  # resumed: what was read again was counted before
+            drafts_seen = drafts_before + result.added + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
 
