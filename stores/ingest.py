@@ -6,7 +6,9 @@ reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
 every few minutes); so is one whose bad lines were reported once
-already (`recheck` reads it again)."""
+already (`recheck` reads it again). One that grew, in a format that can
+start mid-file (`resumes_at`: Claude Code), is parsed from a little before
+where its last clean ingest ended."""
 from __future__ import annotations
 
 import os
