@@ -71,9 +71,12 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None, recheck: bool = False,
+           embedder: str | None = None, recheck: bool = False, hold_open_tail: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
+    """`hold_open_tail` (live follow): drafts at the end of the file that may
+    still merge with lines not written yet (the blocks of a message being
+    streamed) are left for the next run, as an unfinished line is."""
     if format != "auto" and format not in DETECTION_ORDER:
         raise UsageError(f"unknown --format {format!r}; choose one of: auto, {', '.join(DETECTION_ORDER)}")
     if not paths:
@@ -97,7 +100,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
                                                     strict=strict, redact=redact, recheck=recheck, report=report,
-                                                    on_progress=on_progress)
+                                                    on_progress=on_progress, hold_open_tail=hold_open_tail)
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
                             result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
@@ -114,7 +117,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
                    session: str | None, strict: bool, redact: bool, recheck: bool, report,
-                   on_progress) -> IngestResult:
+                   on_progress, hold_open_tail: bool = False) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
     fingerprint = None if src.is_stdin else src.fingerprint()
@@ -130,18 +133,17 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             return result
     resumed = None if (recheck or strict or src.compressed or not fingerprint) else \
         _resume_point(src, ident, fingerprint, w.state, format)
+    common = dict(session=session, strict=strict, report=report, on_progress=on_progress,
+                  hold_open_tail=hold_open_tail)
     if resumed is not None:
         src, fmt, drafts_before = resumed
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=fmt,
-                                 session=session, strict=strict, report=report, on_progress=on_progress,
-                                 drafts_before=drafts_before)
+                                 drafts_before=drafts_before, **common)
     if not src.compressed:
-        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
     plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
     try:                                               # (the copy's time is now; the fingerprint has the file's)
-        return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+        return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:
         plain.path.unlink(missing_ok=True)
 
@@ -172,7 +174,7 @@ def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
 
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
-                      on_progress, drafts_before: int | None = None) -> IngestResult:
+                      on_progress, drafts_before: int | None = None, hold_open_tail: bool = False) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -236,7 +238,10 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 return _finish(result, sessions, AppendCounts())
             result.errors = 0
             sessions.clear()
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
+        stream = drafts(emit_errors=not strict)
+        if hold_open_tail:
+            stream = _holding_open_tail(stream, result)
+        counts = appender.append_stream(_counting(stream, result, on_progress, src.display),
                                         source_format=fmt, source_path=src.display)
     except TraceError:
         raise
@@ -257,6 +262,23 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             drafts_seen = drafts_before + result.added + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
+
+
+def _holding_open_tail(drafts: Iterator[Draft], result: IngestResult) -> Iterator[Draft]:
+    """All drafts but the file's last run of one merge group (a message whose
+    next block may be the next line written): held, counted as pending, so
+    the next run reads them with what follows and merges them as a one-shot
+    ingest would."""
+    held: list[Draft] = []
+    for d in drafts:
+        if held and d.merge_group == held[-1].merge_group:
+            held.append(d)
+            continue
+        yield from held
+        held = [d] if d.merge_group else []
+        if not d.merge_group:
+            yield d
+    result.pending += len(held)
 
 
 def _records(records, src: Source, result: IngestResult, report):

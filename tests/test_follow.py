@@ -60,7 +60,8 @@ def test_follow_of_a_file_written_line_by_line_by_another_process_ends_with_the_
                                  "--poll", "0.05", "--settle", "0.1", str(growing)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        writer = subprocess.run([sys.executable, "-c", _WRITER, str(source), str(growing), "0.04"], timeout=120)
+        # 0.4 s a line, the follower settling after 0.1 s: it ingests as the lines come, not once at the end
+        writer = subprocess.run([sys.executable, "-c", _WRITER, str(source), str(growing), "0.4"], timeout=120)
         assert writer.returncode == 0
         _wait_for(lambda: _count(store_dir) >= len(_one_shot(tmp_path, source)), 60)
     finally:
@@ -70,6 +71,7 @@ def test_follow_of_a_file_written_line_by_line_by_another_process_ends_with_the_
     assert b"stopped; every event read is on disk" in err
     reported = [orjson.loads(l) for l in out.splitlines()]
     assert sum(r["added"] for r in reported) == _count(store_dir)
+    assert len(reported) >= 5                      # many passes added events while the file grew
     assert _essence(Store(store_dir).events()) == _one_shot(tmp_path, source)
 
 
@@ -137,3 +139,20 @@ def test_rotation_reads_the_old_file_to_its_end_then_follows_the_new_one(tmp_pat
 def test_follow_of_stdin_is_a_usage_error():
     run = cli("ingest", "--follow", "-")
     assert run.code == 2 and "--follow needs files" in run.err
+
+
+def test_a_streamed_message_at_the_end_waits_for_its_next_block_or_for_the_file_to_stay_still(tmp_path, monkeypatch):
+    import stores.follow.tailer as tailer
+    monkeypatch.setattr(tailer, "HOLD_SECONDS", 0.3)
+    lines = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:4]))                  # ends with the first block of a streamed reply
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(path)], poll=0.01, settle=0, ingest_options={"embed": False})
+    kinds_seen = []
+
+    def look():
+        kinds_seen.append([e["kind"] for e in store.events()] if store.exists() else [])
+    _drive(follower, [look, lambda: time.sleep(0.4), lambda: None, look])
+    assert "assistant" not in kinds_seen[0]               # held: its next block may come
+    assert "assistant" in kinds_seen[-1]                  # still for HOLD_SECONDS: read

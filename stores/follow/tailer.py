@@ -6,7 +6,11 @@ Each poll compares every followed file's (inode, size, mtime) with what it
 was. A file that changed and then stayed still for `settle` seconds is
 ingested; so is one that keeps changing, every `max_delay` seconds, so a
 busy transcript never starves. Ingest reads the file afresh and adds only
-what is new; an unfinished last line waits for the next pass ("pending").
+what is new; an unfinished last line waits for the next pass ("pending"),
+and so do the drafts at the end that may still merge with lines not yet
+written (the blocks of a streamed message) until the file gains more or
+has been still for HOLD_SECONDS: so the log ends with the events a one-shot
+ingest of the finished file makes.
 
 The source moving under us is survived:
 - truncated (the size went down): ingested again from the top; lines
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+from itertools import groupby
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -32,6 +37,7 @@ from stores.sources import COMPRESSED_SUFFIXES, TRANSCRIPT_SUFFIXES, Source
 POLL_SECONDS = 0.5
 SETTLE_SECONDS = 1.0
 MAX_DELAY_SECONDS = 10.0
+HOLD_SECONDS = 10.0            # a message whose blocks stream in slower than this may end up split
 
 
 @dataclass
@@ -44,6 +50,7 @@ class _Watched:
     mtime_ns: int = -1
     changed_at: float | None = None    # first change not yet ingested
     last_change: float = 0.0
+    not_before: float = 0.0            # a held-back tail is read whole once the file has been still this long
 
     def close(self) -> None:
         if self.fd is not None:
@@ -114,8 +121,17 @@ class Follower:
                 w = self.state.watched[str(path)] = _Watched(path, str(path.resolve()))
             due.extend(self._check(w, now, final))
         if due:
+            # A file still within HOLD_SECONDS of its last change may be in the
+            # middle of a streamed message: its open tail waits (not on the last pass).
+            left = set()
+            holding = lambda src: not final and now - self._last_change(src) < HOLD_SECONDS
             try:
-                yield from self.store.ingest(due, **self.options)
+                # in order (a rotated-away file before its successor), one ingest per run of the same kind
+                for held, group in groupby(due, key=holding):
+                    for result in self.store.ingest(list(group), hold_open_tail=held, **self.options):
+                        if held and result.pending:
+                            left.add(result.source)
+                        yield result
             except StoreLocked:
                 # Another writer (a hook, cron): these files stay due for the next pass.
                 self.note("another writer holds the store; trying again on the next poll")
@@ -130,7 +146,14 @@ class Follower:
             for src in due:
                 w = self.state.watched.get(src.display)
                 if w is not None and src.path == w.path:
-                    w.changed_at = None
+                    if src.display in left:            # its open tail waits: look again once it has been still
+                        w.not_before = w.last_change + HOLD_SECONDS
+                    else:
+                        w.changed_at = None
+
+    def _last_change(self, src: Source) -> float:
+        w = self.state.watched.get(src.display)
+        return w.last_change if w is not None and src.path == w.path else 0.0
 
     def _files(self) -> list[Path]:
         out = []
@@ -176,9 +199,10 @@ class Follower:
                 self.note(f"{w.path}: truncated; reading it again from the top (lines already logged are skipped)")
             w.size, w.mtime_ns, w.last_change = st.st_size, st.st_mtime_ns, now
             w.changed_at = w.changed_at or now
+            w.not_before = 0.0                 # new lines: a held tail may be closed now
         if w.changed_at is not None and st.st_size > 0:
-            quiet = now - w.last_change >= self.settle
-            overdue = now - w.changed_at >= self.max_delay
+            quiet = now - w.last_change >= self.settle and now >= w.not_before
+            overdue = now - w.changed_at >= self.max_delay and now >= w.not_before
             if final or quiet or overdue:
                 due.append(Source(str(w.path), w.path, w.source_id,
                                   compressed=w.path.name.endswith(COMPRESSED_SUFFIXES)))
