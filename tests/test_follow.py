@@ -57,13 +57,14 @@ def test_follow_of_a_file_written_line_by_line_by_another_process_ends_with_the_
     growing.touch()
     store_dir = tmp_path / "followed"
     follower = subprocess.Popen([str(TRACE), "--store", str(store_dir), "ingest", "--follow", "--no-embed",
-                                 "--poll", "0.05", "--settle", "0.1", str(growing)],
+                                 "--poll", "0.05", "--settle", "0.05", str(growing)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        # 0.4 s a line, the follower settling after 0.1 s: it ingests as the lines come, not once at the end
-        writer = subprocess.run([sys.executable, "-c", _WRITER, str(source), str(growing), "0.4"], timeout=120)
+        # 0.25 s a line, the follower settling after 0.05 s: it ingests as the lines come, not once at the end
+        writer = subprocess.run([sys.executable, "-c", _WRITER, str(source), str(growing), "0.25"], timeout=120)
         assert writer.returncode == 0
-        _wait_for(lambda: _count(store_dir) >= len(_one_shot(tmp_path, source)), 60)
+        _wait_for(lambda: _count(store_dir) >= len(_one_shot(tmp_path, source)), 60,
+                  alive=lambda: follower.poll() is None)
     finally:
         follower.send_signal(signal.SIGTERM)
         out, err = follower.communicate(timeout=60)
@@ -79,11 +80,12 @@ def _count(store_dir: Path) -> int:
     return sum(1 for _ in Store(store_dir).events()) if (store_dir / "segments").is_dir() else 0
 
 
-def _wait_for(condition, seconds: float) -> None:
+def _wait_for(condition, seconds: float, alive=lambda: True) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if condition():
             return
+        assert alive(), "the follower exited early"
         time.sleep(0.05)
     raise AssertionError("timed out")
 
