@@ -149,3 +149,12 @@ def test_without_the_notes_api_the_continuity_tools_are_not_offered(needle_store
     async def body(s):
         return {t.name for t in (await s.list_tools()).tools}
     assert anyio.run(_session, needle_store[0], body) == {"recall", "show", "context"}
+
+
+@pytest.mark.skipif(not __import__("trace_cli.mcp_server", fromlist=["x"]).digest_available(),
+                    reason="the digest (stores.digest) is not in this tree yet: the digest tool is served once it is")
+def test_digest_tool_returns_the_stores_digest(needle_store):
+    async def body(s):
+        return _json(await s.call_tool("digest", {"max_lines": 20}))
+    out = anyio.run(_session, needle_store[0], body)
+    assert isinstance(out["text"], str) and out["lines"] <= 20

@@ -118,6 +118,11 @@ class TraceTools:
         return found if found is not None else {"session_id": session, "state": None,
                                                 "note": "no working state recorded for this session yet"}
 
+    def digest(self, max_lines: int) -> dict:
+        from stores.digest import render_store_digest
+        found = render_store_digest(self.store, max_lines=max_lines)
+        return {"text": found.text, "lines": found.lines, "facts": found.facts, "episodes": found.episodes}
+
     def context(self, session: str, budget: int = 8000, fmt: str = "text", query: str | None = None):
         from reducers.pack_formats import pack_in_format
         from stores.context import push_pack
@@ -176,7 +181,15 @@ def build_server(store) -> MCPServer:
 
     if continuity_available():
         _continuity_tools(server, tools)
+    if digest_available():
+        _digest_tool(server, tools)
     return server
+
+
+def digest_available() -> bool:
+    """The digest comes from the sweep/digest work (stores.digest); its tool is served once it exists."""
+    from importlib.util import find_spec
+    return find_spec("stores.digest") is not None
 
 
 def continuity_available() -> bool:
@@ -219,6 +232,17 @@ def _continuity_tools(server: MCPServer, tools: TraceTools) -> None:
     def state(session: Annotated[str, Field(min_length=1, description="The session id.")]) -> dict:
         try:
             return tools.state(session)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+
+def _digest_tool(server: MCPServer, tools: TraceTools) -> None:
+    @server.tool(description=(
+        "The store's digest: one line per durable fact the nightly sweep reconciled (with `trace show` pointers) "
+        "and recent episodes. Read it at the start of work to know what is already settled."))
+    def digest(max_lines: Annotated[int, Field(ge=5, le=1000, description="At most this many lines.")] = 80) -> dict:
+        try:
+            return tools.digest(max_lines)
         except TraceError as exc:
             raise _fail(exc) from None
 

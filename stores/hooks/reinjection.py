@@ -67,9 +67,16 @@ def _continuity(store, session_id: str) -> tuple[str | None, list[str] | None]:
     return (found or {}).get("text"), [n["text"] for n in list_notes(store, session=session_id, limit=20)][::-1]
 
 
-def _digest_lines(store) -> list[str]:
-    """The store's digest (`trace digest` output), when one was written."""
-    path = store.dir / "digest.md"
-    if not path.is_file():
+def _digest_lines(store, max_lines: int = 40) -> list[str]:
+    """The store's digest (the sweep's facts, one line each) when the digest
+    API is installed and the sweep has run; else nothing."""
+    from importlib.util import find_spec
+    if find_spec("stores.digest") is None:
         return []
-    return [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()][:40]
+    from stores.digest import render_store_digest
+    from stores.errors import TraceError
+    try:
+        text = render_store_digest(store, max_lines=max_lines).text
+    except TraceError:
+        return []
+    return [ln for ln in text.splitlines() if ln.strip()]
