@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from stores.store import Store
-from tests.helpers import cli, trace_events
+from tests.helpers import cli, trace_events, transcript_events
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 CC_SESSION = "5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60"
@@ -47,21 +47,20 @@ def test_a_stop_payload_ingests_the_named_transcript_incrementally(installed, tm
     transcript.write_bytes(b"".join(lines[:8]))
     first = _fire(installed["Stop"], _payload("Stop", transcript))
     assert first.returncode == 0 and first.stdout == b""
-    store = Store(tmp_path / "store")
-    after_first = [e["source"]["key"] for e in store.events()]
+    after_first = [e["source"]["key"] for e in transcript_events(tmp_path / "store")]
     assert after_first
 
     with open(transcript, "ab") as f:
         f.writelines(lines[8:])
     assert _fire(installed["SessionEnd"], _payload("SessionEnd", transcript, reason="exit")).returncode == 0
-    after_second = [e["source"]["key"] for e in store.events()]
+    after_second = [e["source"]["key"] for e in transcript_events(tmp_path / "store")]
     assert after_second[:len(after_first)] == after_first and len(after_second) > len(after_first)
 
     one_shot = tmp_path / "one-shot"
     assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
-    assert len(after_second) == sum(1 for _ in Store(one_shot).events())
+    assert len(after_second) == len(transcript_events(one_shot))
     assert _fire(installed["PreCompact"], _payload("PreCompact", transcript, trigger="auto")).returncode == 0
-    assert [e["source"]["key"] for e in store.events()] == after_second          # nothing new: nothing added
+    assert [e["source"]["key"] for e in transcript_events(tmp_path / "store")] == after_second   # nothing new
     assert not (tmp_path / "store" / "hooks.log").exists()
 
 

@@ -5,6 +5,7 @@ is an error naming the argument while the server keeps serving."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import anyio
@@ -30,7 +31,9 @@ def needle_store(tmp_path) -> tuple[Path, str]:
 async def _session(store_dir: Path, body):
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
-    params = StdioServerParameters(command=str(TRACE), args=["--store", str(store_dir), "mcp"])
+    # the SDK starts servers with a few safe variables only: hand on PYTHONPATH when a run sets it
+    extra = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+    params = StdioServerParameters(command=str(TRACE), args=["--store", str(store_dir), "mcp"], env=extra or None)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

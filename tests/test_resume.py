@@ -11,7 +11,7 @@ import pytest
 
 import stores.sources
 from stores.store import Store
-from tests.helpers import cli
+from tests.helpers import cli, transcript_events
 from trace_cli.bench.hooks_bench import _write_turns
 
 
@@ -20,7 +20,7 @@ def _essence(store_dir: Path) -> list[tuple]:
              orjson.dumps(e.get("tool"), option=orjson.OPT_SORT_KEYS),
              orjson.dumps(e.get("meta"), option=orjson.OPT_SORT_KEYS, default=str),
              e["source"].get("key"), tuple(e["source"].get("merged") or ()), e["source"].get("line"))
-            for e in Store(store_dir).events()]
+            for e in transcript_events(store_dir)]
 
 
 @pytest.fixture

@@ -6,8 +6,9 @@ Every tool is a thin wrapper over the same Python API the CLI uses; a
 TraceError comes back as a tool error carrying the CLI's one-line message,
 and the server keeps serving. Arguments the schema refuses are reported by
 the SDK naming the argument."""
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: the SDK reads the tools'
+# Annotated hints at registration, and some name values local to where the
+# tools are defined (the note categories).
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
