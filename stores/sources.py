@@ -263,8 +263,9 @@ def restart_point(path: Path, before: int, resumes_at, min_back: int = 0,
             except orjson.JSONDecodeError:
                 continue
             if resumes_at(record):
+                from stores.segments import _line_number     # the log's own line counter
                 offset = low + start
-                return offset, _count_newlines(f, offset)
+                return offset, _line_number(path, offset) - 1
     return None
 
 
@@ -274,18 +275,6 @@ def _newlines(data: bytes) -> list[int]:
         out.append(i)
         i = data.find(b"\n", i + 1)
     return out
-
-
-def _count_newlines(f, end: int) -> int:
-    f.seek(0)
-    count, left = 0, end
-    while left > 0:
-        block = f.read(min(_READ_CHUNK, left))
-        if not block:
-            break
-        count += block.count(b"\n")
-        left -= len(block)
-    return count
 
 
 def _line_length(f, start: int) -> int:
