@@ -10,7 +10,6 @@ from pathlib import Path
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import gemini_cli
 from reducers.formats.registry import detect_format
-from stores.store import Store
 from tests.helpers import cli, transcript_events
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "gemini-cli" / \
