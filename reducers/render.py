@@ -273,7 +273,8 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
                              seqs=[e["seq"] for e in view.system], part="system"))
     if view.task_states:                          # the latest task state is the live one
         task = view.task_states[-1]
-        fixed.append(Message("system", "## Task state\n" + task["text"], seqs=[task["seq"]], part="task"))
+        fixed.append(Message("system", "## Task state\n" + strip_recalled(task["text"]), seqs=[task["seq"]],
+                             part="task"))
         not_shown.update(e["seq"] for e in view.task_states[:-1])
     lines, seqs, used = [], [], 0
     for note in view.notes:                       # newest first, up to the cap

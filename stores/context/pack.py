@@ -60,6 +60,13 @@ class PushResult:
     def markers(self) -> list[dict]:
         return self._markers + ([self.pack.elision.as_json()] if self.pack.elision else [])
 
+    def formatted(self, fmt: str):
+        """The pack in a client's shape (openai, anthropic, text, json)."""
+        from reducers.pack_formats import pack_in_format
+        return pack_in_format(self.pack, fmt, self.session_id, self.markers, {
+            "cycle": self.cycle, "query": self.query, "overflow": self.overflow, "compacted": self.compacted,
+            "working_set_tokens": self.working_set_tokens, "read_events": self.read_events})
+
     _markers: list[dict] = field(default_factory=list, repr=False)
 
 

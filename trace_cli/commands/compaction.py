@@ -117,13 +117,13 @@ def register(app: typer.Typer) -> None:
         clear_at_least: Annotated[int, typer.Option("--clear-at-least", min=0, metavar="TOKENS",
                                                     help="Once clearing, clear at least this much.")] = 0,
     ) -> int:
-        from reducers.pack_formats import to_anthropic, to_json, to_openai, to_text
+        from reducers.pack_formats import PACK_FORMATS
         from reducers.retention import Retention
         from stores.context import push_pack
         from stores.errors import UsageError
         from trace_cli.app_state import state
 
-        if fmt not in ("openai", "anthropic", "text", "json"):
+        if fmt not in PACK_FORMATS:
             raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")
         st = state(ctx)
         out = st.output(True)
@@ -134,18 +134,11 @@ def register(app: typer.Typer) -> None:
                            protected=tuple(_protected(protect)))
         for note in result.notes:
             out.warn(note)
-        pack = result.pack
+        rendered = result.formatted(fmt)
         if fmt == "text":
-            out.raw(to_text(pack))
-        elif fmt == "openai":
-            out.emit(to_openai(pack))
-        elif fmt == "anthropic":
-            out.emit(to_anthropic(pack))
+            out.raw(rendered)
         else:
-            out.emit(to_json(pack, result.session_id, result.markers, {
-                "cycle": result.cycle, "query": result.query, "overflow": result.overflow,
-                "compacted": result.compacted, "working_set_tokens": result.working_set_tokens,
-                "read_events": result.read_events}))
+            out.emit(rendered)
         _record_render(st.store(out), out, result, fmt=fmt, budget=budget, query=query)
         return 0
 
