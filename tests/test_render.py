@@ -75,14 +75,21 @@ def test_a_budget_below_the_smallest_pack_names_the_minimum_and_the_minimum_work
     assert_valid(_pack(items, err.value.needed), items, err.value.needed)
 
 
-def test_a_current_turn_larger_than_the_budget_is_cut_never_emptied():
-    items = turn(1, 0)[:1]                             # one prompt, then 40 tool pairs in the same turn
-    for k in range(40):
+def _agentic_turn(pairs: int, words: int) -> list[dict]:
+    """One prompt (seq 1) and `pairs` tool calls with their results (seqs 10, 11, 12, …) in one turn."""
+    items = turn(1, 0)[:1]
+    for k in range(pairs):
         call, result = [dict(e) for e in turn(10 + 2 * k, 0)[1:3]]
+        text = f"result {k} " * words
         call.update(seq=10 + 2 * k, id=f"c{k}", tool={**call["tool"], "call_id": f"k{k}"})
-        result.update(seq=11 + 2 * k, id=f"r{k}", tool={**result["tool"], "call_id": f"k{k}"},
-                      text=f"result {k} " * 60, tokens=count_tokens(f"result {k} " * 60))
+        result.update(seq=11 + 2 * k, id=f"r{k}", tool={**result["tool"], "call_id": f"k{k}"}, text=text,
+                      tokens=count_tokens(text))
         items += [call, result]
+    return items
+
+
+def test_a_current_turn_larger_than_the_budget_is_cut_never_emptied():
+    items = _agentic_turn(pairs=40, words=60)            # one prompt, then 40 tool pairs in the same turn
     for budget in (300, 900, 2500):
         pack = _pack(items, budget)
         assert_valid(pack, items, budget)
@@ -92,13 +99,7 @@ def test_a_current_turn_larger_than_the_budget_is_cut_never_emptied():
 
 
 def test_a_long_agentic_turn_in_history_goes_a_stretch_at_a_time_oldest_first():
-    items = turn(1, 0)[:1]                             # one prompt, 60 tool pairs, then the next prompt
-    for k in range(60):
-        call, result = [dict(e) for e in turn(10 + 2 * k, 0)[1:3]]
-        call.update(seq=10 + 2 * k, id=f"c{k}", tool={**call["tool"], "call_id": f"k{k}"})
-        result.update(seq=11 + 2 * k, id=f"r{k}", tool={**result["tool"], "call_id": f"k{k}"},
-                      text=f"result {k} " * 40, tokens=count_tokens(f"result {k} " * 40))
-        items += [call, result]
+    items = _agentic_turn(pairs=60, words=40)            # one prompt, 60 tool pairs, then the next prompt
     items.append({**items[0], "seq": 500, "id": "next", "turn_id": "s/t1", "text": "now write the summary"})
     pack = _pack(items, 3000)
     assert_valid(pack, items, 3000)
