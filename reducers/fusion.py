@@ -80,6 +80,7 @@ class Candidate:
     chars: int = 0
     hop: int = 1
     task: float = 1.0
+    tuning: float = 1.0                          # the nightly reflection's term boosts (reducers/reflection.py)
     sup: float = 0.0
     f: tuple = ()                                # the features, in FEATURES order
     rec: float = 0.0                             # recency in [0, 1]
@@ -156,6 +157,8 @@ def settle_all(cands: list[Candidate], weights: dict | None = None, bias: float 
             z += wi * xi
         if c.task != 1.0:
             z += math.log(c.task)
+        if c.tuning != 1.0:
+            z += math.log(c.tuning)
         if c.sup:
             z += math.log(max(1.0 - c.sup, 1e-6))       # ledger demotion
         c.z = z if z > c.floor else c.floor
@@ -172,6 +175,8 @@ def shown_scores(c: Candidate) -> dict:
     for people, recency, task), every feature and the logit."""
     out = {"fulltext": round(squash(c.bm25), 4), "vector": None if c.cosine is None else round(c.cosine, 4),
            "recency": round(c.rec, 4), "task": round(c.task * (1 - c.sup), 4)}
+    if c.tuning != 1.0:
+        out["tuning"] = round(c.tuning, 4)
     out.update({name: round(v, 4) for name, v in zip(FEATURES, c.f)})
     out["logit"] = round(c.z, 4)
     out["p_hit"] = round(c.p_hit, 4)

@@ -212,6 +212,21 @@ class FulltextSearch:
         index = self.open()
         return index.searcher().doc_freq("kind", kind) if index is not None else 0
 
+    def newest(self, kinds: list[str], session: str | None = None, limit: int = 1000) -> list[FulltextHit]:
+        """The newest events of these kinds (in one session, or all), newest first."""
+        import tantivy
+        index = self.open()
+        if index is None:
+            return []
+        schema = index.schema
+        parts = [(tantivy.Occur.Must, tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
+        if session:
+            parts.append((tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)))
+        searcher = index.searcher()
+        res = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False, order_by_field="seq")
+        return self._hits(searcher, [(0.0, addr) for _, addr in res.hits])
+
     def _run(self, query, filters: Filters | None, limit: int) -> list[FulltextHit]:
         import tantivy
         index = self.open()

@@ -18,8 +18,14 @@ _RANGE = re.compile(r"^(\d+)\s*(?:\.\.|-|–)\s*(\d+)$")
 
 def parse_selector(text: str) -> tuple[str, object]:
     """'812' -> ('seq', 812); '812..947' -> ('range', (812, 947));
-    a 26-char ULID -> ('id', ...)."""
+    '3..9,12,20..31' -> ('ranges', [(3, 9), (12, 12), (20, 31)]) (what a
+    marker names when its events are not one run); a 26-char ULID -> ('id', ...)."""
     text = text.strip()
+    if "," in text:
+        parts = [parse_selector(p) for p in text.split(",") if p.strip()]
+        if not parts or any(kind not in ("seq", "range") for kind, _ in parts):
+            raise UsageError(f"{text!r}: a list takes seqs and ranges only, e.g. 3..9,12,20..31")
+        return "ranges", sorted((v, v) if kind == "seq" else v for kind, v in parts)
     if text.isdigit():
         return "seq", int(text)
     m = _RANGE.match(text)
@@ -33,12 +39,50 @@ def parse_selector(text: str) -> tuple[str, object]:
     raise UsageError(f"{text!r} is not a seq (812), a range (812..947) or an event id (26 chars)")
 
 
+def select_events(store, selector: str | None = None, session: str | None = None, marker: str | None = None,
+                  tail: int | None = None) -> list[dict]:
+    """`trace show`'s selection: a seq, range or id (within `session` when
+    given), a session's events (its last `tail`), or a marker's evicted
+    events. Usage errors and "nothing matches" raise with the fix named."""
+    from stores.errors import TraceError
+    if marker and (selector or session) or not (selector or session or marker):
+        raise UsageError("give SELECTOR (seq, range, id), --session ID, both (a range within a session) "
+                         "or --marker ID alone")
+    if tail and not session:
+        raise UsageError("--tail goes with --session")
+    if selector:
+        parse_selector(selector)               # a malformed selector is a usage error, store or not
+    store.require()
+    if session:
+        from stores.sessions import resolve_session
+        session = resolve_session(store, session)      # a unique prefix names its session
+    if marker:
+        events = marker_events(store, marker)
+    elif selector:
+        events = [e for e in events_by_selector(store, selector) if not session or e["session_id"] == session]
+        events = events[-tail:] if tail else events
+    else:
+        events = list(session_events(store, session, tail))
+    if not events:
+        what = " ".join(filter(None, (selector, session and f"in session {session}", marker and f"marker {marker}")))
+        raise TraceError(f"no event matches {what}; `trace sessions` lists sessions, `trace stats` the last seq")
+    return events
+
+
 def events_by_selector(store, selector: str) -> list[dict]:
     kind, value = parse_selector(selector)
     if kind == "seq":
         return list(iter_events(store.segments_dir, value, value))
     if kind == "range":
         return list(iter_events(store.segments_dir, *value))
+    if kind == "ranges":
+        out, last = [], 0
+        for a, b in value:
+            a = max(a, last + 1)                    # overlapping ranges print each event once
+            if a <= b:
+                out.extend(iter_events(store.segments_dir, a, b))
+                last = b
+        return out
     found = event_by_id(store, value)
     return [found] if found else []
 

@@ -59,17 +59,30 @@ def _global(
 
 
 COMMAND_MODULES = ("ingest", "recall", "compaction", "show", "export", "inspect", "sessions", "indexes", "verify",
-                   "cron", "bench")
+                   "cron", "digest", "bench", "mcp")
 # Commands that scripts and hooks start once per call, built alone: turning
 # every command's signature into click parameters costs more than a whole
 # fulltext recall (~0.1 s of a cold start).
 ALONE = {"recall": "recall"}
 
 
+def _add_groups(group: typer.Typer) -> None:
+    """The command groups (each a Typer sub-app of its own module)."""
+    from trace_cli.commands import anatomy, notes, sweep, working_state
+    from trace_cli.commands.hooks import hooks_app
+    group.add_typer(sweep.sweep_app, name="sweep")
+    group.add_typer(notes.note_app, name="note")
+    group.add_typer(working_state.state_app, name="state")
+    group.add_typer(anatomy.app)
+    group.add_typer(hooks_app, name="hooks")
+
+
 def _register(group: typer.Typer, modules=COMMAND_MODULES) -> None:
     import importlib
     for name in modules:
         importlib.import_module(f"trace_cli.commands.{name}").register(group)
+    if modules is COMMAND_MODULES:
+        _add_groups(group)
 
 
 _full_app: typer.Typer | None = None

@@ -25,9 +25,9 @@ def looks_exact(query: str) -> bool:
     text = query.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
         return True
-    if exact_query_terms(text):
-        return True
-    return len(words(text)) >= 3 and not text.endswith("?") and not _QUESTION.match(text)
+    if text.endswith("?") or _QUESTION.match(text):
+        return False            # a question naming an identifier asks about it; it is not the string sought
+    return bool(exact_query_terms(text)) or len(words(text)) >= 3
 
 
 def phrase_of(query: str) -> str:

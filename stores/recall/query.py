@@ -14,6 +14,9 @@ from stores.fulltext_search import Filters
 MAX_QUERY_CHARS = 10_000        # a longer query is cut...
 TRUNCATED_QUERY_CHARS = 2_000   # ...to its first 2,000 characters
 MODES = ("hybrid", "fulltext", "vector")
+# TRACE's own working-state snapshots quote the requests they summarise (a
+# question would find its own echo first): recalled only when --kind names them.
+UNASKED_KINDS = frozenset({"task_state"})
 
 
 @dataclass
@@ -29,6 +32,13 @@ class RecallQuery:
     min_score: float | None = None
     mmr: float = 1.0
     query_id: str | None = None
+    # Events the caller already shows (the pack's view): left out before the
+    # scores are calibrated, so what is left is scored against itself.
+    exclude: frozenset[int] = frozenset()
+
+    def shown(self, seq: int, kind: str) -> bool:
+        """Whether a found event may be returned (see UNASKED_KINDS, exclude)."""
+        return seq not in self.exclude and (bool(self.kinds) or kind not in UNASKED_KINDS)
 
     def validate(self) -> list[str]:
         """Raise on usage errors (and NoResult for a query with nothing to

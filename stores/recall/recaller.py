@@ -31,6 +31,7 @@ import orjson
 from reducers.calibration import WINDOW, answerable, query_features, window_scores
 from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
                              similarity_matrix, task_factor)
+from reducers.reflection import apply_tuning
 from reducers.snippets import snippet
 from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
@@ -40,6 +41,7 @@ from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
 from stores.segments import read_event_at
+from stores.sweep.tuning import load_boosts
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
 
@@ -66,6 +68,7 @@ class Recaller:
         self.fulltext = FulltextIndex(store.dir)
         self._vectors = None
         self._ledger: dict[int, str] | None = None
+        self._tuning: dict[str, float] | None = None
         self._tasks: dict[str, set[str]] = {}
         self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
@@ -140,6 +143,8 @@ class Recaller:
         if q.hops == 2 and ranked:
             from stores.recall.hops import second_hop
             ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
+        ranked = [c for c in ranked if q.shown(c.seq, c.kind)]
+        exact = [c for c in exact if q.shown(c.seq, c.kind)]
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked[:3]], [c.f[3] > 0 for c in ranked],
@@ -210,16 +215,19 @@ class Recaller:
             mark = marks.get(c.seq)
             c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
         ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms))
-        if self._tasks_known():
-            # The task lifts a logit by at most log 1.25: it reorders near
-            # ties among the best, which are read to be shown anyway.
+        tasks, boosts = self._tasks_known(), self.tuning
+        if tasks or boosts:
+            # The task lifts a logit by at most log 1.25, the reflection's
+            # boosts by at most log MAX_FACTOR: they reorder near ties among
+            # the best, which are read to be shown anyway.
             top = ranked[:q.k + TASK_EXTRA]
             self._read(top)
-            for c in top:
+            for c in top if tasks else ():
                 e = self._events.get(c.seq)
                 task_terms = self._task_terms(e["session_id"]) if e is not None else None
                 if task_terms:
                     c.task = task_factor(set(words((e.get("text") or "")[:20_000])), task_terms)
+            apply_tuning(top, self._events, boosts)
             settle_all(top)
             ranked.sort(key=lambda c: (-c.z, c.seq))
         return ranked
@@ -302,6 +310,12 @@ class Recaller:
         if self._ledger is None:
             self._ledger = ledger_marks(self.store.dir)
         return self._ledger
+
+    @property
+    def tuning(self) -> dict[str, float]:
+        if self._tuning is None:
+            self._tuning = load_boosts(self.store.dir)
+        return self._tuning
 
     def _tasks_known(self) -> bool:
         """Whether the store holds any task state or todo call at all (most
