@@ -46,6 +46,7 @@ the order of the score they print."""
 from __future__ import annotations
 
 import math
+from operator import mul
 from dataclasses import dataclass, field
 
 BM25_SCALE = 20.0
@@ -124,16 +125,20 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
     per_ms = math.log(2) / (HALF_LIFE_DAYS * 86_400_000)
     inv_total = 1.0 / (total_idf or 1.0)
     inv_scale = 1.0 / BM25_SCALE
+    inv_sub = 1.0 / SUBSTANCE_CHARS
     for c in cands:
         gp, bm = c.gp, c.bm25
         top = best2[gp >> 32]
+        held = c.held * inv_total
+        chars = c.chars
+        cos = c.cosine
         c.f = (bm * inv_scale,
-               min(c.held * inv_total, 1.0),
-               (c.cosine - median) if c.cosine is not None else 0.0,
-               1.0 if c.speaker_key and c.speaker_key in named else 0.0,
+               held if held < 1.0 else 1.0,
+               cos - median if cos is not None else 0.0,
+               1.0 if c.speaker_key in named and c.speaker_key else 0.0,
                (get(gp - 1, 0.0) + get(gp + 1, 0.0)) * inv_total,
                (get(gp - 2, 0.0) + get(gp + 2, 0.0)) * inv_total,
-               min(c.chars, SUBSTANCE_CHARS) / SUBSTANCE_CHARS,
+               (chars if chars < SUBSTANCE_CHARS else SUBSTANCE_CHARS) * inv_sub,
                max(vget(gp - 1, 0.0), vget(gp + 1, 0.0)),
                (top[1] if bm >= top[0] else top[0]) * inv_total,
                bm * inv_top,
@@ -151,18 +156,19 @@ def settle_all(cands: list[Candidate], weights: dict | None = None, bias: float 
     ws = [w.get(name, 0.0) for name in FEATURES]
     b = BIAS if bias is None else bias
     rec = W_REC if "recency" not in w else w["recency"]
+    log, exp = math.log, math.exp
     for c in cands:
-        z = b + rec * c.rec
-        for wi, xi in zip(ws, c.f):
-            z += wi * xi
+        z = b + rec * c.rec + sum(map(mul, ws, c.f))        # the weighted sum in C: this runs for every candidate
         if c.task != 1.0:
-            z += math.log(c.task)
+            z += log(c.task)
         if c.tuning != 1.0:
-            z += math.log(c.tuning)
+            z += log(c.tuning)
         if c.sup:
-            z += math.log(max(1.0 - c.sup, 1e-6))       # ledger demotion
-        c.z = z if z > c.floor else c.floor
-        c.score = sigmoid(c.z)
+            z += log(max(1.0 - c.sup, 1e-6))       # ledger demotion
+        if z < c.floor:
+            z = c.floor
+        c.z = z
+        c.score = 1.0 / (1.0 + exp(-z)) if z > -700.0 else 0.0
 
 
 def features(c: Candidate) -> dict:
