@@ -3,6 +3,8 @@ following identifiers, every hit carries scores to gate on, and no query
 string can break it."""
 from __future__ import annotations
 
+import os
+
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -234,6 +236,10 @@ def test_session_filter_takes_a_unique_prefix(tmp_path):
     hits = cli("recall", "config", "--session", prefix).lines()
     assert hits and {h["session_id"] for h in hits} == {target}
     assert cli("recall", "config", "--session", "no-such-session").code == 1
+    common = os.path.commonprefix(sessions)                 # ids are "<file stem>-<hash>": "a-" fits all three
+    assert len(common) >= 2
+    run = cli("recall", "config", "--session", common)
+    assert run.code == 1 and "ambiguous" in run.err and all(s in run.err for s in sessions)
 
 
 def test_recalled_context_block_stays_within_its_cap(tmp_path):

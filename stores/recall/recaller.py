@@ -56,7 +56,8 @@ COVER = 1.0                     # the lexical query adds COVER × the IDF of eac
 CTX_BOOST = 0.0
 CTX_FALLBACK = 0.5
 FEW_MATCHES = 10
-TASK_EXTRA = 5                  # the session's open task is weighed for the best k + this many
+TASK_EXTRA = 5                  # the session's open task is weighed for the best k + this many...
+TASK_CHARS = 4_000              # ...by the task's terms in the head of each (tokenizing 20k cost 2 ms a query)
 SNIPPET_ARTIFACT_BYTES = 2_000_000   # of an artifact-backed hit's full text, for its snippet
 VECTOR_CATCH_UP_LIMIT = 10_000
 
@@ -226,7 +227,7 @@ class Recaller:
                 e = self._events.get(c.seq)
                 task_terms = self._task_terms(e["session_id"]) if e is not None else None
                 if task_terms:
-                    c.task = task_factor(set(words((e.get("text") or "")[:20_000])), task_terms)
+                    c.task = task_factor(set(words((e.get("text") or "")[:TASK_CHARS])), task_terms)
             apply_tuning(top, self._events, boosts)
             settle_all(top)
             ranked.sort(key=lambda c: (-c.z, c.seq))
