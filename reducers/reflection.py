@@ -3,7 +3,7 @@ last sweep, find the queries recall served badly, and learn bounded term
 boosts that recall applies next time.
 
 - A query is *empty* when it returned nothing and *weak* when its best
-  fused score stayed under WEAK_SCORE.
+  score (recall's calibrated probability) stayed under WEAK_SCORE.
 - A content word of such queries that the store does hold (document
   frequency > 0, so ranking, not absence, is the problem) and that recurs
   in at least MIN_QUERIES of them gets its boost raised by STEP, up to
