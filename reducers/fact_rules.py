@@ -6,9 +6,11 @@ value it replaces. The shapes are how people state settings and choices in
 agent sessions, not one transcript's wording:
 
   config        set/change/switch/bump/raise X (from A) to B · X is now B ·
-                X has been changed to B · X defaults to B · X should be B ·
-                KEY=value in prose
-  decision      let's / we'll go with A (for X) · use A for X · use A
+                X has been changed to B · X was moved/raised to B · X
+                defaults to B · X should be B · the <setting> X is B (B a
+                name, number or code, not a state) · KEY=value in prose
+  decision      let's / we'll go with A (for X) · for X, we'll go with /
+                use A · use A for X (after all) · use A
                 instead of B · switch/migrate from B to A · we decided to
                 use A (for X) · decided on A · chose / settled on A ·
                 decision: …
@@ -53,6 +55,8 @@ _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|
                 r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
 _PAST_CHANGE = (r"(?:set|changed|switched|updated|bumped|raised|lowered|increased|decreased|reduced|moved|"
                 r"upgraded|downgraded|pinned|configured)")
+# Words that may close a sentence after its subject: "use NATS for the queue after all".
+_TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
 _WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
 _COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
               r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
@@ -92,8 +96,12 @@ class Rule:
     setting: bool = False         # a setting: its subject must be specific, its value plain
 
 
-def _subject_value(m: re.Match, sentence: str):
-    subj = tidy_subject(_SUBJECT_START.sub("", m.group("subj")))
+_AUXILIARY = re.compile(r"(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
+
+
+def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = None):
+    subj = _SUBJECT_START.sub("", m.group("subj"))
+    subj = tidy_subject(trailing.sub("", subj) if trailing else subj)
     if subj is None:
         return None
     old = m.groupdict().get("old")
@@ -190,7 +198,12 @@ RULES: tuple[Rule, ...] = (
     Rule("go-with-instead", "decision",
          _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("go-with-for", "decision", _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
+    Rule("go-with-for", "decision", _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
+         _value_only, allow_plan=True),
+    Rule("for-x-go-with", "decision",
+         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
+             rf"(?:the\s+|our\s+)?{_SUBJ},?\s+(?:{_WE}\s+)?"
+             rf"(?:(?:go|going|went|stick|sticking)\s+with|use|using|pick|picked|chose|choose|settled on)\s+{_VAL}"),
          _value_only, allow_plan=True),
     Rule("go-with", "decision", _rx(rf"\b{_WE}\s+(?:go|going|stick|sticking)\s+with\s+{_VAL}"),
          _value_only, allow_plan=True),
@@ -198,7 +211,7 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
     Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
-                                    rf"(?:the\s+)?{_SUBJ}$"),
+                                    rf"(?:the\s+)?{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("switch-from-to", "decision",
          _rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
@@ -208,7 +221,7 @@ RULES: tuple[Rule, ...] = (
          allow_plan=True),
     Rule("decided-for", "decision",
          _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+"
-             rf"(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
+             rf"(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
          _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
@@ -232,6 +245,10 @@ RULES: tuple[Rule, ...] = (
     Rule("has-been-changed", "config",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{_PAST_CHANGE}\s+(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
          _subject_value, setting=True),
+    Rule("moved-to", "config",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{_PAST_CHANGE}\s+"
+             rf"(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
+         lambda m, s: _subject_value(m, s, trailing=_AUXILIARY), setting=True),
     Rule("is-now", "config",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
          _subject_value, setting=True),
@@ -255,6 +272,13 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"{_SUBJ_BEFORE}\s+(?:lives|is defined|is implemented|is located|now lives|is)\s+in\s+"
              rf"(?P<val>`?[\w./-]+\.\w{{1,8}}`?)"),
          _subject_value),
+    # "the staging DB host is db-staging-01": a setting noun heads the subject and
+    # the value looks like one (a name, a number, code), not a state ("empty")
+    Rule("setting-is", "config",
+         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note)[,:\s]+)?(?:the\s+|our\s+)?{_SUBJ_BEFORE}\s+(?:is|are)\s+"
+             rf"(?P<val>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){{0,3}})|"
+             rf"(?=\S*(?:\d|(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)$"),
+         _subject_value, setting=True, max_value_words=4),
     # -- issues
     Rule("bug-in", "issue",
          _rx(rf"\bthere(?:'s| is| was)\s+an?\s+(?:bug|issue|problem|regression)\s+(?:in|with)\s+{_SUBJ}"
@@ -287,7 +311,8 @@ _TRIGGERS = {
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
-    "is-now": ("now",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
+    "is-now": ("now",), "moved-to": ("to",), "setting-is": (" is ", " are "),
+    "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
     "component-uses": ("uses", "runs on", "talks to", "stores"),
     "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),
