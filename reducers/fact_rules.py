@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
-from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value, label_of,
-                                norm_key, norm_value, plain_value, specific_subject, tidy_subject)
+from reducers.fact_keys import (REFERENTS, SETTING_NOUNS, STATES, FactCandidate, clean, clip, good_subject, good_value,
+                                label_of, norm_key, norm_value, plain_value, specific_subject, tidy_subject)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -57,6 +57,10 @@ _PAST_CHANGE = (r"(?:set|changed|switched|updated|bumped|raised|lowered|increase
                 r"upgraded|downgraded|pinned|configured)")
 # Words that may close a sentence after its subject: "use NATS for the queue after all".
 _TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
+# A value that looks like a setting's: quoted, Capitalised words (a product),
+# code-like, or a number with its unit; not a state word ("empty", "stale").
+_SETTING_VAL = (r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){0,3})|"
+                r"[\w.+-]*\d[\w.+-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
 _WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
 _COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
               r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
@@ -94,6 +98,7 @@ class Rule:
     allow_negation: bool = False
     max_value_words: int = 6
     setting: bool = False         # a setting: its subject must be specific, its value plain
+    said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
 
 
 _AUXILIARY = re.compile(r"(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
@@ -106,6 +111,17 @@ def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = Non
         return None
     old = m.groupdict().get("old")
     return norm_key(subj), _value(m.group("val")), _value(old) if old else None, False
+
+
+def _named_setting(m: re.Match, sentence: str):
+    """A label that names a setting in words ("Max connections"), not a
+    file or an identifier listed with its path."""
+    built = _subject_value(m, sentence)
+    if built is None or not any(w in SETTING_NOUNS for w in built[0].split()[-2:]):
+        return None
+    if m.group("subj").strip().lower() in built[1].lower():
+        return None                                  # ".env: apps/web/.env": a file listed with its path
+    return built
 
 
 def _value_only(m: re.Match, sentence: str):
@@ -198,7 +214,7 @@ RULES: tuple[Rule, ...] = (
     Rule("go-with-instead", "decision",
          _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("go-with-for", "decision", _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
+    Rule("go-with-for", "decision", _rx(rf"(?:\b{_WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("for-x-go-with", "decision",
          _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
@@ -210,7 +226,7 @@ RULES: tuple[Rule, ...] = (
     Rule("use-instead", "decision",
          _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
+    Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using|keep|keeping)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
                                     rf"(?:the\s+)?{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("switch-from-to", "decision",
@@ -220,8 +236,8 @@ RULES: tuple[Rule, ...] = (
     Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
-         _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+"
-             rf"(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
+         _rx(rf"\b(?:we|i)(?:'re|\s+are)?\s+(?:have\s+|'ve\s+)?(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
+             rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
          _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
@@ -275,9 +291,14 @@ RULES: tuple[Rule, ...] = (
     # "the staging DB host is db-staging-01": a setting noun heads the subject and
     # the value looks like one (a name, a number, code), not a state ("empty")
     Rule("setting-is", "config",
-         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note)[,:\s]+)?(?:the\s+|our\s+)?{_SUBJ_BEFORE}\s+(?:is|are)\s+"
-             rf"(?P<val>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){{0,3}})|"
-             rf"(?=\S*(?:\d|(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)$"),
+         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note|update)[,:\s]+)?(?:the\s+|our\s+)?{_SUBJ_BEFORE}\s+(?:is|are)\s+"
+             rf"{_SETTING_VAL}{_TAIL}$"),
+         _subject_value, setting=True, max_value_words=4),
+    # "Max connections: 500", "New timeout: 45 seconds": a label and its value
+    Rule("setting-label", "config", _rx(rf"^(?:new\s+)?{_SUBJ_BEFORE}\s*:\s*{_SETTING_VAL}$"),
+         _named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
+    # "make the retry count 5": make as set, only with a value that looks like one
+    Rule("make-it", "config", _rx(rf"\bmake\s+(?:the\s+)?{_SUBJ}\s+{_SETTING_VAL}{_TAIL}$"),
          _subject_value, setting=True, max_value_words=4),
     # -- issues
     Rule("bug-in", "issue",
@@ -306,12 +327,12 @@ _TRIGGERS = {
     "prefer-over": ("prefer",), "prefer": ("prefer",), "my-preferred": ("preferred", "favorite", "favourite"),
     "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
     "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
-    "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using"),
-    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided",), "decided": ("decided",),
+    "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using", "keep"),
+    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
-    "is-now": ("now",), "moved-to": ("to",), "setting-is": (" is ", " are "),
+    "is-now": ("now",), "moved-to": ("to",), "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
     "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
     "component-uses": ("uses", "runs on", "talks to", "stores"),
@@ -338,6 +359,8 @@ _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To 
 
 
 def _admissible(rule: Rule, sentence: str, speaker: str) -> bool:
+    if rule.said_by and speaker not in rule.said_by:
+        return False
     if sentence.endswith(("?", ":")) or _QUESTION_START.match(sentence) or _PURPOSE_OR_LEAD_IN.match(sentence):
         return False                 # a question, a condition, a heading introducing a list, a purpose
     if speaker == "assistant" and rule.type in ("config", "decision", "architecture") and _IMPERATIVE.match(sentence):
