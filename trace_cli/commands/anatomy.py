@@ -115,14 +115,14 @@ def replay(
         out.note(f"wrote {html_file} ({len(page.encode()):,} bytes)")
         if turn is None:
             return 0
+    result = store.replay(session, turn=turn, window=window)
     if turn is not None:
-        shown = api.turn(store, session, turn, window)
         if out.json:
-            out.emit(shown)
+            out.emit(result.turn)
         else:
-            _print_turn(out, shown)
+            _print_turn(out, result.turn)
         return 0
-    rows = api.replay(store, session, window)
+    rows = result.calls
     if out.json:
         out.emit_many(rows)
         return 0
