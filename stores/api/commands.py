@@ -121,13 +121,16 @@ class CommandMethods:
         return SessionList(list_sessions(self, source=source, since=since, grep=grep))
 
     def state(self, session: str) -> WorkingStateResult:
-        """A session's latest working state; NoResult (exit 3) when it has none."""
+        """A session's latest working state (a unique prefix of its id will
+        do); NoResult (exit 3) when it has none."""
         from stores.context.sessions import require_session
         from stores.errors import NoResult
         from stores.working_state import working_state
         found = working_state(self, session)
         if found is None:
-            require_session(self, session)
+            session = require_session(self, session)
+            found = working_state(self, session)
+        if found is None:
             raise NoResult(f"no working state for session {session!r} yet: it is kept when the session is "
                            f"ingested (not with --no-state)")
         return from_dict(WorkingStateResult, found)
@@ -137,13 +140,28 @@ class CommandMethods:
     def add_note(self, text: str, category: str, session: str | None = None, *, wait: float = 0.0) -> Note:
         """Append a note (global without a session); it is never evicted."""
         from stores.notes import add_note
-        return from_dict(Note, add_note(self, text, category, session, wait=wait))
+        return from_dict(Note, add_note(self, text, category, self._note_session(session), wait=wait))
 
     def notes(self, session: str | None = None, *, category: str | None = None,
               limit: int | None = None) -> NoteList:
         """Notes, newest first: a session's own and the global ones, or all."""
         from stores.notes import list_notes
-        return NoteList([from_dict(Note, n) for n in list_notes(self, session=session, category=category, limit=limit)])
+        notes = list_notes(self, session=self._note_session(session), category=category, limit=limit)
+        return NoteList([from_dict(Note, n) for n in notes])
+
+    def _note_session(self, text: str | None) -> str | None:
+        """A unique prefix of a session the store holds names that session;
+        other text is a session id as given (a note may come before its
+        session's first event). An ambiguous prefix is an error."""
+        if not text or not self.exists():
+            return text
+        from stores.context.sessions import known_sessions
+        sessions = known_sessions(self)
+        matches = [s for s in sessions if s.startswith(text)] if text not in sessions else [text]
+        if len(matches) > 1:
+            from stores.sessions import resolve_session
+            resolve_session(self, text)                 # raises, listing the candidates
+        return matches[0] if matches else text
 
     # -- long-term memory -------------------------------------------------------
 

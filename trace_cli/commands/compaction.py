@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         "event stays in the log: `trace recall` or `trace show A..B` brings it back. Exits 1, saying what "
         "stopped it, when the budget cannot be reached. With --auto it compacts only when the working set "
         "has passed 75% of --window (for cron or a hook).\n\n"
-        "Example:  trace compact --session 4f1c… --budget 4000 --dry-run"))
+        "Example:  trace compact --session 5b1f0c2e --budget 4000 --dry-run"))
     def compact(
         ctx: typer.Context,
         session: SessionReq,
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         "Reads only the session's tail, whatever the session or store size. Exits 1 naming the smallest "
         "possible pack when even that exceeds --budget. Each render leaves an anatomy record of exactly "
         "what it sent (`trace anatomy replay`).\n\n"
-        "Example:  trace context --session 4f1c… --budget 8000 --window 200000 --format openai"))
+        "Example:  trace context --session 5b1f0c2e --budget 8000 --window 200000 --format openai"))
     def context(
         ctx: typer.Context,
         session: SessionReq,

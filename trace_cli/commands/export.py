@@ -11,7 +11,7 @@ def register(app: typer.Typer) -> None:
         "Write the log (or one session) as JSON Lines in the `trace` format, with each artifact's "
         "content inlined as artifact_content (and an event's images and documents as "
         "attachments_content). `trace ingest --format trace` reads it back and adds nothing twice.\n\n"
-        "Example:  trace export --session 4f1c… > session.trace.jsonl"))
+        "Example:  trace export --session 5b1f0c2e > session.trace.jsonl"))
     def export(
         ctx: typer.Context,
         session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session.")] = None,

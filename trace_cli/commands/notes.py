@@ -21,7 +21,7 @@ CategoryOpt = Annotated[str, typer.Option("--category", "-c", metavar="task|deci
     "note is global: for every session.\n\n"
     "Examples:\n\n"
     "  trace note add --category decision \"squash-merge PRs; never rebase shared branches\"\n\n"
-    "  echo \"staging DB is read-only until Friday\" | trace note add -c context -s 4f1c…"))
+    "  echo \"staging DB is read-only until Friday\" | trace note add -c context -s 5b1f0c2e"))
 def add(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(metavar="TEXT", help="The note (- for stdin).")] = None,

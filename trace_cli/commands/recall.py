@@ -18,10 +18,10 @@ def register(app: typer.Typer) -> None:
         "active task. Every hit carries scores {fulltext, vector, recency, task} and a final score to "
         "gate on; --min-score exits 3 when nothing clears it.\n\n"
         "Examples:\n\n"
-        "  trace recall \"which file holds the payments key\" -k 5\n\n"
-        "  trace recall \"checksum of the payments key\" --hops 2\n\n"
+        "  trace recall \"which file sets the payments timeout\" -k 5\n\n"
+        "  trace recall \"checksum of the release tarball\" --hops 2\n\n"
         "  trace recall --queries questions.jsonl > hits.jsonl    (JSONL {\"id\",\"query\",…filters})\n\n"
-        "  trace recall \"ssl error\" --block --budget 2000          (a <recalled-context> block)"))
+        "  trace recall \"why did checkout fail\" --block --budget 2000          (a <recalled-context> block)"))
     def recall(
         ctx: typer.Context,
         query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for.")] = None,

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
         "line), newest first. Any command taking --session accepts a unique prefix of these ids.\n\n"
         "Examples:\n\n"
         "  trace sessions --since 3d\n\n"
-        "  trace sessions --source codex --grep payments"))
+        "  trace sessions --source codex --grep gateway"))
     def sessions(
         ctx: typer.Context,
         source: Annotated[str | None, typer.Option(

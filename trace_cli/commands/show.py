@@ -17,10 +17,10 @@ def register(app: typer.Typer) -> None:
         "--full replaces artifact previews with the original output; for a single event with an "
         "artifact it writes the original bytes as they were (use --json to get the event instead).\n\n"
         "Examples:\n\n"
-        "  trace show 812..947\n\n"
-        "  trace show 812..947 --session 4f1c…\n\n"
-        "  trace show 812 --full > output.txt\n\n"
-        "  trace show --session 4f1c… --tail 20"))
+        "  trace show 16..28\n\n"
+        "  trace show 1..40 --session 5b1f0c2e\n\n"
+        "  trace show 23 --full > output.txt\n\n"
+        "  trace show --session 5b1f0c2e --tail 20"))
     def show(
         ctx: typer.Context,
         selector: Annotated[str | None, typer.Argument(metavar="SEQ|SEQ..SEQ[,…]|ID")] = None,

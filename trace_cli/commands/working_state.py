@@ -14,7 +14,7 @@ state_app = typer.Typer(help=("A session's working state: current task, open ste
 
 @state_app.command("show", help=(
     "The latest working state of a session (exit 3 when it has none yet).\n\n"
-    "Example:  trace state show --session 4f1c…"))
+    "Example:  trace state show --session 5b1f0c2e"))
 def show(
     ctx: typer.Context,
     session: Annotated[str, typer.Option("--session", "-s", metavar="ID", help="The session.")],
