@@ -8,6 +8,7 @@ is listed in NOT_HERE with the reason."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shlex
@@ -156,3 +157,23 @@ def test_the_examples_were_found():
     for expected in ('trace recall "which file sets the payments timeout" -k 5', "trace show 16..28",
                      "trace sweep revert L3f9a0c1d2e4b", "trace anatomy diff --session 5b1f0c2e 2 5"):
         assert any(c.startswith(expected) for c in commands), expected
+
+
+def readme_python_session() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Python API"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_readme_python_session_runs_and_finds_what_it_asks(monkeypatch, capsys):
+    monkeypatch.chdir(REPO)                       # it names sample_sessions/ from the repository root
+    code = readme_python_session()
+    assert "Store()" in code and "store.recall(" in code and "store.context(" in code and "store.show(" in code
+    exec(compile(code, "README.md: Python API", "exec"), {"__name__": "readme_example"})
+    lines = capsys.readouterr().out.splitlines()
+    ingested = json.loads(lines[0])
+    assert ingested["format"] == "claude-code" and ingested["added"] > 0
+    assert lines[1].split()[0].isdigit() and "9f2c4e1a" in lines[1]     # the hit names the commit
+    assert "[user]" in lines and "Checkout has been timing out" in "\n".join(lines)
+    sessions = json.loads(lines[-1])["sessions"]
+    assert [s["session_id"][:8] for s in sessions] == ["5b1f0c2e"]
