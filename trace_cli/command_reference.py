@@ -68,59 +68,85 @@ def help_examples() -> list[tuple[str, str]]:
     return out
 
 
+_TYPE_NAMES = {"integer": "INTEGER", "integer range": "INTEGER", "float": "NUMBER", "float range": "NUMBER",
+               "text": "TEXT", "path": "PATH", "filename": "FILE"}
+
+
 def _param_row(p) -> tuple[str, str, str]:
-    import click
-    if isinstance(p, click.Argument):
-        name = f"`{p.human_readable_name}`"
-    else:
-        name = ", ".join(f"`{o}`" for o in (*p.opts, *p.secondary_opts))
-    metavar = "" if getattr(p, "is_flag", False) else (p.metavar or (p.type.name.upper() if p.type else ""))
+    argument = _is_argument(p)
+    flag = getattr(p, "is_flag", False)
+    name = f"`{_arg_name(p)}`" if argument else ", ".join(f"`{o}`" for o in (*p.opts, *p.secondary_opts))
+    value = "" if flag or argument else (p.metavar or _TYPE_NAMES.get(p.type.name, p.type.name.upper()))
+    notes = []
+    low, high = getattr(p.type, "min", None), getattr(p.type, "max", None)
+    if low is not None:
+        notes.append(f"at least {low}")
+    if high is not None:
+        notes.append(f"at most {high}")
+    if getattr(p, "multiple", False) or (argument and p.nargs == -1):
+        notes.append("repeatable")
     default = p.default
-    shown = "" if default is None or default is False or default == () or callable(default) \
-        or getattr(p, "is_flag", False) and not default else f" (default: `{default}`)"
+    if not (default is None or flag or callable(default) or default in ((), [], "")):
+        notes.append(f"default `{default}`")
     help_text = " ".join((getattr(p, "help", None) or "").split())
-    return name, f"`{metavar}`" if metavar else "", (help_text + shown).replace("|", "\\|")
+    meaning = help_text + (f" ({'; '.join(notes)})" if notes else "")
+    return name, f"`{value}`" if value else "", meaning.replace("|", "\\|")
+
+
+def _is_argument(p) -> bool:
+    return p.param_type_name == "argument"
+
+
+def _arg_name(p) -> str:
+    return p.metavar or p.human_readable_name.upper()
 
 
 def render() -> str:
+    """The whole reference page."""
     parts = [HEADER]
     for c in commands():
         cmd = c.command
         parts.append(f"\n## `{c.name}`\n")
         subs = getattr(cmd, "commands", None)
-        usage = " ".join(("trace", *c.path)) + (" [OPTIONS] COMMAND [ARGS]..." if subs else "")
-        if not subs:
-            pieces = []
-            for p in cmd.params:
-                if getattr(p, "hidden", False):
-                    continue
-                import click
-                if isinstance(p, click.Argument):
-                    pieces.append(p.make_metavar() if hasattr(p, "make_metavar") and False else
-                                  (p.metavar or p.human_readable_name))
-            usage += " [OPTIONS]" + "".join(f" {x}" for x in pieces)
+        usage = " ".join(("trace", *c.path))
+        if subs:
+            usage += " [OPTIONS] COMMAND [ARGS]..."
+        else:
+            usage += " [OPTIONS]" + "".join(
+                f" {_arg_name(p)}" if p.required or _arg_name(p).startswith("[") else f" [{_arg_name(p)}]"
+                for p in cmd.params if _is_argument(p))
         parts.append(f"\n```\n{usage}\n```\n")
         text = (cmd.help or "").strip()
         if text:
-            parts.append("\n" + "\n\n".join(_paragraph(p) for p in re.split(r"\n\s*\n", text)) + "\n")
+            parts.append("\n" + "\n\n".join(_paragraphs(re.split(r"\n\s*\n", text))) + "\n")
         rows = [_param_row(p) for p in cmd.params if not getattr(p, "hidden", False)]
         if rows:
             parts.append("\n| option | value | meaning |\n|---|---|---|\n")
-            parts.append("".join(f"| {a} | {b} | {c_} |\n" for a, b, c_ in rows))
+            parts.append("".join(f"| {a} | {b} | {m} |\n" for a, b, m in rows))
         if subs:
             names = [n for n in subs if not getattr(subs[n], "hidden", False)]
             parts.append("\nCommands: " + ", ".join(f"`{c.name} {n}`" for n in names) + ".\n")
     return "".join(parts)
 
 
-def _paragraph(text: str) -> str:
-    """A help paragraph in Markdown: an example line becomes code."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    m = _EXAMPLE.match(" ".join(lines)) if len(lines) == 1 else None
-    if m and "trace " in lines[0][:40]:
-        label = lines[0][:lines[0].index("trace ")].strip()
-        return (f"{label}\n\n" if label else "") + f"    {lines[0][lines[0].index('trace '):]}"
-    return " ".join(lines)
+def _paragraphs(paragraphs: list[str]) -> list[str]:
+    """Help paragraphs in Markdown: an example line (after "Examples:", or
+    "Example:  trace …") becomes code."""
+    out, in_examples = [], False
+    for text in paragraphs:
+        lines = [ln.strip() for ln in text.splitlines()]
+        single = lines[0] if len(lines) == 1 else None
+        m = _EXAMPLE.match(single) if single else None
+        if re.match(r"^Examples?:$", lines[0]):
+            in_examples = True
+            out.append(lines[0])
+        elif m and not in_examples:
+            out.extend([single[:m.start(1)].strip(), f"    {single[m.start(1):]}"])
+        elif single and in_examples:
+            out.append(f"    {single}")
+        else:
+            out.append(" ".join(lines))
+    return out
 
 
 def main(argv: list[str]) -> int:
