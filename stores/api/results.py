@@ -26,20 +26,27 @@ class Result:
         return self.to_dict()
 
 
+class Listing(Result):
+    """A result that is a list of things (`items` names the field): len() and
+    iteration go over them."""
+    items = ""
+
+    def __len__(self) -> int:
+        return len(getattr(self, self.items))
+
+    def __iter__(self):
+        return iter(getattr(self, self.items))
+
+
 @dataclass
-class RecallResult(Result):
+class RecallResult(Listing):
     """Hits for one query, best first; `vector_lag` counts events the
     vector index had not reached (their vector score is missing)."""
+    items = "hits"
     query: str
     hits: list = field(default_factory=list)            # stores.recall.Hit
     vector_lag: int = 0
     warnings: list[str] = field(default_factory=list)   # a filter that cannot match, a mode that fell back
-
-    def __len__(self) -> int:
-        return len(self.hits)
-
-    def __iter__(self):
-        return iter(self.hits)
 
     def hit_dicts(self) -> list[dict]:
         """One dict per hit: what `trace recall` prints, one JSON line each."""
@@ -57,19 +64,14 @@ class RecallResult(Result):
 
 
 @dataclass
-class ShowResult(Result):
+class ShowResult(Listing):
     """Events exactly as logged (with `full`, artifact previews replaced by
     the original text and attachments carried). `original` is set when one
     event with an artifact was asked for with `original=True`: an iterator
     over its bytes, as they were."""
+    items = "events"
     events: list[dict] = field(default_factory=list)
     original: Iterator[bytes] | None = field(default=None, repr=False)
-
-    def __len__(self) -> int:
-        return len(self.events)
-
-    def __iter__(self):
-        return iter(self.events)
 
     def to_dict(self) -> dict:
         return {"events": self.events}
@@ -91,15 +93,10 @@ class ExportResult(Result):
 
 
 @dataclass
-class SessionList(Result):
+class SessionList(Listing):
     """Sessions, newest first (stores.sessions.SessionInfo each)."""
+    items = "sessions"
     sessions: list = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.sessions)
-
-    def __iter__(self):
-        return iter(self.sessions)
 
     def to_dict(self) -> dict:
         return {"sessions": [s.to_dict() for s in self.sessions]}
@@ -116,15 +113,10 @@ class Note(Result):
 
 
 @dataclass
-class NoteList(Result):
+class NoteList(Listing):
     """Notes, newest first."""
+    items = "notes"
     notes: list[Note] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.notes)
-
-    def __iter__(self):
-        return iter(self.notes)
 
     def to_dict(self) -> dict:
         return {"notes": [n.to_dict() for n in self.notes]}
