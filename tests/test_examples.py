@@ -102,7 +102,8 @@ def demo(tmp_path_factory):
         '{"id": "q1", "query": "which commit lowered the payments timeout"}\n'
         '{"id": "q2", "query": "which port does the gateway listener use", "k": 3}\n')
     ledger = cli("--store", str(store), "sweep", "ledger", "--json").lines()
-    return {"store": str(store), "home": home, "work": work, "ledger_id": ledger[-1]["id"]}
+    changed = [row for row in ledger if row["action"] in ("ADD", "UPDATE", "SUPERSEDE")]
+    return {"store": str(store), "home": home, "work": work, "ledger_id": changed[-1]["id"]}
 
 
 def _argv(words: list[str], demo) -> list[str]:
