@@ -32,17 +32,19 @@ class CommandMethods:
         Options are RecallQuery's: k, session, kinds, since, until, mode
         ("hybrid" | "fulltext" | "vector"), hops (1 | 2), min_score, mmr,
         query_id. A Store keeps its recaller warm: many queries on one Store
-        open the indexes once."""
-        from stores.recall import Recaller, RecallQuery
+        open the indexes once, and catch them up only when the log has grown."""
+        from stores.recall import Recaller, RecallQuery, _log_tail_seq
         q = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **options)
         warnings = q.validate()
         recaller = self.__dict__.get("_recaller")
         if recaller is None:
             recaller = self._recaller = Recaller(self, note=self.note)
-            self._prepared = set()
-        if q.mode not in self._prepared:
+            self._prepared = {}
+        self.require()
+        log_seq = _log_tail_seq(self)
+        if self._prepared.get(q.mode) != log_seq:     # the log grew (or first use): catch the indexes up
             recaller.prepare(q.mode)
-            self._prepared.add(q.mode)
+            self._prepared[q.mode] = log_seq
         hits = recaller.recall(q)
         return RecallResult(query=q.query, hits=hits, vector_lag=recaller.vector_lag, warnings=warnings)
 
