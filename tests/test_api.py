@@ -42,6 +42,8 @@ def test_ingest_results_are_typed_and_serialise(built):
     _, results = built
     data = _same_json(results[0])
     assert data["added"] > 0 and "error_lines" not in data
+    stats = _same_json(Store(built[0]).stats())
+    assert stats["events"] >= sum(r.added for r in results) and stats == cli("--store", str(built[0]), "stats").lines()[0]
 
 
 def test_recall_is_what_the_command_prints(built):
