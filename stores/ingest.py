@@ -22,6 +22,7 @@ from reducers.formats.registry import DETECTION_ORDER, detect_format, format_mod
 from reducers.reconcile import AddAll, SizeAware
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
+from stores.api.results import Result
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -34,7 +35,7 @@ DEFAULT_RECONCILE_BUDGET = 500_000
 
 
 @dataclass
-class IngestResult:
+class IngestResult(Result):
     source: str
     format: str | None = None
     session_id: str | None = None
@@ -52,7 +53,7 @@ class IngestResult:
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         out = asdict(self)
         out.pop("error_lines")
         if out["error"] is None:

@@ -13,15 +13,16 @@ from trace_cli.options import JsonOpt
 
 def register(app: typer.Typer) -> None:
     @app.command(help=(
-        "Find events by meaning and by exact string: BM25 over stemmed text and exact tokens "
-        "(hashes, paths, identifiers) fused with vector similarity, recency and the session's "
-        "active task. Every hit carries scores {fulltext, vector, recency, task} and a final score to "
-        "gate on; --min-score exits 3 when nothing clears it.\n\n"
+        "Find events by meaning and by exact string: BM25 over the text and exact tokens "
+        "(hashes, paths, identifiers), the rare query terms each event holds, vector similarity, the "
+        "speaker, neighbouring turns, recency and the session's active task. Every hit carries those "
+        "components and a calibrated score to gate on (a probability, see --min-score); nothing found "
+        "exits 3 with a line on stderr.\n\n"
         "Examples:\n\n"
-        "  trace recall \"which file holds the payments key\" -k 5\n\n"
-        "  trace recall \"checksum of the payments key\" --hops 2\n\n"
+        "  trace recall \"which file sets the payments timeout\" -k 5\n\n"
+        "  trace recall \"checksum of the release tarball\" --hops 2\n\n"
         "  trace recall --queries questions.jsonl > hits.jsonl    (JSONL {\"id\",\"query\",…filters})\n\n"
-        "  trace recall \"ssl error\" --block --budget 2000          (a <recalled-context> block)"))
+        "  trace recall \"why did checkout fail\" --block --budget 2000          (a <recalled-context> block)"))
     def recall(
         ctx: typer.Context,
         query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for.")] = None,
@@ -40,7 +41,6 @@ def register(app: typer.Typer) -> None:
         window: Annotated[int, typer.Option("--window", metavar="TOKENS", min=1, help="Context window; --block stays within 10% of it.")] = 200_000,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.recall import Recaller, RecallQuery
         from trace_cli.app_state import state
 
         st = state(ctx)
@@ -50,29 +50,23 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
         base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
                     min_score=min_score, mmr=mmr)
-        recaller = Recaller(store, note=out.note)
         if queries:
-            return _batch(recaller, queries, base, out)
-        q = RecallQuery(query=query, **base)
-        for w in q.validate():
+            return _batch(store, queries, base, out)
+        result = store.recall(query, **base)
+        for w in result.warnings:
             out.warn(w)
-        if q.session:
-            from stores.sessions import resolve_session
-            q.session = resolve_session(store, q.session)
-        recaller.prepare(q.mode)
-        hits = recaller.recall(q)
+        hits = result.hits
         if not hits:
-            raise NoResult(_nothing(q))
+            raise NoResult(_nothing(result.asked))
         if block:
-            from reducers.recall_block import build_block
             cap = max(min(budget, window // 10), 0)
-            text = build_block([h.as_json() for h in hits], cap)
+            text = result.block(cap)
             if not text:
                 raise NoResult(f"none of the {len(hits)} hits fits a <recalled-context> block of {cap} tokens "
                                f"(--budget {budget}, --window {window} allows 10% of it); raise --budget")
             out.raw(text + "\n")
         elif out.json:
-            out.emit_many(_with_lag(h.as_json(), recaller) for h in hits)
+            out.emit_many(result.hit_dicts())
         else:
             _table(out, hits, query)
         return 0
@@ -88,13 +82,7 @@ def _nothing(q) -> str:
     return f"no hits for {q.query[:60]!r}; {hint}"
 
 
-def _with_lag(hit: dict, recaller) -> dict:
-    if recaller.vector_lag:
-        hit["vector_lag"] = recaller.vector_lag
-    return hit
-
-
-def _batch(recaller, source: str, base: dict, out) -> int:
+def _batch(store, source: str, base: dict, out) -> int:
     """One query per JSONL line. Every line is answered that can be; then
     exit 1 when a line was malformed (each reported as `FILE: line N:
     reason`), else 3 when no query got a hit, else 0."""
@@ -103,7 +91,6 @@ def _batch(recaller, source: str, base: dict, out) -> int:
     from stores.sessions import resolve_session
     stream = sys.stdin.buffer if source == "-" else open(source, "rb")
     name = "stdin" if source == "-" else source
-    prepared = set()
     any_hit, malformed, asked = False, 0, 0
     with stream:
         for n, line in enumerate(stream, 1):
@@ -118,11 +105,9 @@ def _batch(recaller, source: str, base: dict, out) -> int:
                 if "kind" in spec or "kinds" in spec:
                     kinds = spec.get("kinds", spec.get("kind"))
                     opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
-                q = RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts)
-                for w in q.validate():
+                result = store.recall(RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts))
+                for w in result.warnings:
                     out.warn(f"{name}: line {n}: {w}")
-                if q.session:
-                    q.session = resolve_session(recaller.store, q.session)
             except NoResult as exc:                      # nothing to search for: answered, with nothing
                 asked += 1
                 out.problem(f"{name}: line {n}: {exc}")
@@ -131,16 +116,12 @@ def _batch(recaller, source: str, base: dict, out) -> int:
                 malformed += 1
                 out.problem(f"{name}: line {n}: {exc}")
                 continue
-            if q.mode not in prepared:
-                recaller.prepare(q.mode)
-                prepared.add(q.mode)
-            hits = recaller.recall(q)
             asked += 1
-            if hits:
+            if result.hits:
                 any_hit = True
-                out.emit_many(_with_lag(h.as_json(), recaller) for h in hits)
+                out.emit_many(result.hit_dicts())
             else:
-                out.note(f"{name}: line {n}: {_nothing(q)}")
+                out.note(f"{name}: line {n}: {_nothing(result.asked)}")
     if malformed:
         raise TraceError(f"{malformed} malformed line(s) in {name} (reported above); the other {asked} were answered")
     if not any_hit:
