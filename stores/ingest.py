@@ -16,6 +16,7 @@ from typing import Callable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
 from reducers.reconcile import AddAll, SizeAware
+from reducers.redact import redact as redact_text
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -109,7 +110,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
                    session: str | None, strict: bool, redact: bool, report, on_progress) -> IngestResult:
     result = IngestResult(source=src.display)
-    ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
+    ident = redact_text(f"{src.source_id}|{format}|{session or ''}|{int(redact)}")[0]   # state.db keeps it
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format

@@ -25,6 +25,7 @@ import orjson
 from reducers.drafts import KINDS
 from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, set_task,
                              similarity_matrix, task_factor)
+from reducers.redact_fields import redact_value
 from reducers.snippets import snippet
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, exact_terms, query_words, words
@@ -370,7 +371,7 @@ class Recaller:
                "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
                            for h in hits],
                "latency_ms": round(seconds * 1000, 3)}
-        line = orjson.dumps(row) + b"\n"
+        line = orjson.dumps(redact_value(row)[0]) + b"\n"      # a query may quote a secret
         try:
             fd = os.open(self.store.dir / "retrievals.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from reducers.credentials import credential_like
 from reducers.redact import CONTEXT, KINDS, MAX_SECRET, StreamRedactor, _rules, redact
+from tests.secret_samples import SHAPE_SAMPLES, lookalikes
 
 # Obviously fake, correctly shaped credentials, built here (never pasted from anywhere).
 PEM_BODY = "\n".join(["MIIEfakefakefakeFAKEFAKEFAKE0123456789+/fakefakefakefakefakefake"] * 3)
@@ -119,10 +120,76 @@ def test_counts_every_secret_once():
 
 
 def test_every_kind_is_a_documented_kind():
-    text = "\n".join([*FAKE.values(), f"Bearer {'Zq8' * 5}", f"Basic {BASIC}",
-                      "https://u:pw123456@h", "password=hunter2hunter2"])
+    text = "\n".join(t for _, t, _ in SHAPE_SAMPLES)
     found = set(re.findall(r"\[REDACTED:(\w+)\]", redact(text)[0]))
     assert found == set(KINDS)
+
+
+# ---- every shape, every placement ---------------------------------------------------------------
+
+PLACEMENTS = [
+    "{}",                                   # alone
+    "here it is: {} (do not share)",        # prose
+    '{{"note": "{}"}}',                     # a JSON string
+    "line one\\n{}\\nline three",          # after a JSON \n escape
+    "first line\n{}\tlast",                 # after a real newline, before a tab
+    "value='{}';",                          # quoted in code
+    "<td>{}</td>",                          # markup
+]
+
+
+@pytest.mark.parametrize("kind, text, part", SHAPE_SAMPLES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(SHAPE_SAMPLES)])
+def test_every_shape_is_redacted_as_its_kind_wherever_it_stands(kind, text, part):
+    for placement in PLACEMENTS:
+        placed = placement.format(text)
+        out, n = redact(placed)
+        assert part not in out and n >= 1, (placement, out)
+        assert f"[REDACTED:{kind}]" in out, (placement, out)
+        assert redact(out) == (out, 0)
+
+
+def test_the_shape_table_has_at_least_45_kinds_of_secret():
+    # one row per kind of credential the rules know (a service's key format or a context)
+    assert len(KINDS) >= 45
+    assert len({t for _, t, _ in SHAPE_SAMPLES}) >= 90
+
+
+def test_five_thousand_look_alike_hashes_and_ids_are_never_taken_for_secrets():
+    taken = [(t, out) for t in lookalikes(5000) for out, n in [redact(t)] if n]
+    assert taken == []
+
+
+@pytest.mark.parametrize("text", [
+    # each new rule's prefix, in words, names and identifiers that are not keys
+    "hf_hub_download(repo_id)", "hf_" + "abcdefghij" * 4, "api_org_name", "npm_config_registry=https://r",
+    "npm_" + "X" * 36, "npm_" + "abcdefghij" * 3 + "abcdef", "dapi_version", "dapi" + "0" * 32,
+    "a key-value store", "key-" + "f" * 32, "monkey-" + "0a" * 16, "SKU" + "0a" * 16, "TASK" + "0a" * 16,
+    "SK" + "0" * 32, "msg.content.strip()", "SG.short.thing", "Q~tilde", "abc1Q~short",
+    "https://example.com/x?sig=abc", "AccountKey=", "AccountKey=<your-key>", "account_key: YOUR_ACCOUNT_KEY",
+    '"private_key_id": "<id>"', "private_key_id: " + "x" * 40, "12:AA", "12345678:ABCDEF",
+    "time 10:30:15 ago", "hooks.slack.com/services/", "discord.com/api/webhooks/123/short",
+    "pypi-AgEIcHlwaS5vcmc", "dop_v1_short", "ghp_short", "xoxb-short", "glc_", "glsa_x",
+    "https://user@example.com/x", "https://first.last.name.here@example.com", "ssh://git@github.com/o/r",
+    "mailto://bob@example.com", "--password-stdin", "--password $PW", "--password \"$DB_PASS\"",
+    "--token ${{ secrets.NPM_TOKEN }}", "--secret-name prod-db", "--pass 1", "--token abc", "--token -",
+    "--password=${PASSWORD}", "machine example.com login bob password $PW",
+    "--api-key YOUR_API_KEY", "--password changeme", "Microsoft.Extensions.Logging.Abstractions",
+    "MTIzNDU2Nzg5MDEyMzQ1Njc4.abcdef.short", "NotATokenAtAllReallyNoNo.abcdef.abcdefghijklmnopqrstuvwxyz0",
+])
+def test_each_rules_prefix_in_ordinary_text_stays(text):
+    assert redact(text) == (text, 0)
+
+
+def test_a_token_named_after_a_service_or_a_role_is_a_credential_whatever_its_shape():
+    # a sync or request token holds a handle (a SHA stays); github_token, NPM_TOKEN,
+    # x-auth-token name a credential (legacy GitHub and npm tokens are hex and UUIDs)
+    for text in (f"github_token={GIT_SHA}", f"GITHUB_TOKEN: {GIT_SHA}", f'{{"NPM_TOKEN": "{UUID}"}}',
+                 f"x-auth-token: {SHA256}", f"data.discord_token = '{SHA256}'"):
+        out, n = redact(text)
+        assert n == 1 and not any(i in out for i in IDS), text
+    for text in (f"token: {GIT_SHA}", f"sync_token: {GIT_SHA}", f'"request_token": "{UUID}"',
+                 f"next_page_token={UUID}", f"GITHUB_TOKEN_SHA={GIT_SHA}", f'"csrf_token": "{SHA256}"'):
+        assert redact(text) == (text, 0), text
 
 
 # ---- never touched ------------------------------------------------------------------------
@@ -165,7 +232,7 @@ def test_every_kind_is_a_documented_kind():
     "PASSWORD = correcthorse", "dbPASSWORD=correcthorse", "cfg.PASSWORD=correcthorse", "PASSWORD=DEFAULT_VALUE",
     "PASSWORD=os.environ[", "PASSWORD=getpass()", "PWD=projectdir", "cd $PWD", "PASSWORD_STORE=keychain",
     '"password_manager": "bitwarden"', "PASSWORD_HASHER=plaintext", f"SYNC_TOKEN={GIT_SHA}", f"NEXT_PAGE_TOKEN={UUID}",
-    f"github_token={GIT_SHA}", f"GITHUB_TOKEN: {GIT_SHA}", f"GITHUB_TOKEN_SHA={GIT_SHA}",
+    f"GITHUB_TOKEN_SHA={GIT_SHA}",
     # the new shapes' edges
     "glpat-short", "glpat-xxxxxxxxxxxxxxxxxxxx", "glpat-abcdefghijklmnopqrstuvwxyz", "the AIzaSy word",
     "MAIzaSy" + "A1b2C3d4" * 4 + "Q", "AIza" + "A1b2C3d4" * 5, "sk_live_short", "sk_test_" + "x" * 24,
@@ -229,7 +296,7 @@ def test_the_credential_rule():
 # ---- idempotence and survival (properties) ----------------------------------------------------
 
 # Fragments that make the rules fire, plus noise: secrets, keys, separators, quotes.
-FRAGMENTS = [*FAKE.values(), *MORE_SHAPES.values(), "password", "token", "api_key", "Authorization",
+FRAGMENTS = [*FAKE.values(), *MORE_SHAPES.values(), *(t for _, t, _ in SHAPE_SAMPLES[::3]), "password", "token", "api_key", "Authorization",
              "Bearer ", "Basic ", BASIC, ": ", "=", '"', "'", " ", "\n", "\\n", "://u:", "@host",
              "hunter2hunter2", "-u ", "sk-", "eyJ", "-----BEGIN RSA PRIVATE KEY-----", "-----END ",
              "PRIVATE KEY-----", "[REDACTED:jwt]", "ghp_", "xoxb-1", "AKIA", GIT_SHA, UUID,

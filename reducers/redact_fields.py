@@ -1,0 +1,137 @@
+"""Redaction of everything a draft carries, not only its text: the
+append chokepoint (stores/appender.py) runs every draft through here, so
+each string a parser copies into an event -- a hook's output kept in
+`meta`, a repository URL, an API error's fields, a tool's input, an
+imported event's `source` -- passes the redactor before it reaches the
+log, the artifacts or the indexes. Pure functions.
+
+Structured values (dicts and lists) are redacted string by string, keys
+included, and then once more as JSON text, so that a key names its value
+(`{"DB_PASSWORD": "…"}`, `{"env": {"NPM_TOKEN": "…"}}`). Media payloads
+(base64 images) are left to reducers/media.redact_block."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+import orjson
+
+from reducers.drafts import Draft
+from reducers.media import redact_block
+from reducers.redact import has_trigger, redact
+
+_MAX_DEPTH = 64                 # deeper values are judged as JSON text only (no recursion limit hit)
+_JSON = orjson.OPT_NON_STR_KEYS
+
+
+def redact_value(value: Any) -> tuple[Any, int]:
+    """(value with every string in it redacted, how many secrets). The
+    value itself is never modified; an unchanged value comes back as is."""
+    if isinstance(value, str):
+        return redact(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return value, 0
+    try:
+        data = orjson.dumps(value, option=_JSON)
+    except (TypeError, orjson.JSONEncodeError):      # a lone surrogate, an int past 64 bits
+        data = None
+    if data is not None and not has_trigger(data):
+        return value, 0                                # the common case: one scan, no rule tried
+    out, n = _walk(value, 0)
+    try:
+        text = orjson.dumps(out, option=_JSON).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return out, n
+    # Keys give their values away: "password": "…" is a context only as JSON.
+    redacted, more = redact(text)
+    if more:
+        try:
+            return orjson.loads(redacted), n + more
+        except orjson.JSONDecodeError:                 # cannot happen (replacements hold no quote); keep the walk
+            pass
+    return out, n
+
+
+def _walk(value: Any, depth: int) -> tuple[Any, int]:
+    if isinstance(value, str):
+        return redact(value)
+    if depth > _MAX_DEPTH:
+        return value, 0
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for k, v in value.items():
+            if isinstance(k, str):
+                k, m = redact(k)
+                n += m
+                while k in out:                        # two keys redacted alike: keep both values
+                    k += "'"
+            out[k], m = _walk(v, depth + 1)
+            n += m
+        return (out, n) if n else (value, 0)
+    if isinstance(value, (list, tuple)):
+        items = [_walk(v, depth + 1) for v in value]
+        n = sum(m for _, m in items)
+        return ([v for v, _ in items], n) if n else (value, 0)
+    return value, 0
+
+
+_IDENTITY = ("session_id", "turn_id", "key", "uuid", "event_id")
+
+
+def redact_identity(d: Draft) -> Draft:
+    """The draft with secrets out of the strings that name it (its session,
+    turn, dedupe keys, source record id, event id). Done before dedupe, so
+    that a re-ingest looks up the keys the log holds. An event id that held
+    a secret is dropped: the log gives the event a new one."""
+    names = [getattr(d, f) or "" for f in _IDENTITY] + d.merged_keys
+    if not has_trigger("\n".join(names).encode("utf-8", "surrogatepass")):
+        return d
+    changes: dict[str, Any] = {}
+    for field in _IDENTITY:
+        value = getattr(d, field)
+        if value:
+            text, n = redact(value)
+            if n:
+                changes[field] = None if field == "event_id" else text
+    merged = [redact(k)[0] for k in d.merged_keys]
+    if merged != d.merged_keys:
+        changes["merged_keys"] = merged
+    return replace(d, **changes) if changes else d
+
+
+def redact_draft(d: Draft, spilled: Callable[[str], bool] | None = None) -> tuple[Draft, int]:
+    """(the draft with secrets out of every field, how many). `spilled`
+    says whether a text holds spilled strings (stores/big_lines): such text
+    is redacted as it streams to the artifact store, not here."""
+    changes: dict[str, Any] = {}
+    count = 0
+    if d.media:
+        media = [redact_block(b) for b in d.media]
+        n = sum(m for _, m in media)
+        if n:
+            changes["media"], count = [b for b, _ in media], count + n
+    if not (spilled is not None and spilled(d.text)):
+        text, n = redact(d.text)
+        if n:
+            changes["text"], count = text, count + n
+    if d.artifact_text is not None:
+        art_text, n = redact(d.artifact_text)
+        if n:
+            changes["artifact_text"], count = art_text, count + n
+    for field in ("tool", "meta", "source", "artifact", "ts", "ingested_at"):
+        value = getattr(d, field)
+        if value is not None:
+            out, n = redact_value(value)
+            if n:
+                changes[field], count = out, count + n
+    if not count:
+        return d, 0
+    meta = changes.get("meta", d.meta) or {}
+    if isinstance(meta, dict):
+        before = meta.get("redacted")
+        changes["meta"] = {**meta, "redacted": (before if isinstance(before, int) else 0) + count}
+    if "text" in changes:
+        changes["tokens"] = None                  # a count made before redaction (an imported event's) no longer holds
+    if "artifact_text" in changes and d.artifact:
+        changes["artifact"] = None                # content changed: re-derive the artifact
+    return replace(d, merged_keys=list(d.merged_keys), **changes), count
