@@ -60,6 +60,7 @@ MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks incl
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
 _BATCH_WINDOWS = 4              # StreamRedactor scans when this many windows are waiting
 _MAX_NESTING = 16               # values searched inside values (JSON in JSON...): stack bound
+_LOOK_INSIDE = 128              # a declined match up to this long is searched inside again
 
 __all__ = ["CONTEXT", "KINDS", "MAX_SECRET", "StreamRedactor", "redact"]
 
@@ -99,7 +100,7 @@ class _Rules:
         # How far past its start a match attempt can look: the widest rule is a
         # value of JSON-in-JSON escapes (up to 4 chars each) after a key of ~100.
         self.window = 4 * max_secret + 256
-        bit = {name: 1 << i for i, (name, *_) in enumerate(rules)}
+        self._bits = bit = {name: 1 << i for i, (name, *_) in enumerate(rules)}
         # Trigger word -> where rules can start around it: (chars before the
         # word, rules, the literal those chars must be or b"").
         entries: dict[str, dict[tuple[int, bytes], int]] = {}
@@ -158,23 +159,33 @@ class _Rules:
         return match
 
     def scan(self, text: str, start: int, stop: int, depth: int = 0) -> tuple[list[str], int, int]:
-        """Redact matches that begin in [start, stop). Returns (pieces, cut,
-        count): pieces are text[start:cut] redacted, and cut >= stop unless
-        stop is past the end."""
+        """Redact secrets whose match begins in [start, stop): at each
+        position, the first rule (in order) that matches and finds a secret.
+        Returns (pieces, cut, count): pieces are text[start:cut] redacted,
+        and cut >= stop unless stop is past the end."""
         pieces, count, last = [], 0, start
         for pos, mask in self.candidates(text, start):
             if pos >= stop:
                 break
             if pos < last:
                 continue
-            m = self._matcher(mask)(text, pos)
-            if m is None:
-                continue
-            out, n = self.replace(m, depth)
-            pieces.append(text[last:pos])
-            pieces.append(out)
-            count += n
-            last = m.end()
+            # A short match a rule declines (`Authorization: "client_secret: …"`
+            # holds no credential after Authorization) hides nothing: the other
+            # rules here are tried, then the positions inside it. A long one is
+            # passed over whole (its value was searched already), so that
+            # `token=token=…` stays linear.
+            while mask:
+                m = self._matcher(mask)(text, pos)
+                if m is None:
+                    break
+                out, n = self.replace(m, depth)
+                if n or m.end() - pos > _LOOK_INSIDE:
+                    pieces.append(text[last:pos])
+                    pieces.append(out)
+                    count += n
+                    last = m.end()
+                    break
+                mask &= ~self._bits[m.lastgroup]
         cut = max(last, min(stop, len(text)))
         pieces.append(text[last:cut])
         return pieces, cut, count

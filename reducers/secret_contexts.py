@@ -7,7 +7,8 @@ Pure data: reducers/redact.py compiles them and decides each value
 Each rule is (name, lowercase trigger words, pattern) and its match starts
 at a trigger word ("--|token": the word is `token`, the match starts at the
 `--` before it). Every quantifier is bounded, by `m` (MAX_SECRET) for
-values: the stream redactor's window depends on it."""
+values: the stream redactor's window depends on it. No value runs into a
+"-----" (a PEM header glued on: the private key behind it must be seen)."""
 from __future__ import annotations
 
 from reducers.secret_shapes import B, B_WORD, after_none_of
@@ -39,14 +40,14 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      ://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})@(?=[A-Za-z0-9\[_-])"""),
         ("curl", ("-u ", "-u\t", "-u=", "--user"), rf"""
      {B}(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
-     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>[^\s'"`\\]{{1,{m}}})"""),
+     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\-]|-(?!----)){{1,{m}}})"""),
         ("flag", ("--pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
                   "--|api-key", "--|apikey"), rf"""
      {B}--(?P<flag_name>(?i:{flags}))(?:[ \t]{{1,8}}|=)
-     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>[^\s"'`;&|<>(){{}}\\]{{1,{m}}}))"""),
+     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>(?:[^\s"'`;&|<>(){{}}\\-]|-(?!----)){{1,{m}}}))"""),
         ("netrc", ("machine",), rf"""
      {B}machine[ \t]{{1,8}}[^\s\\]{{1,100}}(?:\s|\\n){{1,8}}login[ \t]{{1,8}}[^\s\\]{{1,100}}
-     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>[^\s"'\\<>]{{1,{m}}})"""),
+     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>-]|-(?!----)){{1,{m}}})"""),
         ("kv", ("token", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
                 "secret", "credential", "passw", "pwd"), rf"""
      (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
@@ -58,5 +59,5 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
        |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
        |'(?P<kv_sq>[^'\n]{{1,{m}}})'
-       |(?P<kv_bare>[^\s"'`,;&<>(){{}}\\]{{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
+       |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
     ]

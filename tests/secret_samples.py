@@ -32,9 +32,6 @@ def _discord(rng: random.Random = _RNG) -> str:
     return f"{head}.{rand(URLSAFE, 6, rng)}.{rand(URLSAFE, 38, rng)}"
 
 
-PEM_BODY = "\n".join(rand(B64, 64) for _ in range(4))
-
-
 def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     """(kind, text holding the secret, the part that must not survive)."""
     r = lambda alphabet, n: rand(alphabet, n, rng)      # noqa: E731
@@ -143,8 +140,9 @@ def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     # signed tokens, keys, credentials in URLs and contexts
     add("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJ" + r(URLSAFE, 40) + "." + r(URLSAFE, 43))
     add("age_secret_key", "AGE-SECRET-KEY-1" + r(string.ascii_uppercase + string.digits, 58))
-    add("private_key", PEM_BODY, f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----")
-    add("private_key", PEM_BODY, f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n-----END OPENSSH PRIVATE KEY-----")
+    for label in ("RSA", "OPENSSH"):
+        body = "\n".join(r(B64, 64) for _ in range(4))
+        add("private_key", body, f"-----BEGIN {label} PRIVATE KEY-----\n{body}\n-----END {label} PRIVATE KEY-----")
     dsn = hexs(32)
     add("sentry_dsn", dsn, f"https://{dsn}@o{rng.randrange(10 ** 5, 10 ** 7)}.ingest.sentry.io/{rng.randrange(10 ** 6)}")
     tok = r(ALNUM, 40)
