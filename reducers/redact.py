@@ -15,6 +15,7 @@ Each secret becomes "[REDACTED:<kind>]" and its context stays:
     scheme://user:<pw>@host          url_password
     --password <pw>, --token=<t>     secret_value  (command-line flags)
     machine h login u password <pw>  netrc_password
+    NAME_KEY=<value>, "NAME_KEY": "…"     secret_value  (UPPERCASE env names; 20+ chars)
     <secret-named key> = : := => <value>   secret_value  (JSON "k": "v", YAML k: v,
         env/shell K=v and export K="v", TOML, HTTP headers X-Api-Key: v;
         the key and the quotes are kept)
@@ -52,7 +53,7 @@ from ahocorasick_rs import BytesAhoCorasick
 
 from reducers.credentials import (basic_payload, credential_like, filler, labelled_credential, password_like, pem_body,
                                  recall_handle)
-from reducers.secret_keys import CONTEXT, env_name, names_a_credential_token, names_something_else
+from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
 from reducers.secret_contexts import PASSWORD_FLAGS, context_rules
 from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS, SHAPES, Shape, expand
 
@@ -70,7 +71,7 @@ _LEADING_WS = re.compile(r"(?:\s|\\[nrt])*", _A)
 
 # The order rules are tried in at one position: PEM blocks, then the shapes,
 # then the contexts (a shape inside a context's value keeps its own kind).
-_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "kv")
+_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "kv", "envkey")
 _CONTEXT_KINDS = ("private_key", "bearer", "basic_auth", "url_password", "netrc_password", "secret_value")
 KINDS = tuple(dict.fromkeys([*(s.kind for s in SHAPES), *_CONTEXT_KINDS]))
 
@@ -230,6 +231,11 @@ class _Rules:
             return self._flag(m, depth)
         if rule == "netrc":
             return self._value(m, "netrc_pw", "netrc_password", password_like, depth)
+        if rule == "envkey":
+            # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at
+            return self._value(m, "envkey_val", "secret_value",
+                               lambda v: credential_like(v, quoted=False, keep_ids=False), depth,
+                               decline=not env_key_name(m.string, m.start()))
         raise AssertionError(rule)
 
     def _value(self, m: re.Match, group: str, kind: str, is_secret, depth: int, decline: bool = False):

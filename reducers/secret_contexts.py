@@ -1,6 +1,7 @@
 """Context rules: where a credential is known by what stands around it
 (an Authorization header, `user:pw@` in a URL, `curl -u`, a `--password`
-flag, a .netrc line, a secret-named key) rather than by its own shape.
+flag, a .netrc line, a secret-named key, an UPPERCASE env name ending in
+_KEY) rather than by its own shape.
 Pure data: reducers/redact.py compiles them and decides each value
 (reducers/credentials.py); reducers/secret_keys.py reads key names.
 
@@ -48,6 +49,9 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("netrc", ("machine",), rf"""
      {B}machine[ \t]{{1,8}}[^\s\\]{{1,100}}(?:\s|\\n){{1,8}}login[ \t]{{1,8}}[^\s\\]{{1,100}}
      (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>-]|-(?!----)){{1,{m}}})"""),
+        ("envkey", ("_key",), rf"""
+     _KEY(?:\\?["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\?["'])?
+     (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
         ("kv", ("token", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
                 "secret", "credential", "passw", "pwd"), rf"""
      (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)

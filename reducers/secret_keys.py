@@ -75,3 +75,20 @@ def env_name(text: str, start: int, word_end: int, value_start: int) -> str | No
         if before.isascii() and before.isalpha() and not (start - 2 >= lo and text[start - 2] == "\\"):
             return None
     return text[start:word_end]
+
+
+def env_key_name(text: str, start: int) -> bool:
+    """Whether the `_KEY` at `start` ends an UPPERCASE env-style name
+    (AZURE_STORAGE_KEY, "ENCRYPTION_KEY"): a letter in it, not glued to a
+    lowercase word (myAPP_KEY) unless after an escape (\\nAPP_KEY)."""
+    lo = max(start - CONTEXT, 0)
+    i = start
+    while i > lo and text[i - 1] in _ENV_NAME_CHARS:
+        i -= 1
+    if not any("A" <= c <= "Z" for c in text[i:start]):
+        return False
+    if i > lo:
+        before = text[i - 1]
+        if before.isascii() and before.isalpha() and not (i - 2 >= lo and text[i - 2] == "\\"):
+            return False
+    return True

@@ -138,7 +138,7 @@ SHAPES: tuple[Shape, ...] = (
           rf"{B_WORD}private_key_id{VALUE_SEP}(?P<S>[0-9a-fA-F]{{40}})(?![0-9A-Za-z])"),
     Shape("azure_key", "azure_storage_key", ("account", "shared|accesskey", "shared_|access_key",
                                              "shared-|access-key"),
-          rf"{B_WORD}(?i:account[_-]?key|shared[_-]?access[_-]?key){VALUE_SEP}"
+          rf"(?i:account[_-]?key|shared[_-]?access[_-]?key){VALUE_SEP}"   # storageAccountKey, AZURE_ACCOUNT_KEY
           r"(?P<S>[A-Za-z0-9+/]{30,120}={0,2})(?![A-Za-z0-9+/=])", check=_mixed),
     Shape("azure_sas", "azure_sas_signature", ("sig=",), r"(?<=[?&;])sig=(?P<S>[A-Za-z0-9%+/]{30,120}(?:=|%3[Dd]){0,2})"
           r"(?![A-Za-z0-9%+/=])", check=_mixed),
@@ -196,7 +196,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("jwt", "jwt", ("eyj",), rf"{B}eyJ{KEY}{{8,%T%}}\.eyJ{KEY}{{8,%T%}}\.{KEY}{{0,%T%}}", skip=3),
     Shape("age", "age_secret_key", ("age-|secret",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),
     Shape("sentry_dsn", "sentry_dsn", ("://",),
-          r"://(?P<S>[0-9a-f]{32})@(?=[A-Za-z0-9.-]{0,100}sentry|o[0-9]{1,12}\.ingest\.)"),
+          r"://(?P<S>[0-9a-f]{32}(?::[0-9a-f]{32})?)@(?=[A-Za-z0-9.-]{0,100}sentry|o[0-9]{1,12}\.ingest\.)"),
     Shape("url_token", "url_token", ("://",),
           r"://(?P<S>[A-Za-z0-9_.~-]{20,200})@(?=[A-Za-z0-9\[_-])", check=_url_userinfo),
 )

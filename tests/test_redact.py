@@ -180,6 +180,24 @@ def test_each_rules_prefix_in_ordinary_text_stays(text):
     assert redact(text) == (text, 0)
 
 
+def test_env_names_ending_in_key_hold_keys_but_not_names_or_paths():
+    key = "Zx81" * 8 + "Qw3+/Ab9"
+    for text in (f"AZURE_STORAGE_KEY={key}", f'{{"ENCRYPTION_KEY": "{key}"}}', f"  SIGNING_KEY: {key}",
+                 f"storageAccountKey={key}==", f"AZURE_STORAGE_ACCOUNT_KEY={key}=="):
+        out, n = redact(text)
+        assert n == 1 and key not in out, text
+    for text in ("SORT_KEY=created_at_and_more_words", "PARTITION_KEY=tenant42", f"myAPP_KEY={key}",
+                 "SSH_KEY=/home/u/.ssh/id_rsa_long_path", "CACHE_KEY=v1", "PRIMARY_KEY=${DB_KEY_VALUE_FROM_ENV}",
+                 f"sort_key={key}"):
+        assert redact(text) == (text, 0), text
+
+
+def test_the_trigger_words_stay_within_the_search_librarys_fast_path():
+    # past 100 words ahocorasick_rs drops its SIMD prefilter and the common
+    # path (a text with no secret) gets ~3x slower: share words instead
+    assert len(_rules(MAX_SECRET)._words) <= 100
+
+
 def test_a_token_named_after_a_service_or_a_role_is_a_credential_whatever_its_shape():
     # a sync or request token holds a handle (a SHA stays); github_token, NPM_TOKEN,
     # x-auth-token name a credential (legacy GitHub and npm tokens are hex and UUIDs)

@@ -26,6 +26,7 @@ from tests.helpers import cli
 from tests.secret_samples import shape_samples
 
 SID = "7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+MALFORMED = "claude-code malformed line"
 CODEX_SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 
 
@@ -87,6 +88,8 @@ def claude_code(path: Path, p: Planter) -> Path:
         add("attachment", attachment={"type": "edited_text_file", "filename": "/srv/app/.env", "snippet": text})
     for text in p.samples("claude-code line of an unknown type"):
         add("future_bookkeeping", payload={"note": text})
+    for text in p.samples(MALFORMED):                  # reported, never stored: nor may it be anywhere else
+        lines.append('{"type": "user", "message": {"role": "user", "content": "' + json.dumps(text)[1:-1] + '"')
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -311,7 +314,8 @@ def _exercise(store: Path, inputs: list[Path], *, redact: bool, monkeypatch) -> 
     monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
     args = ["--store", str(store), "ingest", "--no-embed", *(str(p) for p in inputs)]
     run = cli(*(args if redact else [*args, "--no-redact"]))
-    assert run.code == 0, run.err
+    # exit 1: the malformed lines are reported (file:line: reason); the rest ingests
+    assert run.code == 1 and sum(r["errors"] for r in run.lines()) == len(shape_samples()), run.err
     queries = store.parent / f"{store.name}-queries.jsonl"
     queries.write_text("".join(json.dumps({"id": f"q{i}", "query": f"deploy key {q}"}) + "\n"
                                for i, q in enumerate(QUERY_SECRETS)))
@@ -347,6 +351,7 @@ def test_the_walk_finds_every_planted_secret_when_redaction_is_off(tmp_path, mon
     _exercise(store, inputs, redact=False, monkeypatch=monkeypatch)
     found = leaks(store, planter.planted)
     missing = {placement: len(parts) - len(found.get(placement, [])) for placement, parts in planter.planted.items()}
-    assert missing == {placement: 0 for placement in planter.planted}
+    stored = {placement: 0 for placement in planter.planted if placement != MALFORMED}
+    assert {p: n for p, n in missing.items() if p != MALFORMED} == stored
     # the term dictionary is walked: unredacted secrets show up there as well
     assert sum("index term" in f for fs in found.values() for f in fs) > 100
