@@ -68,6 +68,7 @@ __all__ = ["CONTEXT", "KINDS", "MAX_SECRET", "StreamRedactor", "redact"]
 _A = re.ASCII                   # ASCII-only case folding: the trigger search lowers ASCII only
 
 _LEADING_WS = re.compile(r"(?:\s|\\[nrt])*", _A)
+_REDACTED = re.compile(r"\[REDACTED:\w+\]", _A)
 
 # The order rules are tried in at one position: PEM blocks, then the shapes,
 # then the contexts (a shape inside a context's value keeps its own kind).
@@ -247,13 +248,19 @@ class _Rules:
         value = text[a:b]
         inner, n = self.redact(value, depth + 1)
         if n:
-            return text[start:a] + inner + text[b:m.end()], n
-        if decline or not is_secret(value):
+            # what is left beside the shapes found may be a secret of its own
+            rest = _REDACTED.sub("", inner)
+            if decline or not rest or not is_secret(rest):
+                return text[start:a] + inner + text[b:m.end()], n
+            n += 1
+        elif decline or not is_secret(value):
             return m.group(), 0
-        return f"{text[start:a]}[REDACTED:{kind}]{text[b:m.end()]}", 1
+        else:
+            n = 1
+        return f"{text[start:a]}[REDACTED:{kind}]{text[b:m.end()]}", n
 
     def _key_value(self, m: re.Match, depth: int):
-        group = next(g for g in ("kv_dq", "kv_eq", "kv_sq", "kv_bare") if m.group(g) is not None)
+        group = next(g for g in ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare") if m.group(g) is not None)
         word = m.group("kv_word").lower()
         # a key that names something else, or `token = make_token(...)`: a call
         excluded = names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None

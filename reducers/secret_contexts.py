@@ -29,7 +29,7 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
        |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}}))"""),
         ("authz", ("authoriz",), rf"""
-     {B_WORD}(?i:authorization)(?:\\?["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\?["'])?
+     {B_WORD}(?i:authorization)(?:\\{{0,7}}["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\{{0,7}}["'])?
      (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|bot|sso-key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
         [ \t]{{1,8}})?
      (?P<authz_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}})"""),
@@ -50,7 +50,7 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      {B}machine[ \t]{{1,8}}[^\s\\]{{1,100}}(?:\s|\\n){{1,8}}login[ \t]{{1,8}}[^\s\\]{{1,100}}
      (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>-]|-(?!----)){{1,{m}}})"""),
         ("envkey", ("_key",), rf"""
-     _KEY(?:\\?["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\?["'])?
+     _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
         ("kv", ("token", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
                 "secret", "credential", "passw", "pwd"), rf"""
@@ -59,9 +59,10 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
                     |credentials?|token(?!s|i[sz])))
      (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
-     (?:\\?["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
+     (?:\\{{0,7}}["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
      (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
        |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
+       |\\{{2,7}}"(?P<kv_deep>[^"\\\n]{{1,{m}}})\\{{2,7}}"
        |'(?P<kv_sq>[^'\n]{{1,{m}}})'
        |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
     ]

@@ -51,7 +51,7 @@ E = r"(?![A-Za-z0-9_]|-(?!----))"              # ends where the key's alphabet e
 U = r"(?:[A-Za-z0-9_]|-(?!----))"              # URL-safe base64
 KEY = U
 DASHED = r"(?:[A-Za-z0-9]|-(?!----))"
-VALUE_SEP = r"(?:\\?[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\?[\"'])?"   # "k": "v", k=v, k: 'v', \"k\": \"v\"
+VALUE_SEP = r"(?:\\{0,7}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,7}[\"'])?"   # "k": "v", k=v, \"k\": \"v\", \\\"k\\\"…
 
 
 @dataclass(frozen=True)

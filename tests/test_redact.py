@@ -192,6 +192,17 @@ def test_env_names_ending_in_key_hold_keys_but_not_names_or_paths():
         assert redact(text) == (text, 0), text
 
 
+@pytest.mark.parametrize("levels", [0, 1, 2, 3])
+def test_key_contexts_are_seen_through_json_escaped_levels_of_json(levels):
+    # a transcript line printed by a tool, inside a transcript: \\\"auth_token\\\": \\\"…\\\"
+    secret = "9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c"
+    text = json.dumps({"auth_token": secret, "private_key_id": GIT_SHA, "env": {"NPM_TOKEN": UUID}})
+    for _ in range(levels):
+        text = json.dumps({"line": text})
+    out, n = redact(text)
+    assert n == 3 and secret not in out and GIT_SHA not in out and UUID not in out
+
+
 def test_the_trigger_words_stay_within_the_search_librarys_fast_path():
     # past 100 words ahocorasick_rs drops its SIMD prefilter and the common
     # path (a text with no secret) gets ~3x slower: share words instead
