@@ -97,47 +97,63 @@ class _Rules:
                 pattern = expand(s.pattern, max_secret).replace("(?P<S>", f"(?P<{name}_s>")
                 rules.append((name, s.triggers, s.back, pattern))
         self._alternatives = [f"(?P<{name}>{pattern})" for name, _, _, pattern in rules]
-        # Every rule at once: what the trigger search must equal, and its widest match.
-        self.pattern = re.compile("|".join(self._alternatives), _A | re.X)
         # How far past its start a match attempt can look: the widest rule is a
         # value of JSON-in-JSON escapes (up to 4 chars each) after a key of ~100.
         self.window = 4 * max_secret + 256
         self._bits = bit = {name: 1 << i for i, (name, *_) in enumerate(rules)}
-        # Trigger word -> where rules can start around it: (chars before the
-        # word, rules, the literal those chars must be or b"").
-        entries: dict[str, dict[tuple[int, bytes], int]] = {}
+        # Trigger "before|word>after" -> the lowercase word the search looks
+        # for, and where rules can start around it: (chars before the word,
+        # rules, what those chars must be, what must follow the word -- both
+        # any case -- and the word as it must be written when it has capitals:
+        # SK, AKIA, sk>- try nothing at "task" or "Asia"; b"" = anything).
+        entries: dict[str, dict[tuple[int, bytes, bytes, bytes], int]] = {}
         for name, words, back, _ in rules:
             for trigger in words:
-                literal, _, w = trigger.rpartition("|")
-                key = (back + len(literal), literal.encode())
-                at = entries.setdefault(w, {})
+                before, _, word = trigger.rpartition("|")
+                word, _, after = word.partition(">")
+                exact = word.encode() if word != word.lower() else b""
+                key = (back + len(before), before.lower().encode(), after.lower().encode(), exact)
+                at = entries.setdefault(word.lower(), {})
                 at[key] = at.get(key, 0) | bit[name]
         self._words = list(entries)
-        self._entries = [tuple((b, mask, lit) for (b, lit), mask in entries[w].items()) for w in self._words]
+        self._entries = [tuple((b, mask, before, after, exact) for (b, before, after, exact), mask in entries[w].items())
+                         for w in self._words]
         self.triggers = BytesAhoCorasick([w.encode() for w in self._words])
         self._free = [(regex, bit[name], chars, lo, hi) for regex, name, chars, lo, hi in FREE_SCANS]
         self._matchers: dict[int, object] = {}
+
+    @property
+    def pattern(self) -> str:
+        """Every rule at once (its widest match bounds the stream window);
+        compiled per set of rules a position can start, never whole."""
+        return "|".join(self._alternatives)
 
     # -- scanning --
 
     def candidates(self, text: str, start: int = 0) -> list[tuple[int, int]]:
         """Sorted (position >= start, rules that can begin there)."""
-        low = text[start:].encode("ascii", "replace").lower()   # one byte per char
+        raw = (text[start:] if start else text).encode("ascii", "replace")   # one byte per char
+        low = raw.lower()
         hits = self.triggers.find_matches_as_indexes(low, overlapping=True)   # words may overlap
         free = len(text) - start >= FREE_SCAN_MIN
         if not hits and not free:
             return []
         at: dict[int, int] = {}
         entries = self._entries
-        for i, s, _ in hits:
-            for back, mask, literal in entries[i]:
+        for i, s, e in hits:
+            for back, mask, before, after, exact in entries[i]:
                 pos = s - back
-                if pos < 0 or (literal and low[pos:s] != literal):
+                if (pos < 0 or (before and low[pos:s] != before) or (after and low[e:e + len(after)] != after)
+                        or (exact and raw[s:e] != exact)):
                     continue
                 at[pos + start] = at.get(pos + start, 0) | mask
         if free:
             self._free_candidates(text, start, at)
         return sorted(at.items()) if at else []
+
+    def any_candidate(self, text: str) -> bool:
+        """Whether any rule can start anywhere in `text` (no rule tried)."""
+        return bool(self.candidates(text))
 
     def _free_candidates(self, text: str, start: int, at: dict[int, int]) -> None:
         """Where a prefix-less shape can start: the run of its characters
@@ -351,27 +367,24 @@ def _rules(max_secret: int) -> _Rules:
     return _Rules(max_secret)
 
 
-def redact(text: str, *, max_secret: int = MAX_SECRET) -> tuple[str, int]:
+def redact(text: str, *, max_secret: int = MAX_SECRET, memo: bool = True) -> tuple[str, int]:
     """(text with every secret replaced by "[REDACTED:<kind>]", how many).
-    `max_secret`: the longest secret recognised; leave it (tests shrink it)."""
-    if max_secret == MAX_SECRET and _MEMO_MIN <= len(text) <= _MEMO_MAX:
+    `max_secret`: the longest secret recognised; leave it (tests shrink it).
+    `memo`: answer a mid-size text seen lately from memory (off: benchmarks)."""
+    if memo and max_secret == MAX_SECRET and _MEMO_MIN <= len(text) <= _MEMO_MAX:
         return _redact_memo(text)
     return _rules(max_secret).redact(text)
 
 
-def has_trigger(data: bytes) -> bool:
-    """Whether any rule could match in these UTF-8 bytes (JSON text
-    included: no trigger word holds a character JSON escapes). False means
-    redact() would change nothing; one Aho-Corasick pass (and the free
-    scans), no rule tried."""
-    rules = _rules(MAX_SECRET)
-    low = data.lower()
-    if rules.triggers.find_matches_as_indexes(low):
-        return True
-    if len(data) >= FREE_SCAN_MIN:
-        text = data.decode("utf-8", "replace")
-        return any(regex.search(text) for regex, *_ in FREE_SCANS)
-    return False
+def may_hold_secret(text: str) -> bool:
+    """False when no rule can start anywhere in `text`, so redact() would
+    return it unchanged: a trigger scan, no rule tried."""
+    return _rules(MAX_SECRET).any_candidate(text)
+
+
+def forget() -> None:
+    """Drop the remembered answers (a benchmark's repeated runs start cold)."""
+    _redact_memo.cache_clear()
 
 
 # Agent transcripts repeat mid-size texts (files read again, the same tool output

@@ -18,7 +18,7 @@ import orjson
 
 from reducers.drafts import Draft
 from reducers.media import redact_block
-from reducers.redact import has_trigger, redact
+from reducers.redact import may_hold_secret, redact
 
 _MAX_DEPTH = 64                 # deeper values are judged as JSON text only (no recursion limit hit)
 _JSON = orjson.OPT_NON_STR_KEYS
@@ -29,14 +29,8 @@ def redact_value(value: Any) -> tuple[Any, int]:
     value itself is never modified; an unchanged value comes back as is."""
     if isinstance(value, str):
         return redact(value)
-    if not isinstance(value, (dict, list, tuple)):
-        return value, 0
-    try:
-        data = orjson.dumps(value, option=_JSON)
-    except (TypeError, orjson.JSONEncodeError):      # a lone surrogate, an int past 64 bits
-        data = None
-    if data is not None and not has_trigger(data):
-        return value, 0                                # the common case: one scan, no rule tried
+    if not isinstance(value, (dict, list, tuple)) or not _finds_secret(value):
+        return value, 0                                # the common case: one scan
     out, n = _walk(value, 0)
     try:
         text = orjson.dumps(out, option=_JSON).decode()
@@ -50,6 +44,18 @@ def redact_value(value: Any) -> tuple[Any, int]:
         except orjson.JSONDecodeError:                 # cannot happen (replacements hold no quote); keep the walk
             pass
     return out, n
+
+
+def _finds_secret(value: Any) -> bool:
+    """Whether redaction finds a secret in the value written as JSON (the
+    rules are tried only where a trigger word stands: one scan for most
+    values). What cannot be written as JSON (a lone surrogate, an int past
+    64 bits) is searched string by string."""
+    try:
+        text = orjson.dumps(value, option=_JSON).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return True
+    return may_hold_secret(text) and redact(text)[1] > 0
 
 
 def _walk(value: Any, depth: int) -> tuple[Any, int]:
@@ -83,8 +89,7 @@ def redact_identity(d: Draft) -> Draft:
     turn, dedupe keys, source record id, event id). Done before dedupe, so
     that a re-ingest looks up the keys the log holds. An event id that held
     a secret is dropped: the log gives the event a new one."""
-    names = [getattr(d, f) or "" for f in _IDENTITY] + d.merged_keys
-    if not has_trigger("\n".join(names).encode("utf-8", "surrogatepass")):
+    if not may_hold_secret("\n".join([getattr(d, f) or "" for f in _IDENTITY] + d.merged_keys)):
         return d
     changes: dict[str, Any] = {}
     for field in _IDENTITY:
@@ -97,6 +102,9 @@ def redact_identity(d: Draft) -> Draft:
     if merged != d.merged_keys:
         changes["merged_keys"] = merged
     return replace(d, **changes) if changes else d
+
+
+_OTHERS = ("tool", "meta", "source", "artifact", "ts", "ingested_at")
 
 
 def redact_draft(d: Draft, spilled: Callable[[str], bool] | None = None) -> tuple[Draft, int]:
@@ -118,12 +126,13 @@ def redact_draft(d: Draft, spilled: Callable[[str], bool] | None = None) -> tupl
         art_text, n = redact(d.artifact_text)
         if n:
             changes["artifact_text"], count = art_text, count + n
-    for field in ("tool", "meta", "source", "artifact", "ts", "ingested_at"):
-        value = getattr(d, field)
-        if value is not None:
-            out, n = redact_value(value)
-            if n:
-                changes[field], count = out, count + n
+    others = [getattr(d, field) for field in _OTHERS]
+    if any(v is not None for v in others) and _finds_secret(others):
+        for field, value in zip(_OTHERS, others):
+            if value is not None:
+                out, n = redact_value(value)
+                if n:
+                    changes[field], count = out, count + n
     if not count:
         return d, 0
     meta = changes.get("meta", d.meta) or {}

@@ -5,9 +5,9 @@ _KEY) rather than by its own shape.
 Pure data: reducers/redact.py compiles them and decides each value
 (reducers/credentials.py); reducers/secret_keys.py reads key names.
 
-Each rule is (name, lowercase trigger words, pattern) and its match starts
-at a trigger word ("--|token": the word is `token`, the match starts at the
-`--` before it). Every quantifier is bounded, by `m` (MAX_SECRET) for
+Each rule is (name, trigger words, pattern) and its match starts at a
+trigger word ("--|token": the word is `token`, the match starts at the
+`--` before it; see reducers/secret_shapes.py for the notation). Every quantifier is bounded, by `m` (MAX_SECRET) for
 values: the stream redactor's window depends on it. No value runs into a
 "-----" (a PEM header glued on: the private key behind it must be seen)."""
 from __future__ import annotations

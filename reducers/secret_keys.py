@@ -69,7 +69,7 @@ def env_name(text: str, start: int, word_end: int, value_start: int) -> str | No
         return None
     if start > lo:
         before = text[start - 1]
-        if before == ".":
+        if before in ".]":                     # cfg.PASSWORD; or glued to a redaction (redacting twice changes nothing)
             return None
         # a lowercase letter glued on, unless it ends an escape: "...\nDB_PASSWORD=v"
         if before.isascii() and before.isalpha() and not (start - 2 >= lo and text[start - 2] == "\\"):
@@ -89,6 +89,6 @@ def env_key_name(text: str, start: int) -> bool:
         return False
     if i > lo:
         before = text[i - 1]
-        if before.isascii() and before.isalpha() and not (i - 2 >= lo and text[i - 2] == "\\"):
+        if before == "]" or (before.isascii() and before.isalpha() and not (i - 2 >= lo and text[i - 2] == "\\")):
             return False
     return True

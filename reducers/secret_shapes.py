@@ -2,10 +2,12 @@
 prefix, a fixed length, a fixed alphabet), recognised wherever they appear.
 Pure data plus small checks; reducers/redact.py compiles and applies them.
 
-Each shape names the lowercase trigger words its match starts at
-("shared|accesskey": the word is `accesskey`, and the match starts at the
-`shared` just before it; `back` characters before every word when what
-precedes it is not fixed, as before a Mailchimp key's `-us` suffix), its regex (bounded quantifiers only: the
+Each shape names the trigger words its match starts at: "shared|accesskey"
+is the word `accesskey` with the match starting at the `shared` before it,
+"sk>-" the word `sk` followed by a dash, a word in capitals (SK, AKIA) is
+matched in that case only -- so "task" and "Asia" try nothing -- and `back`
+moves the start before every word when what precedes it is not fixed (a
+Mailchimp key's `-us` suffix). Then its regex (bounded quantifiers only: the
 stream redactor's window depends on it), what `[REDACTED:<kind>]` says,
 and optionally:
   - a group `(?P<S>…)`: only that part goes (a webhook's host, a bot's id,
@@ -97,8 +99,8 @@ def _url_userinfo(secret: str) -> bool:
 
 SHAPES: tuple[Shape, ...] = (
     # -- AI providers ----------------------------------------------------------------------
-    Shape("ant", "anthropic_key", ("sk",), rf"{B}sk-ant-(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=7),
-    Shape("oai", "openai_key", ("sk",), rf"{B}sk-(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=3),
+    Shape("ant", "anthropic_key", ("sk>-",), rf"{B}sk-ant-(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=7),
+    Shape("oai", "openai_key", ("sk>-",), rf"{B}sk-(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=3),
     Shape("groq", "groq_key", ("gsk_",), rf"{B}gsk_[A-Za-z0-9]{{48,56}}{E}", skip=4, check=_mixed),
     Shape("pplx", "perplexity_key", ("pplx-",), rf"{B}pplx-[A-Za-z0-9]{{40,56}}{E}", skip=5, check=_mixed),
     Shape("xai", "xai_key", ("xai-",), rf"{B}xai-[A-Za-z0-9]{{70,90}}{E}", skip=4, check=_mixed),
@@ -108,30 +110,30 @@ SHAPES: tuple[Shape, ...] = (
     # -- code hosts and registries ---------------------------------------------------------
     Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           rf"{B_WORD}(?:gh[pousr]_[A-Za-z0-9]{{36,%M%}}|github_pat_[A-Za-z0-9_]{{22,%M%}})", skip=4),
-    Shape("gitlab", "gitlab_token", ("glpat-", "glrt-", "gldt-", "glptt-", "gloas-", "gr1348941"),
+    Shape("gitlab", "gitlab_token", ("glpat-", "glrt-", "gldt-", "glptt-", "gloas-", "GR1348941"),
           rf"{B}(?:gl(?:pat|rt|dt|ptt|oas)-|GR1348941)"
           rf"(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=6),
-    Shape("bitbucket", "bitbucket_token", ("atbb",), rf"{B}ATBB[A-Za-z0-9]{{32,40}}{E}", skip=4, check=_mixed),
-    Shape("atlassian", "atlassian_token", ("ata|tt3", "atc|tt3"), rf"{B}AT[AC]TT3(?:[A-Za-z0-9_=]|-(?!----)){{100,300}}",
+    Shape("bitbucket", "bitbucket_token", ("ATBB",), rf"{B}ATBB[A-Za-z0-9]{{32,40}}{E}", skip=4, check=_mixed),
+    Shape("atlassian", "atlassian_token", ("ata|TT3", "atc|TT3"), rf"{B}AT[AC]TT3(?:[A-Za-z0-9_=]|-(?!----)){{100,300}}",
           skip=6),
     Shape("npm", "npm_token", ("npm_",), rf"{B}npm_[A-Za-z0-9]{{36}}{E}", skip=4, check=_mixed),
-    Shape("pypi", "pypi_token", ("pypi-age",),
+    Shape("pypi", "pypi_token", ("pypi-AgE",),
           rf"{B}pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw){U}{{50,%M%}}", skip=19),
     Shape("rubygems", "rubygems_key", ("rubygems_",), rf"{B}rubygems_[0-9a-f]{{48}}{E}", skip=9),
-    Shape("clojars", "clojars_token", ("clojars_",), rf"{B}CLOJARS_[a-z0-9]{{60}}{E}", skip=8, check=_mixed),
+    Shape("clojars", "clojars_token", ("CLOJARS_",), rf"{B}CLOJARS_[a-z0-9]{{60}}{E}", skip=8, check=_mixed),
     Shape("docker", "docker_token", ("dckr_",), rf"{B}dckr_(?:pat|oat)_{U}{{27,64}}", skip=9),
     Shape("figma", "figma_token", ("figd_",), rf"{B}figd_{U}{{38,42}}{E}", skip=5),
-    Shape("postman", "postman_key", ("pmak-",), rf"{B}PMAK-[0-9a-f]{{24}}-[0-9a-f]{{34}}{E}", skip=5),
+    Shape("postman", "postman_key", ("PMAK-",), rf"{B}PMAK-[0-9a-f]{{24}}-[0-9a-f]{{34}}{E}", skip=5),
     Shape("linear", "linear_key", ("lin_",), rf"{B}lin_(?:api|oauth)_[A-Za-z0-9]{{40}}{E}",
           skip=8, check=_mixed),
     Shape("notion", "notion_token", ("ntn_", "secret"),
           rf"{B}(?:ntn_[0-9]{{11}}[A-Za-z0-9]{{35}}|secret_[A-Za-z0-9]{{43}}){E}", skip=4, check=_mixed),
-    Shape("contentful", "contentful_token", ("cfpat-",), rf"{B}CFPAT-{U}{{43}}{E}", skip=6),
+    Shape("contentful", "contentful_token", ("CFPAT-",), rf"{B}CFPAT-{U}{{43}}{E}", skip=6),
     # -- clouds and hosting ----------------------------------------------------------------
-    Shape("aws", "aws_access_key", ("akia", "asia"),
+    Shape("aws", "aws_access_key", ("AKIA", "ASIA"),
           rf"{B_ALNUM}(?:AKIA|ASIA)[A-Z0-9]{{16}}(?![A-Za-z0-9])", skip=4),
-    Shape("google", "google_api_key", ("aiza",), rf"{B}AIza{KEY}{{35}}{E}", skip=4),
-    Shape("gocspx", "google_oauth_secret", ("gocspx-",), rf"{B}GOCSPX-{U}{{28}}{E}", skip=7),
+    Shape("google", "google_api_key", ("AIza",), rf"{B}AIza{KEY}{{35}}{E}", skip=4),
+    Shape("gocspx", "google_oauth_secret", ("GOCSPX-",), rf"{B}GOCSPX-{U}{{28}}{E}", skip=7),
     Shape("ya29", "google_oauth_token", ("ya29.", "1//0"),
           rf"(?:{B}ya29\.{U}{{30,%M%}}|{B_PATH}1//0{U}{{30,%M%}})", skip=5),
     Shape("gcp_key_id", "gcp_private_key_id", ("private",),
@@ -145,10 +147,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape("azure_ad", "azure_client_secret", ("q~",),
           rf"{B_AZURE}[A-Za-z0-9_~.]{{3}}[0-9]Q~(?:[A-Za-z0-9_~.]|-(?!----)){{31,34}}"
           r"(?![A-Za-z0-9_~.-])", back=4),
-    Shape("alibaba", "alibaba_key", ("ltai",), rf"{B}LTAI[A-Za-z0-9]{{20}}{E}", skip=4, check=_mixed),
+    Shape("alibaba", "alibaba_key", ("LTAI",), rf"{B}LTAI[A-Za-z0-9]{{20}}{E}", skip=4, check=_mixed),
     Shape("digitalocean", "digitalocean_token", ("dop|_v1_", "doo|_v1_", "dor|_v1_"),
           rf"{B}do[por]_v1_[0-9a-f]{{64}}{E}", skip=7),
-    Shape("heroku", "heroku_key", ("hrku-",), rf"{B}HRKU-{U}{{40,70}}", skip=5),
+    Shape("heroku", "heroku_key", ("HRKU-",), rf"{B}HRKU-{U}{{40,70}}", skip=5),
     Shape("fly", "flyio_token", ("fo1_", "fm1", "fm2_"),
           rf"{B}(?:fo1_{U}{{43}}|fm[12][ar]?_[A-Za-z0-9+/=_]{{60,%M%}})", skip=4),
     Shape("supabase", "supabase_token", ("sbp_",), rf"{B}sbp_[0-9a-f]{{40}}{E}", skip=4, check=_hex_key),
@@ -162,7 +164,7 @@ SHAPES: tuple[Shape, ...] = (
           skip=4, check=_hex_key),
     Shape("grafana", "grafana_token", ("glc_", "glsa_"),
           rf"{B}(?:glc_[A-Za-z0-9+/]{{32,%M%}}={{0,2}}|glsa_[A-Za-z0-9]{{32}}_[0-9a-f]{{8}}{E})", skip=4),
-    Shape("newrelic", "newrelic_key", ("nrak-",), rf"{B}NRAK-[A-Z0-9]{{27}}{E}", skip=5),
+    Shape("newrelic", "newrelic_key", ("NRAK-",), rf"{B}NRAK-[A-Z0-9]{{27}}{E}", skip=5),
     Shape("dynatrace", "dynatrace_token", ("dt0c01.",), rf"{B}dt0c01\.[A-Z0-9]{{24}}\.[A-Z0-9]{{64}}{E}", skip=7),
     Shape("sentry_token", "sentry_token", ("sntry",),
           rf"{B}(?:sntrys_[A-Za-z0-9+/=_]{{40,%M%}}|sntryu_[0-9a-f]{{64}}{E})", skip=7),
@@ -178,23 +180,23 @@ SHAPES: tuple[Shape, ...] = (
     Shape("discord", "discord_token", (),
           rf"{B}[MNO]{U}{{22,26}}\.{U}{{6,7}}\.{U}{{27,40}}{E}", check=_discord_id),
     Shape("telegram", "telegram_bot_token", (":a",), rf"(?<=[0-9]{{6}}):(?P<S>A{U}{{30,40}}){E}"),
-    Shape("twilio", "twilio_key", ("sk",), rf"{B}SK[0-9a-fA-F]{{32}}(?![0-9A-Za-z_])", skip=2, check=_hex_key),
-    Shape("sendgrid", "sendgrid_key", ("sg.",), rf"{B}SG\.{U}{{22}}\.{U}{{43}}{E}", skip=3),
+    Shape("twilio", "twilio_key", ("SK",), rf"{B}SK[0-9a-fA-F]{{32}}(?![0-9A-Za-z_])", skip=2, check=_hex_key),
+    Shape("sendgrid", "sendgrid_key", ("SG.",), rf"{B}SG\.{U}{{22}}\.{U}{{43}}{E}", skip=3),
     Shape("mailgun", "mailgun_key", ("key-",), rf"{B}key-[0-9a-f]{{32}}(?![0-9A-Za-z_])", skip=4, check=_hex_key),
     Shape("mailchimp", "mailchimp_key", ("-us",), rf"{B}[0-9a-f]{{32}}-us[0-9]{{1,2}}(?![0-9A-Za-z_])", back=32,
           check=_hex_key),
-    Shape("stripe", "stripe_key", ("sk", "rk_", "whsec_"),
+    Shape("stripe", "stripe_key", ("sk>_", "rk>_", "whsec_"),
           rf"{B}(?:[rs]k_(?:live|test)_(?=[a-z]{{0,%M%}}[A-Z0-9])[A-Za-z0-9]{{24,%M%}}"
           r"|whsec_(?=[a-z]{0,%M%}[A-Z0-9])[A-Za-z0-9+/=]{32,%M%})", skip=8),
-    Shape("square", "square_token", ("eaaa", "sq0"),
+    Shape("square", "square_token", ("EAAA", "sq0"),
           rf"{B}(?:EAAA[A-Za-z0-9_-]{{60}}|sq0(?:atp|csp)-{U}{{22,43}}){E}", skip=7, check=_mixed),
     Shape("shopify", "shopify_token", ("shp",),
           rf"{B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{E}", skip=6),
     Shape("shippo", "shippo_token", ("shippo_",), rf"{B}shippo_(?:live|test)_[0-9a-f]{{40}}{E}", skip=12),
-    Shape("mapbox", "mapbox_token", ("sk",), rf"{B}sk\.eyJ{U}{{20,%M%}}\.{U}{{20,60}}", skip=3),
+    Shape("mapbox", "mapbox_token", ("sk>.",), rf"{B}sk\.eyJ{U}{{20,%M%}}\.{U}{{20,60}}", skip=3),
     # -- tokens anyone signs, and credentials inside URLs -------------------------------------
     Shape("jwt", "jwt", ("eyj",), rf"{B}eyJ{KEY}{{8,%T%}}\.eyJ{KEY}{{8,%T%}}\.{KEY}{{0,%T%}}", skip=3),
-    Shape("age", "age_secret_key", ("age-|secret",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),
+    Shape("age", "age_secret_key", ("AGE-|SECRET",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),
     Shape("sentry_dsn", "sentry_dsn", ("://",),
           r"://(?P<S>[0-9a-f]{32}(?::[0-9a-f]{32})?)@(?=[A-Za-z0-9.-]{0,100}sentry|o[0-9]{1,12}\.ingest\.)"),
     Shape("url_token", "url_token", ("://",),
