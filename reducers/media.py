@@ -14,6 +14,7 @@ from reducers.redact import redact
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?[;,]")
 _PAYLOAD_KEYS = frozenset({"data", "result", "file_data"})      # base64 payloads
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 
 
 def block_bytes(block: dict) -> bytes:
@@ -58,4 +59,9 @@ def redact_block(value: Any, key: str | None = None) -> tuple[Any, int]:
 
 
 def _is_payload(key: str | None, value: str) -> bool:
-    return value.startswith("data:") or (key in _PAYLOAD_KEYS and len(value) > 256 and " " not in value[:256])
+    """Base64 bytes (an image, a PDF): a data: URL that says so, or a long
+    run of base64 under data/result/file_data. A text document's data is
+    text (an .env file has no spaces either), and so is data:text/plain,…"""
+    if value.startswith("data:"):
+        return ";base64," in value[:value.find(",", 0, 256) + 1]
+    return key in _PAYLOAD_KEYS and len(value) > 256 and _BASE64.fullmatch(value, 0, 4096) is not None

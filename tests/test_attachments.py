@@ -162,3 +162,17 @@ def test_an_imported_event_whose_attachments_are_elsewhere_is_kept_with_a_warnin
     result = cli("--store", str(tmp_path / "other"), "ingest", "--format", "trace", str(tmp_path / "bare.jsonl"))
     assert result.code == 0 and result.lines()[0]["added"] == len(lines)
     assert result.err.count("which this store does not hold") == 3      # two real ids, one bogus
+
+
+def test_a_text_documents_data_is_text_and_its_secrets_are_redacted():
+    from reducers.media import redact_block
+    env = "DB_HOST=db.internal\nDB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_" + "4eC3" * 8 + "\n" + "# pad\n" * 60
+    for block in ({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": env}},
+                  {"type": "file", "file": {"file_data": "data:text/plain," + env, "filename": "x.env"}}):
+        out, n = redact_block(block)
+        assert n == 2 and "correcthorse" not in str(out) and "4eC3" not in str(out)
+    # a base64 payload, in a data: URL or under data, is bytes: untouched
+    b64 = PNG[:40] + "AKIAIOSFODNN7EXAMPLE" + PNG[40:]
+    for block in ({"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64}},
+                  {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}}):
+        assert redact_block(block) == (block, 0)

@@ -144,6 +144,11 @@ def anthropic(path: Path, p: Planter) -> Path:
                      {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "sh",
                                                         "input": {"script": text, "vars": {"SECRET_FOR_STEP": text}}}]},
                      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": out}]}]
+    for text in p.samples("anthropic text document (attachment)"):
+        env = f"HOST=db.internal\nKEY_FILE=/etc/key\n{text}\n" + "# keep\n" * 40
+        messages += [{"role": "user", "content": [{"type": "text", "text": "read this config"}, {
+            "type": "document", "source": {"type": "text", "media_type": "text/plain", "data": env}}]},
+                     {"role": "assistant", "content": "read it"}]
     path.write_text(json.dumps({"model": "claude-x", "max_tokens": 100, "messages": messages}))
     return path
 
