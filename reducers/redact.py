@@ -53,8 +53,8 @@ from ahocorasick_rs import BytesAhoCorasick
 
 from reducers.credentials import (basic_payload, credential_like, filler, labelled_credential, password_like, pem_body,
                                  recall_handle)
-from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
 from reducers.secret_contexts import PASSWORD_FLAGS, context_rules
+from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
 from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS, SHAPES, Shape, expand
 
 MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
@@ -150,10 +150,6 @@ class _Rules:
         if free:
             self._free_candidates(text, start, at)
         return sorted(at.items()) if at else []
-
-    def any_candidate(self, text: str) -> bool:
-        """Whether any rule can start anywhere in `text` (no rule tried)."""
-        return bool(self.candidates(text))
 
     def _free_candidates(self, text: str, start: int, at: dict[int, int]) -> None:
         """Where a prefix-less shape can start: the run of its characters
@@ -379,7 +375,7 @@ def redact(text: str, *, max_secret: int = MAX_SECRET, memo: bool = True) -> tup
 def may_hold_secret(text: str) -> bool:
     """False when no rule can start anywhere in `text`, so redact() would
     return it unchanged: a trigger scan, no rule tried."""
-    return _rules(MAX_SECRET).any_candidate(text)
+    return bool(_rules(MAX_SECRET).candidates(text))
 
 
 def forget() -> None:

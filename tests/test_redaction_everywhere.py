@@ -164,6 +164,10 @@ def trace_events(path: Path, p: Planter) -> Path:
                       "meta": {"fields": {"hook": {"output": meta}}, "labels": [meta]},
                       "source": {"format": "openai", "path": f"exports/{i}.json", "line": i + 1, "uuid": None,
                                  "key": f"imported/{i}", "comment": src}})
+    for i, (session, turn) in enumerate(zip(p.samples("trace session_id (names and dedupe keys)"),
+                                            p.samples("trace turn_id"))):
+        lines.append({"id": f"01HZY0000000000000000{i:05d}", "seq": i + 1, "hash": f"{i:064x}", "session_id": session,
+                      "turn_id": turn, "ts": "2026-05-02T10:00:00.000Z", "kind": "user", "text": "hello", "tokens": 1})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
@@ -182,13 +186,27 @@ def huge_line(path: Path, p: Planter) -> Path:
     return path
 
 
+def file_names(folder: Path, p: Planter) -> Path:
+    """Transcripts whose file names hold a token (the path is kept in every
+    event's source and in state.db)."""
+    folder.mkdir()
+    names = p.samples("a transcript's file name")
+    kept = [n for n in names if re.fullmatch(r"[A-Za-z0-9_.-]{1,200}", n)]
+    p.planted["a transcript's file name"] = kept
+    for i, name in enumerate(kept):
+        (folder / f"{name}.jsonl").write_text(
+            _cc_line("user", {"role": "user", "content": "nothing secret here"}, i, sessionId=f"file-{i}") + "\n")
+    return folder
+
+
 def build_inputs(root: Path) -> tuple[list[Path], Planter]:
     p = Planter()
     root.mkdir()
     (root / "codex").mkdir()
     paths = [claude_code(root / "cc.jsonl", p), codex(root / "codex" / "rollout.jsonl", p),
              openai_chat(root / "chat.jsonl", p), anthropic(root / "request.json", p),
-             trace_events(root / "export.trace.jsonl", p), huge_line(root / "huge.jsonl", p)]
+             trace_events(root / "export.trace.jsonl", p), huge_line(root / "huge.jsonl", p),
+             file_names(root / "named", p)]
     return paths, p
 
 
