@@ -22,6 +22,7 @@ import orjson
 from ahocorasick_rs import AhoCorasick
 import stores.big_lines
 import stores.sources
+from stores.externalize import Externalizer
 from tests.helpers import cli
 from tests.secret_samples import shape_samples
 
@@ -145,7 +146,7 @@ def anthropic(path: Path, p: Planter) -> Path:
                                                         "input": {"script": text, "vars": {"SECRET_FOR_STEP": text}}}]},
                      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": out}]}]
     for text in p.samples("anthropic text document (attachment)"):
-        env = f"HOST=db.internal\nKEY_FILE=/etc/key\n{text}\n" + "# keep\n" * 40
+        env = f"HOST=db.internal\nKEY_FILE=/etc/key\n{text}\n" + "#keep\n" * 60     # no space: still text
         messages += [{"role": "user", "content": [{"type": "text", "text": "read this config"}, {
             "type": "document", "source": {"type": "text", "media_type": "text/plain", "data": env}}]},
                      {"role": "assistant", "content": "read it"}]
@@ -333,8 +334,14 @@ QUERY_SECRETS = [text for _, text, _ in shape_samples(random.Random(999))]
 
 
 def _exercise(store: Path, inputs: list[Path], *, redact: bool, monkeypatch) -> None:
+    # the huge line is read in pieces and its long string spilled and streamed (scaled down)
+    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
     monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
     monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    streamed = []
+    stream = Externalizer.stream
+    monkeypatch.setattr(Externalizer, "stream", lambda self, text: streamed.append(1) or stream(self, text))
     args = ["--store", str(store), "ingest", "--no-embed", *(str(p) for p in inputs)]
     run = cli(*(args if redact else [*args, "--no-redact"]))
     # exit 1: the malformed lines are reported (file:line: reason); the rest ingests
@@ -346,6 +353,7 @@ def _exercise(store: Path, inputs: list[Path], *, redact: bool, monkeypatch) -> 
     assert cli("--store", str(store), "recall", f"which deploy key {QUERY_SECRETS[0]}", "--mode", "fulltext").code in (0, 3)
     assert cli("--store", str(store), "compact", "--session", SID, "--budget", "25000").code == 0
     assert cli("--store", str(store), "verify").code == 0
+    assert streamed, "the huge line did not take the streaming path"
 
 
 def test_no_planted_secret_is_anywhere_in_the_store(tmp_path, monkeypatch):
