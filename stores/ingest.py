@@ -5,21 +5,27 @@ through the Appender chokepoint, under one writer lock. Bad lines are
 reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
-every few minutes)."""
+every few minutes); so is one whose bad lines were reported once
+already (`recheck` reads it again)."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
 from reducers.redact import redact as redact_text
+from reducers.timestamps import infer_times
+from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
+from stores.event_log import utc_now_iso
+from stores.working_state import STATE_FORMAT, WorkingStateTracker
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
 
@@ -36,9 +42,11 @@ class IngestResult:
     skipped: int = 0
     dropped: int = 0
     errors: int = 0
+    states: int = 0            # task_state events written for sessions whose working state changed
     pending: int = 0           # an incomplete last line, left for the next run
     redacted: int = 0
     artifacts: int = 0
+    anatomy: int = 0           # model-call records written (stores/anatomy/)
     unchanged: bool = False
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
@@ -66,7 +74,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None,
+           embedder: str | None = None, recheck: bool = False, working_state: bool = True,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -78,9 +86,10 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
     spills = SpillRegistry()
     try:
         with store.writer(wait=wait, embed=embed, embedder=embedder) as w:
+            tracker = WorkingStateTracker(w.state) if working_state else None
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
-                                hooks=store.append_hooks(w))
+                                hooks=store.append_hooks(w) + ([tracker.on_append] if tracker else []))
             try:
                 for src in expand_inputs(paths):
                     if isinstance(src, MissingSource):
@@ -91,8 +100,8 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                     try:
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
-                                                    strict=strict, redact=redact, report=report,
-                                                    on_progress=on_progress)
+                                                    strict=strict, redact=redact, recheck=recheck, report=report,
+                                                    on_progress=on_progress, tracker=tracker)
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
                             result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
@@ -108,14 +117,16 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
-                   session: str | None, strict: bool, redact: bool, report, on_progress) -> IngestResult:
+                   session: str | None, strict: bool, redact: bool, recheck: bool, report,
+                   on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = redact_text(f"{src.source_id}|{format}|{session or ''}|{int(redact)}")[0]   # state.db keeps it
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format
-        return result                                  # an empty file: nothing to do, nothing wrong
-    if fingerprint:
+        result.unchanged = True                        # an empty file: nothing to do, nothing wrong
+        return result
+    if fingerprint and not recheck:
         known = w.state.unchanged_file(ident, fingerprint)
         if known is not None:
             result.skipped, result.format = known
@@ -123,18 +134,20 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             return result
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+                                 session=session, strict=strict, report=report, on_progress=on_progress,
+                                 tracker=tracker)
     plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
-    try:
+    try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+                                 session=session, strict=strict, report=report, on_progress=on_progress,
+                                 tracker=tracker)
     finally:
         plain.path.unlink(missing_ok=True)
 
 
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
-                      on_progress) -> IngestResult:
+                      on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -158,16 +171,33 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                             f"name one with --format")
             report(result.error)
             return result
+    else:
+        records = read_records(src, spills)
+        samples, head = sniff(records)
+        primed = chain(head, records)
+        mismatch = mismatched_format(fmt, samples)
+        if mismatch:
+            result.format, result.errors = fmt, 1
+            result.error = (f"{src.display}: its records are {mismatch}, not {fmt}; nothing written from it "
+                            f"(drop --format to detect it, or use --format {mismatch})")
+            report(result.error)
+            return result
     result.format = fmt
     module = format_module(fmt)
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
     sessions: dict[str, None] = {}
+    file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
-    def drafts(emit_errors: bool) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, calls=None) -> Iterator[Draft]:
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
+        stream = _records(records, src, result, report if emit_errors else None)
+        parsed = module.parse(calls.records(stream) if calls else stream, ctx)
+        if calls:
+            parsed = calls.drafts(parsed)              # the model calls it shows, for anatomy records
+        # Exported events keep exactly the time they were logged with.
+        for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
             if isinstance(item, BadRecord):
                 _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
                 continue
@@ -184,8 +214,16 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 return _finish(result, sessions, AppendCounts())
             result.errors = 0
             sessions.clear()
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
-                                        source_format=fmt, source_path=src.display)
+        if tracker is not None:
+            tracker.active = fmt != "trace"            # an import carries the task states it had
+        calls = collector_for(fmt, src.display, session, spills)
+        counts = appender.append_stream(_counting(drafts(emit_errors=not strict, calls=calls), result, on_progress,
+                                                  src.display), source_format=fmt, source_path=src.display)
+        if calls is not None:
+            result.anatomy = write_calls(w.store.dir, calls, w.store.warn)
+        if tracker is not None:
+            result.states = appender.append_stream(iter(tracker.drafts()), source_format=STATE_FORMAT,
+                                                   source_path=src.display).added
     except TraceError:
         raise
     except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback
@@ -196,7 +234,10 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         report(result.error)
         return result
     _finish(result, sessions, counts)
-    if fingerprint and result.errors == 0 and result.pending == 0:
+    # A file with bad lines is remembered too: unchanged, the next run skips it
+    # instead of reporting the same errors again (`--recheck` reparses it).
+    # One with an unfinished last line is not: that line may complete.
+    if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result

@@ -126,3 +126,30 @@ def bench_needle(
     cols = ["events", "eviction_ms_median", "ms_per_1k_events", "vs_linear_from_200"]
     out.table(cols, ([r[c] for c in cols] for r in scale), title="eviction latency scaling")
     return 0
+
+
+@bench_app.command("sweep", help=(
+    "The nightly sweep over the shared real transcripts replicated to --events (ingested first), at 10% "
+    "and 100% of that size: events/s (median of --repeat runs), the rate of a plain scan of the same log "
+    "as the peer (vs_scan), peak memory at both sizes (flat memory: anon 100%/10% near 1), and the rate "
+    "on one copy of never-seen text."))
+def bench_sweep(
+    ctx: typer.Context,
+    events: Annotated[int, typer.Option("--events", "-n", min=1000, help="Events to reach.")] = 100_000,
+    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per size (median).")] = 1,
+    corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to replicate.")] = None,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs here (else a temp dir).")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.sweep_bench import run_sweep_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_sweep_bench(events, corpus, workdir, repeat, out.note)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        cols = ["size", "events", "events_per_s_median", "seconds_median", "scan_events_per_s", "vs_scan",
+                "peak_rss_mb_max", "peak_anon_mb_max", "anon_growth_vs_10pct", "facts_live", "episodes"]
+        out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench sweep")
+    return 0

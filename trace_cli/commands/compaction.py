@@ -67,7 +67,8 @@ def register(app: typer.Typer) -> None:
         "parts first (system/persona, task state, notes, markers in time order), then a "
         "<recalled-context> block for the latest user questions (capped at min(4000, 10% of the "
         "budget)), then the conversation still in the cache. Tool output is middle-truncated, old "
-        "results cleared to placeholders, and every call has its result.\n\n"
+        "results cleared to placeholders, and every call has its result. Each render leaves an anatomy record "
+        "of exactly what it sent (`trace anatomy replay`).\n\n"
         "Example:  trace context --session 4f1c… --budget 8000 --format openai"))
     def context(
         ctx: typer.Context,
@@ -108,7 +109,21 @@ def register(app: typer.Typer) -> None:
         else:
             out.emit(to_json(pack, session, info["markers"], {"cycle": info["cycle"], "query": info["query"],
                                                               "overflow_retries": info["overflow_retries"]}))
+        _record_render(st.store(out), out, session, pack, cache, info, fmt=fmt, budget=budget, query=query)
         return 0
+
+
+def _record_render(store, out, session, pack, cache, info, **how) -> None:
+    """Every render leaves an anatomy record of what it sent (after it is
+    sent: a pack the agent never got is no call). Failing to write one
+    never costs the agent its pack."""
+    from stores.anatomy.render import record_render
+    from stores.errors import TraceError
+    try:
+        record_render(store, session, pack, cache, info, **how)
+    except (OSError, TraceError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        out.warn(f"the render's anatomy record was not written ({why}); the pack above is complete")
 
 
 def _protected(tools: list[str] | None) -> frozenset[str]:
