@@ -49,7 +49,7 @@ B_ALNUM_DASH = after_none_of(r"A-Za-z0-9\]-")
 B_PATH = after_none_of(r"A-Za-z0-9_/\]-")
 B_AZURE = after_none_of(r"A-Za-z0-9_~.\]-")
 B_HOST = after_none_of(r"A-Za-z0-9_-")          # a host name (a URL's "." and "/" before are fine)
-E = r"(?![A-Za-z0-9_]|-(?!----))"              # ends where the key's alphabet ends
+E = r"(?![A-Za-z0-9])"                         # no more letters or digits: a _suffix or -suffix may follow (file names)
 U = r"(?:[A-Za-z0-9_]|-(?!----))"              # URL-safe base64
 KEY = U
 DASHED = r"(?:[A-Za-z0-9]|-(?!----))"
@@ -160,7 +160,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("terraform", "terraform_token", (".atlasv1.",),
           rf"{B}[A-Za-z0-9]{{14}}\.atlasv1\.(?:[A-Za-z0-9_=]|-(?!----)){{60,90}}", back=14),
     Shape("pulumi", "pulumi_token", ("pul-",), rf"{B}pul-[0-9a-f]{{40}}{E}", skip=4),
-    Shape("databricks", "databricks_token", ("dapi",), rf"{B}dapi[0-9a-f]{{32}}(?:-[0-9]{{1,2}})?(?![0-9A-Za-z_])",
+    Shape("databricks", "databricks_token", ("dapi",), rf"{B}dapi[0-9a-f]{{32}}(?:-[0-9]{{1,2}})?(?![0-9A-Za-z])",
           skip=4, check=_hex_key),
     Shape("grafana", "grafana_token", ("glc_", "glsa_"),
           rf"{B}(?:glc_[A-Za-z0-9+/]{{32,%M%}}={{0,2}}|glsa_[A-Za-z0-9]{{32}}_[0-9a-f]{{8}}{E})", skip=4),
@@ -180,10 +180,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape("discord", "discord_token", (),
           rf"{B}[MNO]{U}{{22,26}}\.{U}{{6,7}}\.{U}{{27,40}}{E}", check=_discord_id),
     Shape("telegram", "telegram_bot_token", (":a",), rf"(?<=[0-9]{{6}}):(?P<S>A{U}{{30,40}}){E}"),
-    Shape("twilio", "twilio_key", ("SK",), rf"{B}SK[0-9a-fA-F]{{32}}(?![0-9A-Za-z_])", skip=2, check=_hex_key),
+    Shape("twilio", "twilio_key", ("SK",), rf"{B}SK[0-9a-fA-F]{{32}}(?![0-9A-Za-z])", skip=2, check=_hex_key),
     Shape("sendgrid", "sendgrid_key", ("SG.",), rf"{B}SG\.{U}{{22}}\.{U}{{43}}{E}", skip=3),
-    Shape("mailgun", "mailgun_key", ("key-",), rf"{B}key-[0-9a-f]{{32}}(?![0-9A-Za-z_])", skip=4, check=_hex_key),
-    Shape("mailchimp", "mailchimp_key", ("-us",), rf"{B}[0-9a-f]{{32}}-us[0-9]{{1,2}}(?![0-9A-Za-z_])", back=32,
+    Shape("mailgun", "mailgun_key", ("key-",), rf"{B}key-[0-9a-f]{{32}}(?![0-9A-Za-z])", skip=4, check=_hex_key),
+    Shape("mailchimp", "mailchimp_key", ("-us",), rf"{B}[0-9a-f]{{32}}-us[0-9]{{1,2}}(?![0-9A-Za-z])", back=32,
           check=_hex_key),
     Shape("stripe", "stripe_key", ("sk>_", "rk>_", "whsec_"),
           rf"{B}(?:[rs]k_(?:live|test)_(?=[a-z]{{0,%M%}}[A-Z0-9])[A-Za-z0-9]{{24,%M%}}"

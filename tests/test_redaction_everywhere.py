@@ -189,14 +189,18 @@ def huge_line(path: Path, p: Planter) -> Path:
 
 def file_names(folder: Path, p: Planter) -> Path:
     """Transcripts whose file names hold a token (the path is kept in every
-    event's source and in state.db)."""
+    event's source, in state.db and in the anatomy record of each call)."""
     folder.mkdir()
     names = p.samples("a transcript's file name")
     kept = [n for n in names if re.fullmatch(r"[A-Za-z0-9_.-]{1,200}", n)]
     p.planted["a transcript's file name"] = kept
     for i, name in enumerate(kept):
-        (folder / f"{name}.jsonl").write_text(
-            _cc_line("user", {"role": "user", "content": "nothing secret here"}, i, sessionId=f"file-{i}") + "\n")
+        if i % 2:
+            (folder / f"{name}.jsonl").write_text(
+                _cc_line("user", {"role": "user", "content": "nothing secret here"}, i, sessionId=f"file-{i}") + "\n")
+        else:                                          # a request body: ingest writes an anatomy record of it
+            (folder / f"{name}.json").write_text(json.dumps({"model": "claude-x", "max_tokens": 10, "messages": [
+                {"role": "user", "content": "nothing secret here"}, {"role": "assistant", "content": "ok"}]}))
     return folder
 
 
