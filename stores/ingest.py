@@ -6,7 +6,9 @@ reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
 every few minutes); so is one whose bad lines were reported once
-already (`recheck` reads it again)."""
+already (`recheck` reads it again). One that grew, in a format that can
+start mid-file (`resumes_at`: Claude Code), is parsed from a little before
+where its last clean ingest ended."""
 from __future__ import annotations
 
 import os
@@ -75,8 +77,12 @@ def reconciler_from_env():
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
            embedder: str | None = None, recheck: bool = False, working_state: bool = True,
+           hold_open_tail: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
+    """`hold_open_tail` (live follow): drafts at the end of the file that may
+    still merge with lines not written yet (the blocks of a message being
+    streamed) are left for the next run, as an unfinished line is."""
     if format != "auto" and format not in DETECTION_ORDER:
         raise UsageError(f"unknown --format {format!r}; choose one of: auto, {', '.join(DETECTION_ORDER)}")
     if not paths:
@@ -101,7 +107,8 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
                                                     strict=strict, redact=redact, recheck=recheck, report=report,
-                                                    on_progress=on_progress, tracker=tracker)
+                                                    on_progress=on_progress, tracker=tracker,
+                                                    hold_open_tail=hold_open_tail)
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
                             result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
@@ -118,7 +125,8 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
                    session: str | None, strict: bool, redact: bool, recheck: bool, report,
-                   on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
+                   on_progress, tracker: WorkingStateTracker | None = None,
+                   hold_open_tail: bool = False) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = redact_text(f"{src.source_id}|{format}|{session or ''}|{int(redact)}")[0]   # state.db keeps it
     fingerprint = None if src.is_stdin else src.fingerprint()
@@ -132,22 +140,51 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             result.skipped, result.format = known
             result.unchanged = True
             return result
+    resumed = None if (recheck or strict or src.compressed or not fingerprint) else \
+        _resume_point(src, ident, fingerprint, w.state, format)
+    common = dict(session=session, strict=strict, report=report, on_progress=on_progress, tracker=tracker,
+                  hold_open_tail=hold_open_tail)
+    if resumed is not None:
+        src, fmt, drafts_before = resumed
+        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=fmt,
+                                 drafts_before=drafts_before, **common)
     if not src.compressed:
-        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress,
-                                 tracker=tracker)
+        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
     plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
     try:                                               # (the copy's time is now; the fingerprint has the file's)
-        return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress,
-                                 tracker=tracker)
+        return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:
         plain.path.unlink(missing_ok=True)
 
 
+RESUME_MIN_BYTES = 64 << 10       # the fingerprint's head hash covers this much: below it, parse it all
+
+
+def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
+    """A grown file whose format can start parsing again mid-file
+    (`resumes_at`) is read from a little before where its last clean
+    ingest ended instead of from the top: (source to read, format, drafts
+    counted before), or None to read it all. The earlier lines are in the
+    log already; the few re-read are skipped by their keys."""
+    previous = state.previous_file(ident)
+    if previous is None:
+        return None
+    size, _, head, drafts, fmt = previous
+    if size < RESUME_MIN_BYTES or fingerprint[0] <= size or fingerprint[2] != head:
+        return None                                   # small, shrunk or rewritten: read it whole
+    resumes_at = getattr(format_module(fmt), "resumes_at", None)
+    if resumes_at is None or (format != "auto" and format != fmt):
+        return None
+    from dataclasses import replace
+    from stores.sources import restart_point
+    start = restart_point(src.path, size, resumes_at)
+    return None if start is None else (replace(src, start=start), fmt, drafts)
+
+
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
-                      on_progress, tracker: WorkingStateTracker | None = None) -> IngestResult:
+                      on_progress, tracker: WorkingStateTracker | None = None, drafts_before: int | None = None,
+                      hold_open_tail: bool = False) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -217,8 +254,11 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         if tracker is not None:
             tracker.active = fmt != "trace"            # an import carries the task states it had
         calls = collector_for(fmt, src.display, session, spills)
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict, calls=calls), result, on_progress,
-                                                  src.display), source_format=fmt, source_path=src.display)
+        stream = drafts(emit_errors=not strict, calls=calls)
+        if hold_open_tail:
+            stream = _holding_open_tail(stream, result)
+        counts = appender.append_stream(_counting(stream, result, on_progress, src.display),
+                                        source_format=fmt, source_path=src.display)
         if calls is not None:
             result.anatomy = write_calls(w.store.dir, calls, w.store.warn)
         if tracker is not None:
@@ -239,8 +279,27 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     # One with an unfinished last line is not: that line may complete.
     if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
+        if drafts_before is not None:                  # resumed: what was read again was counted before
+            drafts_seen = drafts_before + result.added + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
+
+
+def _holding_open_tail(drafts: Iterator[Draft], result: IngestResult) -> Iterator[Draft]:
+    """All drafts but the file's last run of one merge group (a message whose
+    next block may be the next line written): held, counted as pending, so
+    the next run reads them with what follows and merges them as a one-shot
+    ingest would."""
+    held: list[Draft] = []
+    for d in drafts:
+        if held and d.merge_group == held[-1].merge_group:
+            held.append(d)
+            continue
+        yield from held
+        held = [d] if d.merge_group else []
+        if not d.merge_group:
+            yield d
+    result.pending += len(held)
 
 
 def _records(records, src: Source, result: IngestResult, report):

@@ -188,6 +188,12 @@ class IngestState:
             return None
         return int(row[4]), row[5]
 
+    def previous_file(self, ident: str) -> tuple[int, int, str, int, str] | None:
+        """(size, mtime_ns, head_sha, drafts, format) of a file's last clean ingest, or None."""
+        row = self._files.get(ident) or self.db.execute(
+            "SELECT ident, size, mtime_ns, head_sha, drafts, format FROM files WHERE ident=?", (ident,)).fetchone()
+        return None if row is None else (int(row[1]), int(row[2]), row[3], int(row[4]), row[5])
+
     def remember_file(self, ident: str, fingerprint: tuple[int, int, str], drafts: int, fmt: str) -> None:
         """Call only once the file's events are durable in the log."""
         self._files[ident] = (ident, *fingerprint, drafts, fmt)

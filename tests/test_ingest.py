@@ -271,7 +271,7 @@ def test_unknown_format_names_the_formats_tried_and_writes_nothing(tmp_path):
     store = Store(tmp_path / "s")
     (res,), errors = _ingest(store, src)
     assert res.errors == 1 and res.added == 0
-    assert "tried trace, claude-code, codex, anthropic, openai" in errors[0]
+    assert "tried trace, claude-code, codex, gemini-cli, opencode, anthropic, openai" in errors[0]
     assert store.stats().events == 0
 
 

@@ -86,12 +86,12 @@ def register(app: typer.Typer) -> None:
         clear_at_least: Annotated[int, typer.Option("--clear-at-least", min=0, metavar="TOKENS",
                                                     help="Once clearing, clear at least this much.")] = 0,
     ) -> int:
-        from reducers.pack_formats import to_anthropic, to_json, to_openai, to_text
+        from reducers.pack_formats import PACK_FORMATS, pack_in_format
         from stores.context import push_pack
         from stores.errors import UsageError
         from trace_cli.app_state import state
 
-        if fmt not in ("openai", "anthropic", "text", "json"):
+        if fmt not in PACK_FORMATS:
             raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")
         st = state(ctx)
         out = st.output(True)
@@ -100,15 +100,11 @@ def register(app: typer.Typer) -> None:
                               excluded_tools=tuple(_protected(protect)))
         pack, cache, info = push_pack(st.store(out), session, budget=budget, query=query, overflow=overflow,
                                       recall=not no_recall, retention=retention)
+        rendered = pack_in_format(pack, fmt, session, info)
         if fmt == "text":
-            out.raw(to_text(pack))
-        elif fmt == "openai":
-            out.emit(to_openai(pack))
-        elif fmt == "anthropic":
-            out.emit(to_anthropic(pack))
+            out.raw(rendered)
         else:
-            out.emit(to_json(pack, session, info["markers"], {"cycle": info["cycle"], "query": info["query"],
-                                                              "overflow_retries": info["overflow_retries"]}))
+            out.emit(rendered)
         _record_render(st.store(out), out, session, pack, cache, info, fmt=fmt, budget=budget, query=query)
         return 0
 
