@@ -424,3 +424,16 @@ def test_the_walk_finds_every_planted_secret_when_redaction_is_off(tmp_path, mon
     assert {p: n for p, n in missing.items() if p != MALFORMED} == stored
     # the term dictionary is walked: unredacted secrets show up there as well
     assert sum("index term" in f for fs in found.values() for f in fs) > 100
+
+
+def test_a_hook_failure_that_quotes_a_secret_is_logged_redacted(tmp_path):
+    from stores.hooks.runtime import LOG_NAME, log_failure
+    from stores.store import Store
+    store = Store(tmp_path / "store")
+    parts = []
+    for _, text, part in shape_samples(random.Random(4321))[::7]:
+        log_failure(store, "claude-code", "Stop", f"payload is not JSON: {text!r}\nValueError: {text}")
+        parts.append(part)
+    logged = (store.dir / LOG_NAME).read_text()
+    assert logged.count("payload is not JSON") == len(parts)
+    assert [p for p in parts if p in logged] == []

@@ -145,6 +145,7 @@ def log_failure(store, agent: str, event: str, message: str) -> None:
     """One line (a traceback indented under it) in `<store>/hooks.log`;
     the log is rotated to hooks.log.1 past 1 MiB. Never raises."""
     try:
+        from reducers.redact import redact
         from stores.paths import ensure_dir, private_umask
         with private_umask():
             ensure_dir(store.dir)
@@ -154,6 +155,7 @@ def log_failure(store, agent: str, event: str, message: str) -> None:
             now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
             head, _, rest = message.partition("\n")
             text = f"{now} {agent} {event}: {head}\n" + "".join(f"    {ln}\n" for ln in rest.splitlines())
+            text = redact(text)[0]                   # an error may quote the payload it choked on
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, text.encode("utf-8", "replace"))
