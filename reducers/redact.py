@@ -103,21 +103,23 @@ class _Rules:
         self._bits = bit = {name: 1 << i for i, (name, *_) in enumerate(rules)}
         # Trigger "before|word>after" -> the lowercase word the search looks
         # for, and where rules can start around it: (chars before the word,
-        # rules, what those chars must be, what must follow the word -- both
-        # any case -- and the word as it must be written when it has capitals:
-        # SK, AKIA, sk>- try nothing at "task" or "Asia"; b"" = anything).
-        entries: dict[str, dict[tuple[int, bytes, bytes, bytes], int]] = {}
+        # rules, what those chars must be, what must follow the word, what
+        # must not -- all any case -- and the word as it must be written when
+        # it has capitals: SK, AKIA, sk>- try nothing at "task" or "Asia").
+        entries: dict[str, dict[tuple, int]] = {}
         for name, words, back, _ in rules:
             for trigger in words:
                 before, _, word = trigger.rpartition("|")
                 word, _, after = word.partition(">")
+                # ">!s,iz": not followed by any of these (token>!s: not "tokens")
+                nots = tuple(n.encode() for n in after[1:].split(",")) if after.startswith("!") else ()
+                after = "" if nots else after
                 exact = word.encode() if word != word.lower() else b""
-                key = (back + len(before), before.lower().encode(), after.lower().encode(), exact)
+                key = (back + len(before), before.lower().encode(), after.lower().encode(), nots, exact)
                 at = entries.setdefault(word.lower(), {})
                 at[key] = at.get(key, 0) | bit[name]
         self._words = list(entries)
-        self._entries = [tuple((b, mask, before, after, exact) for (b, before, after, exact), mask in entries[w].items())
-                         for w in self._words]
+        self._entries = [tuple((key[0], mask, *key[1:]) for key, mask in entries[w].items()) for w in self._words]
         self.triggers = BytesAhoCorasick([w.encode() for w in self._words])
         self._free = [(regex, bit[name], chars, lo, hi) for regex, name, chars, lo, hi in FREE_SCANS]
         self._matchers: dict[int, object] = {}
@@ -141,10 +143,10 @@ class _Rules:
         at: dict[int, int] = {}
         entries = self._entries
         for i, s, e in hits:
-            for back, mask, before, after, exact in entries[i]:
+            for back, mask, before, after, nots, exact in entries[i]:
                 pos = s - back
                 if (pos < 0 or (before and low[pos:s] != before) or (after and low[e:e + len(after)] != after)
-                        or (exact and raw[s:e] != exact)):
+                        or (nots and low.startswith(nots, e)) or (exact and raw[s:e] != exact)):
                     continue
                 at[pos + start] = at.get(pos + start, 0) | mask
         if free:

@@ -52,7 +52,7 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("envkey", ("_key",), rf"""
      _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
-        ("kv", ("token", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
+        ("kv", ("token>!s,iz,is", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
                 "secret", "credential", "passw", "pwd"), rf"""
      (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
             (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
