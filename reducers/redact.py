@@ -122,6 +122,8 @@ class _Rules:
         self._entries = [tuple((key[0], mask, *key[1:]) for key, mask in entries[w].items()) for w in self._words]
         self.triggers = BytesAhoCorasick([w.encode() for w in self._words])
         self._free = [(regex, bit[name], chars, lo, hi) for regex, name, chars, lo, hi in FREE_SCANS]
+        # one search for any of them first: most texts have none (one C call)
+        self._free_search = re.compile("|".join(f"(?:{regex.pattern})" for regex, *_ in FREE_SCANS), _A).search
         self._matchers: dict[int, object] = {}
 
     @property
@@ -137,7 +139,7 @@ class _Rules:
         raw = (text[start:] if start else text).encode("ascii", "replace")   # one byte per char
         low = raw.lower()
         hits = self.triggers.find_matches_as_indexes(low, overlapping=True)   # words may overlap
-        free = len(text) - start >= FREE_SCAN_MIN
+        free = len(text) - start >= FREE_SCAN_MIN and self._free_search(text, start) is not None
         if not hits and not free:
             return []
         at: dict[int, int] = {}
