@@ -382,6 +382,11 @@ def may_hold_secret(text: str) -> bool:
     return bool(_rules(MAX_SECRET).candidates(text))
 
 
+def may_hold_secret_at(text: str) -> list[int]:
+    """Where in `text` a rule can start (a trigger scan, no rule tried)."""
+    return [pos for pos, _ in _rules(MAX_SECRET).candidates(text)]
+
+
 def forget() -> None:
     """Drop the remembered answers (a benchmark's repeated runs start cold)."""
     _redact_memo.cache_clear()

@@ -11,6 +11,7 @@ included, and then once more as JSON text, so that a key names its value
 (base64 images) are left to reducers/media.redact_block."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -18,7 +19,7 @@ import orjson
 
 from reducers.drafts import Draft
 from reducers.media import redact_block
-from reducers.redact import may_hold_secret, redact
+from reducers.redact import may_hold_secret, may_hold_secret_at, redact
 
 _MAX_DEPTH = 64                 # deeper values are judged as JSON text only (no recursion limit hit)
 _JSON = orjson.OPT_NON_STR_KEYS
@@ -82,15 +83,21 @@ def _walk(value: Any, depth: int) -> tuple[Any, int]:
 
 
 _IDENTITY = ("session_id", "turn_id", "key", "uuid", "event_id")
+_OTHERS = ("tool", "meta", "source", "artifact", "ts", "ingested_at")
+_GATE_MAX = 64 * 1024           # longer texts skip the batch gate (no copy of megabytes): searched one by one
 
 
-def redact_identity(d: Draft) -> Draft:
-    """The draft with secrets out of the strings that name it (its session,
+def redact_identities(drafts: list[Draft]) -> list[Draft]:
+    """The drafts with secrets out of the strings that name them (session,
     turn, dedupe keys, source record id, event id). Done before dedupe, so
     that a re-ingest looks up the keys the log holds. An event id that held
-    a secret is dropped: the log gives the event a new one."""
-    if not may_hold_secret("\n".join([getattr(d, f) or "" for f in _IDENTITY] + d.merged_keys)):
-        return d
+    a secret is dropped: the log gives the event a new one. One trigger
+    scan for the batch; only a draft it flags is searched."""
+    names = ["\n".join([getattr(d, f) or "" for f in _IDENTITY] + d.merged_keys) for d in drafts]
+    return [_redact_identity(d) if flagged else d for d, flagged in zip(drafts, may_hold_secrets(names))]
+
+
+def _redact_identity(d: Draft) -> Draft:
     changes: dict[str, Any] = {}
     for field in _IDENTITY:
         value = getattr(d, field)
@@ -104,13 +111,53 @@ def redact_identity(d: Draft) -> Draft:
     return replace(d, **changes) if changes else d
 
 
-_OTHERS = ("tool", "meta", "source", "artifact", "ts", "ingested_at")
-
-
-def redact_draft(d: Draft, spilled: Callable[[str], bool] | None = None) -> tuple[Draft, int]:
-    """(the draft with secrets out of every field, how many). `spilled`
+def redact_drafts(drafts: list[Draft], spilled: Callable[[str], bool] | None = None) -> tuple[list[Draft], int]:
+    """(the drafts with secrets out of every field, how many). `spilled`
     says whether a text holds spilled strings (stores/big_lines): such text
-    is redacted as it streams to the artifact store, not here."""
+    is redacted as it streams to the artifact store, not here. One trigger
+    scan over the batch's texts and fields decides which drafts are
+    searched at all (most are not)."""
+    texts, arts, others, unwritable = [], [], [], []
+    for d in drafts:
+        texts.append("" if spilled is not None and spilled(d.text) else d.text)
+        arts.append(d.artifact_text or "")
+        values = [getattr(d, field) for field in _OTHERS]
+        try:
+            others.append(orjson.dumps(values, option=_JSON).decode() if any(v is not None for v in values) else "")
+            unwritable.append(False)
+        except (TypeError, orjson.JSONEncodeError):  # a lone surrogate, an int past 64 bits: searched field by field
+            others.append("")
+            unwritable.append(True)
+    flags = may_hold_secrets([*texts, *arts, *others])
+    n = len(drafts)
+    out, total = [], 0
+    for i, d in enumerate(drafts):
+        search_others = unwritable[i] or (flags[2 * n + i] and redact(others[i])[1] > 0)
+        d, found = _redact_draft(d, texts[i], flags[i], flags[n + i], search_others)
+        out.append(d)
+        total += found
+    return out, total
+
+
+def may_hold_secrets(texts: list[str]) -> list[bool]:
+    """may_hold_secret of each text, the short ones in one joined scan (a
+    trigger position says which text it is in)."""
+    flags = [bool(t) and len(t) > _GATE_MAX for t in texts]
+    short = [i for i, t in enumerate(texts) if t and len(t) <= _GATE_MAX]
+    if short:
+        starts, pos = [], 0
+        for i in short:
+            starts.append(pos)
+            pos += len(texts[i]) + 1
+        for at in may_hold_secret_at("\n".join(texts[i] for i in short)):
+            flags[short[bisect_right(starts, at) - 1]] = True
+    for i, flagged in enumerate(flags):
+        if flagged and len(texts[i]) > _GATE_MAX:
+            flags[i] = may_hold_secret(texts[i])
+    return flags
+
+
+def _redact_draft(d: Draft, text: str, text_flag: bool, art_flag: bool, search_others: bool) -> tuple[Draft, int]:
     changes: dict[str, Any] = {}
     count = 0
     if d.media:
@@ -118,17 +165,17 @@ def redact_draft(d: Draft, spilled: Callable[[str], bool] | None = None) -> tupl
         n = sum(m for _, m in media)
         if n:
             changes["media"], count = [b for b, _ in media], count + n
-    if not (spilled is not None and spilled(d.text)):
-        text, n = redact(d.text)
+    if text_flag:
+        redacted, n = redact(text)
         if n:
-            changes["text"], count = text, count + n
-    if d.artifact_text is not None:
+            changes["text"], count = redacted, count + n
+    if art_flag:
         art_text, n = redact(d.artifact_text)
         if n:
             changes["artifact_text"], count = art_text, count + n
-    others = [getattr(d, field) for field in _OTHERS]
-    if any(v is not None for v in others) and _finds_secret(others):
-        for field, value in zip(_OTHERS, others):
+    if search_others:
+        for field in _OTHERS:
+            value = getattr(d, field)
             if value is not None:
                 out, n = redact_value(value)
                 if n:

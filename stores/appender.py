@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Iterator
 from reducers.drafts import Draft, merge_adjacent
 from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
 from reducers.redact import redact
-from reducers.redact_fields import redact_draft, redact_identity
+from reducers.redact_fields import redact_drafts, redact_identities
 from reducers.tokens import count_tokens
 from stores.artifacts import ArtifactStore, BadArtifactId
 from stores.attachments import store_media
@@ -128,7 +128,7 @@ class Appender:
         if not drafts:
             return
         if self.redact_secrets:
-            drafts, path = [redact_identity(d) for d in drafts], redact(path)[0]
+            drafts, path = redact_identities(drafts), redact(path)[0]
         # The previous batch may still be on its way to disk (its fsync overlaps
         # with this batch): it is not in the ingest state yet, so its keys and
         # sessions are looked up in memory.
@@ -147,9 +147,11 @@ class Appender:
         full_texts: dict[int, str] = {}      # event index -> artifact content still in memory
         kept_chars = 0
         declined: list[str] = []
-        for turn in _turns(merge_adjacent(fresh)):
-            if self.redact_secrets:
-                turn = [self._redacted(d, counts) for d in turn]
+        merged = merge_adjacent(fresh)
+        if self.redact_secrets:
+            merged, redacted = redact_drafts(merged, self.spills.holds_marker if self.spills is not None else None)
+            counts.redacted += redacted
+        for turn in _turns(merged):
             working = self._working_set(turn[0].session_id)
             tracked = working is not self._untracked
             decisions = self.reconciler.decide_turn(turn, working)
@@ -217,11 +219,6 @@ class Appender:
             # tokens here: an estimate for the size-aware reconciler, no more.)
             ws = self._working[session_id] = WorkingSet(tokens=self.state.session_tokens(session_id))
         return ws
-
-    def _redacted(self, d: Draft, counts: AppendCounts) -> Draft:
-        d, n = redact_draft(d, self.spills.holds_marker if self.spills is not None else None)
-        counts.redacted += n
-        return d
 
     # -- building the event ------------------------------------------------
 
