@@ -266,14 +266,17 @@ class _Rules:
         if n:
             # what is left beside the shapes found may be a secret of its own
             rest = _REDACTED.sub("", inner)
-            if decline or not rest or not is_secret(rest):
-                return text[start:a] + inner + text[b:m.end()], n
-            n += 1
+            if not (decline or not rest or not is_secret(rest)):
+                inner, n = f"[REDACTED:{kind}]", n + 1
         elif decline or not is_secret(value):
             return m.group(), 0
         else:
-            n = 1
-        return f"{text[start:a]}[REDACTED:{kind}]{text[b:m.end()]}", n
+            inner, n = f"[REDACTED:{kind}]", 1
+        # the rest of the match is passed over once this returns: a shape in
+        # it (-u <key>:<pw>) goes too, or redacting twice would find more
+        head, h = self.redact(text[start:a], depth + 1)
+        tail, t = self.redact(text[b:m.end()], depth + 1)
+        return head + inner + tail, n + h + t
 
     def _key_value(self, m: re.Match, depth: int):
         group = next(g for g in ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare") if m.group(g) is not None)
@@ -376,14 +379,9 @@ def redact(text: str, *, max_secret: int = MAX_SECRET, memo: bool = True) -> tup
     return _rules(max_secret).redact(text)
 
 
-def may_hold_secret(text: str) -> bool:
-    """False when no rule can start anywhere in `text`, so redact() would
-    return it unchanged: a trigger scan, no rule tried."""
-    return bool(_rules(MAX_SECRET).candidates(text))
-
-
 def may_hold_secret_at(text: str) -> list[int]:
-    """Where in `text` a rule can start (a trigger scan, no rule tried)."""
+    """Where in `text` a rule can start (a trigger scan, no rule tried):
+    nowhere means redact() would return it unchanged."""
     return [pos for pos, _ in _rules(MAX_SECRET).candidates(text)]
 
 

@@ -19,7 +19,7 @@ import orjson
 
 from reducers.drafts import Draft
 from reducers.media import redact_block
-from reducers.redact import may_hold_secret, may_hold_secret_at, redact
+from reducers.redact import may_hold_secret_at, redact
 
 _MAX_DEPTH = 64                 # deeper values are judged as JSON text only (no recursion limit hit)
 _JSON = orjson.OPT_NON_STR_KEYS
@@ -56,7 +56,7 @@ def _finds_secret(value: Any) -> bool:
         text = orjson.dumps(value, option=_JSON).decode()
     except (TypeError, orjson.JSONEncodeError):
         return True
-    return may_hold_secret(text) and redact(text)[1] > 0
+    return redact(text)[1] > 0
 
 
 def _walk(value: Any, depth: int) -> tuple[Any, int]:
@@ -140,8 +140,9 @@ def redact_drafts(drafts: list[Draft], spilled: Callable[[str], bool] | None = N
 
 
 def may_hold_secrets(texts: list[str]) -> list[bool]:
-    """may_hold_secret of each text, the short ones in one joined scan (a
-    trigger position says which text it is in)."""
+    """Whether each text may hold a secret: the short ones by one joined
+    trigger scan (a trigger position says which text it is in); a long one
+    is simply searched (True)."""
     flags = [bool(t) and len(t) > _GATE_MAX for t in texts]
     short = [i for i, t in enumerate(texts) if t and len(t) <= _GATE_MAX]
     if short:
@@ -151,9 +152,6 @@ def may_hold_secrets(texts: list[str]) -> list[bool]:
             pos += len(texts[i]) + 1
         for at in may_hold_secret_at("\n".join(texts[i] for i in short)):
             flags[short[bisect_right(starts, at) - 1]] = True
-    for i, flagged in enumerate(flags):
-        if flagged and len(texts[i]) > _GATE_MAX:
-            flags[i] = may_hold_secret(texts[i])
     return flags
 
 
