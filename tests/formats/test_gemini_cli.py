@@ -10,8 +10,7 @@ from pathlib import Path
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import gemini_cli
 from reducers.formats.registry import detect_format
-from stores.store import Store
-from tests.helpers import cli
+from tests.helpers import cli, transcript_events
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "gemini-cli" / \
     "session-2026-06-14T08-02-7d3e9a41.jsonl"
@@ -99,4 +98,4 @@ def test_a_grown_session_file_adds_only_its_new_events(tmp_path):
     second = cli("--store", str(tmp_path / "s"), "ingest", "--no-embed", str(path)).lines()[0]
     one_shot = cli("--store", str(tmp_path / "o"), "ingest", "--no-embed", str(SAMPLE)).lines()[0]
     assert first["format"] == second["format"] == "gemini-cli"
-    assert first["added"] + second["added"] == one_shot["added"] == sum(1 for _ in Store(tmp_path / "s").events())
+    assert first["added"] + second["added"] == one_shot["added"] == len(transcript_events(tmp_path / "s"))
