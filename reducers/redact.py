@@ -41,9 +41,8 @@ position (a test checks that).
 
 Streaming: every quantifier is bounded, so whether a rule matches at position
 i depends only on the text in [i - CONTEXT, i + window) (key names are read
-back at most CONTEXT characters). StreamRedactor emits everything whose fate
-is already decided and holds back the last `window` characters; its output
-equals redact() of the whole text for any chunking."""
+back at most CONTEXT characters), so a text too big to hold can be redacted
+as it streams: reducers/redact_stream.py."""
 from __future__ import annotations
 
 import re
@@ -59,11 +58,10 @@ from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS, SHAPES, Shape, exp
 
 MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
-_BATCH_WINDOWS = 4              # StreamRedactor scans when this many windows are waiting
 _MAX_NESTING = 16               # values searched inside values (JSON in JSON...): stack bound
 _LOOK_INSIDE = 128              # a declined match up to this long is searched inside again
 
-__all__ = ["CONTEXT", "KINDS", "MAX_SECRET", "StreamRedactor", "redact"]
+__all__ = ["CONTEXT", "KINDS", "MAX_SECRET", "redact"]
 
 _A = re.ASCII                   # ASCII-only case folding: the trigger search lowers ASCII only
 
@@ -366,7 +364,8 @@ def _blank_tail(body: str) -> int:
 
 
 @lru_cache(maxsize=8)
-def _rules(max_secret: int) -> _Rules:
+def rule_set(max_secret: int) -> _Rules:
+    """The compiled rules for one MAX_SECRET (built once)."""
     return _Rules(max_secret)
 
 
@@ -376,13 +375,13 @@ def redact(text: str, *, max_secret: int = MAX_SECRET, memo: bool = True) -> tup
     `memo`: answer a mid-size text seen lately from memory (off: benchmarks)."""
     if memo and max_secret == MAX_SECRET and _MEMO_MIN <= len(text) <= _MEMO_MAX:
         return _redact_memo(text)
-    return _rules(max_secret).redact(text)
+    return rule_set(max_secret).redact(text)
 
 
 def may_hold_secret_at(text: str) -> list[int]:
     """Where in `text` a rule can start (a trigger scan, no rule tried):
     nowhere means redact() would return it unchanged."""
-    return [pos for pos, _ in _rules(MAX_SECRET).candidates(text)]
+    return [pos for pos, _ in rule_set(MAX_SECRET).candidates(text)]
 
 
 def forget() -> None:
@@ -397,50 +396,4 @@ _MEMO_MIN, _MEMO_MAX = 256, 32 * 1024
 
 @lru_cache(maxsize=1024)
 def _redact_memo(text: str) -> tuple[str, int]:
-    return _rules(MAX_SECRET).redact(text)
-
-
-class StreamRedactor:
-    """redact() for payloads too big to hold: feed chunks, emit what is
-    decided. Holds at most 4 windows (~1M chars at MAX_SECRET) plus one
-    chunk. Concatenated outputs equal redact(whole text)[0] for any chunking."""
-
-    def __init__(self, max_secret: int = MAX_SECRET):
-        self._rules = _rules(max_secret)
-        self._chunks: list[str] = []
-        self._pending = 0            # characters in _chunks
-        self._buf = ""               # CONTEXT chars already emitted + undecided text
-        self._emitted = 0            # how many leading chars of _buf are context only
-        self.count = 0
-
-    @property
-    def held(self) -> int:
-        """Characters held in memory (context + undecided + unscanned)."""
-        return len(self._buf) + self._pending
-
-    def feed(self, chunk: str) -> str:
-        self._chunks.append(chunk)
-        self._pending += len(chunk)
-        window = self._rules.window
-        # Batch: scan once 4 windows wait; the last window is scanned again next
-        # time, so each char is scanned ~4/3 times.
-        if len(self._buf) - self._emitted + self._pending < _BATCH_WINDOWS * window:
-            return ""
-        return self._advance(stop_margin=window)
-
-    def close(self) -> str:
-        out = self._advance(stop_margin=None)
-        self._buf, self._emitted = "", 0
-        return out
-
-    def _advance(self, stop_margin: int | None) -> str:
-        buf = self._buf + "".join(self._chunks)
-        self._chunks, self._pending = [], 0
-        # A match attempt that starts before `stop` sees only text inside buf, so
-        # its outcome is final; later starts wait for more text.
-        stop = len(buf) + 1 if stop_margin is None else len(buf) - stop_margin
-        pieces, cut, n = self._rules.scan(buf, self._emitted, stop)
-        self.count += n
-        keep = max(cut - CONTEXT, 0)        # look-behinds need a little left context
-        self._buf, self._emitted = buf[keep:], cut - keep
-        return "".join(pieces)
+    return rule_set(MAX_SECRET).redact(text)

@@ -12,7 +12,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reducers.credentials import credential_like
-from reducers.redact import CONTEXT, KINDS, MAX_SECRET, StreamRedactor, _rules, redact
+from reducers.redact import CONTEXT, KINDS, MAX_SECRET, redact, rule_set
+from reducers.redact_stream import StreamRedactor
 from tests.secret_samples import SHAPE_SAMPLES, lookalikes
 
 # Obviously fake, correctly shaped credentials, built here (never pasted from anywhere).
@@ -206,7 +207,7 @@ def test_key_contexts_are_seen_through_json_escaped_levels_of_json(levels):
 def test_the_trigger_words_stay_within_the_search_librarys_fast_path():
     # past 100 words ahocorasick_rs drops its SIMD prefilter and the common
     # path (a text with no secret) gets ~3x slower: share words instead
-    assert len(_rules(MAX_SECRET)._words) <= 100
+    assert len(rule_set(MAX_SECRET)._words) <= 100
 
 
 def test_a_token_named_after_a_service_or_a_role_is_a_credential_whatever_its_shape():
@@ -419,7 +420,7 @@ def test_the_stream_equals_whole_text_redaction_at_full_size():
             parts.append(rng.choice(list(FAKE.values()) + [f'password="hunter{i}x"']) + "\n")
             inserted += 1
     text = "".join(parts)                   # ~1.3 MB: more than four windows
-    window = _rules(MAX_SECRET).window
+    window = rule_set(MAX_SECRET).window
     assert len(text) > 4 * window + 60000
     cuts = [rng.randint(1, 60000) for _ in range(60)]
     out, count, _ = _stream(text, cuts)
@@ -429,7 +430,7 @@ def test_the_stream_equals_whole_text_redaction_at_full_size():
 
 def test_the_stream_holds_bounded_memory_and_emits_as_it_goes():
     stream = StreamRedactor()
-    window = _rules(MAX_SECRET).window
+    window = rule_set(MAX_SECRET).window
     line = "plain output line with nothing secret in it\n"
     emitted = 0
     for _ in range(60000):                  # ~2.7 MB: several scans
@@ -465,7 +466,7 @@ def _reference(text: str) -> tuple[str, int]:
     finds a secret wins; a short match a rule declines hides nothing, a long
     one is passed over."""
     from reducers.redact import _LOOK_INSIDE
-    rules = _rules(MAX_SECRET)
+    rules = rule_set(MAX_SECRET)
     singles = [rules._matcher(bit) for bit in rules._bits.values()]
     out, n, last = [], 0, 0
     for pos in range(len(text)):
@@ -498,7 +499,7 @@ def test_trigger_search_finds_every_place_a_rule_can_start(text):
 def test_every_quantifier_is_bounded_so_the_stream_window_is_exact():
     from re import _parser
     for max_secret in (64, 1000, MAX_SECRET):
-        rules = _rules(max_secret)
+        rules = rule_set(max_secret)
         widest = _parser.parse(rules.pattern, re.ASCII | re.VERBOSE).getwidth()[1]
         assert widest + 1 <= rules.window           # +1: a one-character look-ahead after a match
         assert max_secret + 8 <= rules.window       # the sk- look-ahead reaches max_secret + 4
