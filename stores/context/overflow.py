@@ -1,0 +1,46 @@
+"""Overflow recovery (rfc-005 Phase 2): the model call failed on context
+length, so the runtime asks again with `--overflow`. Each try shrinks the
+pack further — at most 85%, then 72%, then 60% of the budget — and is
+recorded beside the cache, so the next `--overflow` for the same state of
+the session takes the next step; a session that has grown since (the call
+went through) starts over at the first. After the third try there is
+nothing sensible left to take away: it is an error naming the fix."""
+from __future__ import annotations
+
+import os
+
+import orjson
+
+from stores.context.cache_file import cache_path
+from stores.errors import TraceError
+
+STEPS = (0.85, 0.72, 0.60)
+
+
+def next_try(store, session_id: str, session_seq: int, budget: int) -> tuple[int, int, list[dict]]:
+    """(try number, token limit, the tries recorded before it)."""
+    tries = [t for t in _read(store, session_id) if t.get("session_seq") == session_seq and t.get("budget") == budget]
+    n = len(tries) + 1
+    if n > len(STEPS):
+        raise TraceError(f"overflow recovery gave up after {len(STEPS)} tries (packs of at most "
+                         f"{', '.join(f'{int(s * 100)}%' for s in STEPS)} of --budget {budget}) and the model "
+                         f"still overflowed: its context is smaller than that; lower --budget")
+    return n, int(budget * STEPS[n - 1]), tries
+
+
+def record_try(store, session_id: str, entry: dict) -> None:
+    path = cache_path(store.dir, session_id, ".overflow.json")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    kept = [t for t in _read(store, session_id)
+            if t.get("session_seq") == entry["session_seq"] and t.get("budget") == entry["budget"]]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(orjson.dumps({"session_id": session_id, "tries": [*kept, entry]}))
+    os.replace(tmp, path)
+
+
+def _read(store, session_id: str) -> list[dict]:
+    try:
+        data = orjson.loads(cache_path(store.dir, session_id, ".overflow.json").read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return []
+    return data.get("tries") or [] if data.get("session_id") == session_id else []
