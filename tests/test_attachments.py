@@ -176,3 +176,25 @@ def test_a_text_documents_data_is_text_and_its_secrets_are_redacted():
     for block in ({"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64}},
                   {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}}):
         assert redact_block(block) == (block, 0)
+
+
+def test_a_text_document_sent_as_base64_has_its_secrets_redacted_inside_and_stays_base64():
+    """An .env attached as data:text/plain;base64,… (OpenCode's file parts)
+    or as an Anthropic base64 document of a text type holds its keys in
+    the encoded bytes: decoded, redacted, encoded again. Binary payloads
+    (above) and base64 that is not UTF-8 text are kept byte for byte."""
+    from reducers.media import redact_block
+    env = "DB_HOST=db.internal\nDB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_" + "4eC3" * 8 + "\n"
+    b64 = base64.b64encode(env.encode()).decode()
+    for block in ({"type": "file", "mime": "text/plain", "filename": ".env", "url": "data:text/plain;base64," + b64},
+                  {"type": "document", "source": {"type": "base64", "media_type": "text/plain", "data": b64}},
+                  {"type": "document", "source": {"type": "base64", "media_type": "application/json",
+                                                  "data": base64.b64encode(b'{"token": "' + b"9x" * 20 + b'"}').decode()}}):
+        out, n = redact_block(block)
+        encoded = out.get("url") or out["source"]["data"]
+        decoded = base64.b64decode(encoded.split(",", 1)[-1]).decode()
+        assert n >= 1 and "REDACTED" in decoded and "correcthorse" not in decoded and "4eC3" * 8 not in decoded
+        assert "9x9x9x" not in decoded
+    not_text = base64.b64encode(b"\xff\xfe" + env.encode()).decode()
+    block = {"type": "file", "url": "data:text/plain;base64," + not_text}
+    assert redact_block(block) == (block, 0)
