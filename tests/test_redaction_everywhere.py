@@ -437,3 +437,22 @@ def test_a_hook_failure_that_quotes_a_secret_is_logged_redacted(tmp_path):
     logged = (store.dir / LOG_NAME).read_text()
     assert logged.count("payload is not JSON") == len(parts)
     assert [p for p in parts if p in logged] == []
+
+
+def test_a_secret_cut_by_a_logs_length_limit_is_redacted_before_the_cut(tmp_path):
+    """hooks.log quotes a bad payload's first 80 characters and the
+    retrieval log a query's first 2,000: a key straddling the cut would
+    be left as a fragment no rule recognises, so the text is redacted
+    first and cut after."""
+    from stores.hooks.runtime import LOG_NAME, run_hook
+    from stores.recall import Recaller, RecallQuery
+    from stores.store import Store
+    store = Store(tmp_path / "store")
+    token = "ghp_" + "Zq8" * 12
+    run_hook(store, "claude-code", "Stop", "not json " + "x" * 49 + " " + token)          # the token spans character 80
+    logged = (store.dir / LOG_NAME).read_text()
+    assert "payload is not JSON" in logged and "Zq8Zq8" not in logged and "REDACTED" in logged
+    assert cli("--store", str(store.dir), "note", "add", "-c", "context", "something to find").code == 0
+    Recaller(store).recall(RecallQuery(query="w " * 990 + token, mode="fulltext"))
+    (row,) = [json.loads(line) for line in (store.dir / "retrievals.jsonl").read_text().splitlines()]
+    assert "Zq8Zq8" not in row["query"] and len(row["query"]) <= 2000
