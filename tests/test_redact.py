@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import re
+import string
 from pathlib import Path
 
 import pytest
@@ -584,3 +586,18 @@ def test_a_trigger_word_overlapping_another_does_not_hide_it(glued):
     text = f"{glued}-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
     out, n = redact(text)
     assert n == 1 and PEM_BODY not in out and "[REDACTED:private_key]" in out
+
+
+def test_a_base64_key_that_opens_with_a_slash_is_a_key_and_a_path_stays_a_path():
+    """Base64 opens with "/" once in 64 keys: under a secret-named key it
+    was taken for a file path and kept (found by the store-wide test)."""
+    rng = random.Random(24)
+    alphabet = string.ascii_letters + string.digits + "+/"
+    keys = ["/" + "".join(rng.choice(alphabet) for _ in range(n)) + pad
+            for n, pad in [(43, "="), (85, "=="), (63, ""), (31, ""), (43, "")] * 40]
+    missed = [k for k in keys if redact(f"AZURE_STORAGE_KEY={k}")[1] == 0 or redact(f'api_key: "{k}"')[1] == 0]
+    assert len(missed) <= 2, missed
+    for path in ("/etc/ssl/private/server.key", "/run/secrets/ProdSigningKey2024v1Primary", "/usr/local/share/keys/abc",
+                 "/srv/Keys/Prod/DeployKey2024", "/home/ci/.ssh/id_ed25519", "/usr/include/c++/11/bits/stl_map"):
+        for text in (f"SSL_KEY={path}", f'private_key: "{path}"', f"--api-key {path}"):
+            assert redact(text) == (text, 0), text
