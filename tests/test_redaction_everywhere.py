@@ -11,20 +11,18 @@ other file's bytes. The same walk over a store ingested with --no-redact
 finds every one of them, so the walk can fail."""
 from __future__ import annotations
 
-import gzip
+import base64
 import json
 import random
 import re
-import sqlite3
 from pathlib import Path
 
-import orjson
-from ahocorasick_rs import AhoCorasick
 import stores.big_lines
 import stores.sources
 from stores.externalize import Externalizer
 from tests.helpers import cli
 from tests.secret_samples import shape_samples
+from tests.store_walk import leaks
 
 SID = "7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 MALFORMED = "claude-code malformed line"
@@ -204,132 +202,80 @@ def file_names(folder: Path, p: Planter) -> Path:
     return folder
 
 
+GEMINI_SID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+OPENCODE_SID = "ses_4c7e21c9a3ffe1Qd8ZkR2mVn5U"
+
+
+def gemini_cli(path: Path, p: Planter) -> Path:
+    lines = [{"sessionId": GEMINI_SID, "projectHash": "c4" * 32, "startTime": "2026-06-14T08:02:11.420Z",
+              "lastUpdated": "2026-06-14T08:02:11.420Z"}]
+    said, thoughts, args, results, notices, summaries = (
+        p.samples("gemini-cli user text"), p.samples("gemini-cli thoughts"), p.samples("gemini-cli tool args"),
+        p.samples("gemini-cli tool result"), p.samples("gemini-cli error and info"), p.samples("gemini-cli $set summary"))
+    for i, (text, thought, arg, result, notice, summary) in enumerate(zip(said, thoughts, args, results, notices,
+                                                                         summaries)):
+        ts = f"2026-06-14T08:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+        lines.append({"id": f"u{i}", "timestamp": ts, "type": "user", "content": [{"text": f"deploy with {text}"}]})
+        call = {"id": f"run-{i}", "name": "run_shell_command", "args": {"command": arg}, "status": "executing"}
+        reply = {"id": f"g{i}", "timestamp": ts, "type": "gemini", "content": "Running it.", "model": "gemini-2.5-pro",
+                 "thoughts": [{"subject": "Key", "description": thought}], "toolCalls": [call]}
+        lines.append(reply)                      # written again whole once the call has its result
+        lines.append({**reply, "toolCalls": [{**call, "status": "success", "result": [{"functionResponse": {
+            "id": f"run-{i}", "name": "run_shell_command", "response": {"output": result}}}]}]})
+        lines.append({"id": f"e{i}", "timestamp": ts, "type": "error" if i % 2 else "info", "content": notice})
+        lines.append({"$set": {"summary": f"Deployed with {summary}"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def opencode(path: Path, p: Planter) -> Path:
+    def part(mid: str, n: int, kind: str, **fields) -> dict:
+        return {"id": f"prt_{mid}_{n}", "sessionID": OPENCODE_SID, "messageID": mid, "type": kind, **fields}
+
+    titles = p.samples("opencode session title")
+    messages = []
+    for i, (text, reasoning, command, output, error, env, subtask) in enumerate(zip(
+            p.samples("opencode text"), p.samples("opencode reasoning"), p.samples("opencode tool input"),
+            p.samples("opencode tool output and title"), p.samples("opencode tool error and API error"),
+            p.samples("opencode file part (data: URL, base64)"), p.samples("opencode subtask prompt"))):
+        user, reply, t = f"msg_u{i:04d}", f"msg_a{i:04d}", 1781430000000 + i * 1000
+        dotenv = base64.b64encode(f"HOST=db.internal\n{env}\n".encode()).decode()
+        messages.append({"info": {"id": user, "sessionID": OPENCODE_SID, "role": "user", "time": {"created": t}},
+                         "parts": [part(user, 1, "text", text=text),
+                                   part(user, 2, "file", mime="text/plain", filename=".env",
+                                        url=f"data:text/plain;base64,{dotenv}")]})
+        messages.append({"info": {"id": reply, "sessionID": OPENCODE_SID, "role": "assistant", "time": {"created": t},
+                                  "error": {"name": "APIError", "data": {"message": error}}},
+                         "parts": [part(reply, 1, "reasoning", text=reasoning),
+                                   part(reply, 2, "tool", callID=f"c{i}", tool="bash", state={
+                                       "status": "completed", "input": {"command": command}, "output": output,
+                                       "title": output}),
+                                   part(reply, 3, "tool", callID=f"e{i}", tool="bash", state={
+                                       "status": "error", "input": {"command": "true"}, "error": error}),
+                                   part(reply, 4, "subtask", agent="general", description="check", prompt=subtask)]})
+    export = {"info": {"id": OPENCODE_SID, "projectID": "8c2f" * 10, "directory": "/home/ana/src", "title": titles[0],
+                       "time": {"created": 1781430000000, "updated": 1781439000000}},
+              "messages": messages, "todos": [{"id": str(i), "content": f"rotate {t}", "status": "pending"}
+                                              for i, t in enumerate(p.samples("opencode todos"))]}
+    path.write_text(json.dumps(export))
+    # one session has one title: the others come as later exports of sessions of their own
+    for i, title in enumerate(titles[1:]):
+        (path.parent / f"ses_{i:026d}.json").write_text(json.dumps({
+            "info": {"id": f"ses_{i:026d}", "title": title, "time": {"created": 1781430000000}}, "messages": []}))
+    return path.parent
+
+
 def build_inputs(root: Path) -> tuple[list[Path], Planter]:
     p = Planter()
     root.mkdir()
     (root / "codex").mkdir()
+    (root / "opencode").mkdir()
     paths = [claude_code(root / "cc.jsonl", p), codex(root / "codex" / "rollout.jsonl", p),
              openai_chat(root / "chat.jsonl", p), anthropic(root / "request.json", p),
              trace_events(root / "export.trace.jsonl", p), huge_line(root / "huge.jsonl", p),
-             file_names(root / "named", p)]
+             file_names(root / "named", p), gemini_cli(root / f"session-2026-06-14T08-02-{GEMINI_SID[:8]}.jsonl", p),
+             opencode(root / "opencode" / f"{OPENCODE_SID}.json", p)]
     return paths, p
-
-
-# ---- walking the store --------------------------------------------------------------------------
-
-def _strings(value, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            out.append(str(k))
-            _strings(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _strings(v, out)
-
-
-def _json_lines(data: bytes, where: str, out: list[tuple[str, str]]) -> None:
-    for i, line in enumerate(data.splitlines()):
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            out.append((f"{where}:{i + 1}", line.decode("utf-8", "replace")))
-            continue
-        found: list[str] = []
-        _strings(value, found)
-        out.extend((f"{where}:{i + 1}", s) for s in found)
-
-
-def _sqlite(path: Path, where: str, out: list[tuple[str, str]]) -> None:
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        for table in tables:
-            for row in db.execute(f'SELECT * FROM "{table}"'):
-                for cell in row:
-                    if isinstance(cell, bytes):
-                        cell = cell.decode("utf-8", "replace")
-                    if isinstance(cell, str):
-                        out.append((f"{where}:{table}", cell))
-                        if cell[:1] in "[{":                  # JSON kept in a column
-                            try:
-                                found: list[str] = []
-                                _strings(json.loads(cell), found)
-                                out.extend((f"{where}:{table}", s) for s in found)
-                            except ValueError:
-                                pass
-    finally:
-        db.close()
-
-
-def _tantivy(index_dir: Path, out: list[tuple[str, str]]) -> None:
-    import tantivy
-    index = tantivy.Index.open(str(index_dir))
-    searcher = index.searcher()
-    schema = json.loads((index_dir / "meta.json").read_text())["schema"]
-    for field in schema:
-        if field["type"] == "text":
-            for term, _ in searcher.terms_with_prefix(field["name"], ""):
-                out.append((f"tantivy term {field['name']}", term))
-    hits = searcher.search(tantivy.Query.all_query(), limit=max(searcher.num_docs, 1)).hits
-    for _, address in hits:
-        for name, values in searcher.doc(address).to_dict().items():
-            out.extend((f"tantivy stored {name}", str(v)) for v in values)
-
-
-def store_strings(root: Path) -> list[tuple[str, str]]:
-    """(where, text) for every string the store holds, file by file, in
-    the form a reader would see it."""
-    out: list[tuple[str, str]] = []
-    tantivy_dirs = {m.parent for m in root.rglob("meta.json") if (m.parent / ".managed.json").exists()}
-    for path in sorted(root.rglob("*")):
-        if not path.is_file():
-            continue
-        where = str(path.relative_to(root))
-        data = path.read_bytes()
-        if path.suffix == ".gz":
-            data = gzip.decompress(data)
-        if data[:16] == b"SQLite format 3\x00":
-            _sqlite(path, where, out)
-        elif path.suffix in (".jsonl", ".json") or path.name in ("retrievals.jsonl", "lost-events.log"):
-            _json_lines(data, where, out)
-        # every file's raw text too (index segments, quarantined torn lines, anything new)
-        out.append((where, data.decode("utf-8", "replace")))
-    for index_dir in tantivy_dirs:
-        _tantivy(index_dir, out)
-    return out
-
-
-_RUN = re.compile(r"[A-Za-z0-9]{12,}")
-
-
-def leaks(root: Path, planted: dict[str, list[str]]) -> dict[str, list[str]]:
-    """placement -> where its secrets were found. A secret counts as found
-    in the text when it is there whole (as is or JSON-escaped, as a raw
-    line holds it), and in an index term when one of its runs of 12+
-    letters and digits is (terms are lowercased parts)."""
-    strings = store_strings(root)
-    texts = "\n".join(s for where, s in strings if not where.startswith("tantivy term"))
-    terms = "\n".join(s for where, s in strings if where.startswith("tantivy term"))
-    whole, runs = [], []                             # (needle, placement, part)
-    for placement, parts in planted.items():
-        for part in parts:
-            for form in {part, json.dumps(part)[1:-1]}:
-                whole.append((form, placement, part))
-            runs.extend((r.lower(), placement, part) for r in _RUN.findall(part))
-    found: dict[tuple[str, str], set[str]] = {}
-    for needles, haystack, label in ((whole, texts, "text"), (runs, terms, "index term")):
-        if not needles or not haystack:
-            continue
-        automaton = AhoCorasick([n for n, _, _ in needles])
-        for i, _, _ in automaton.find_matches_as_indexes(haystack, overlapping=True):
-            _, placement, part = needles[i]
-            found.setdefault((placement, part), set()).add(label)
-    out: dict[str, list[str]] = {}
-    for (placement, part), where in sorted(found.items()):
-        out.setdefault(placement, []).append(f"{part[:24]}… in {', '.join(sorted(where))}")
-    return out
 
 
 # ---- the test ---------------------------------------------------------------------------------
