@@ -1,9 +1,12 @@
 """No secret on disk: a fresh set of every secret shape is planted in each
 place a transcript can carry text -- messages, thinking, tool inputs and
 outputs, large outputs that become artifacts, a line too big to hold, a
-hook's output, an API error's fields, Codex's repository URL, attachments,
-an imported event's meta and source -- and in recall queries. After
-ingest, recall and compaction, a walk of the whole store finds none of
+hook's output, an API error's fields, Codex's repository URL, attachments
+(an .env sent as base64 too), an imported event's meta and source, every
+part of Gemini CLI and OpenCode sessions, a transcript followed while it
+is written -- and in recall queries, notes, renders, recorded calls, the
+agent hooks' payloads and the MCP tools' arguments. After ingest, recall,
+compaction, the sweep and the digest, a walk of the whole store finds none of
 them: not in any field of any logged event, any artifact, any row of
 state.db or the index's positions.db, any term or stored field of the
 Tantivy index, retrievals.jsonl, the context cache, quarantine, nor any
