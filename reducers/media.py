@@ -106,6 +106,14 @@ def _redact_payload(value: str, mime: str | None) -> tuple[str, int]:
     return (head + base64.b64encode(redacted.encode("utf-8")).decode("ascii"), n) if n else (value, 0)
 
 
+def looks_like_payload(head: str) -> bool:
+    """The start of a string too long to hold (a spilled one): base64 bytes
+    (a data: URL that says so, or a long run of the base64 alphabet)."""
+    if head.startswith("data:"):
+        return ";base64," in head[:head.find(",", 0, 256) + 1]
+    return len(head) > 256 and _BASE64.fullmatch(head, 0, 4096) is not None
+
+
 def _is_payload(key: str | None, value: str) -> bool:
     """Base64 bytes (an image, a PDF): a data: URL that says so, or a long
     run of base64 under data/result/file_data. A text document's data is

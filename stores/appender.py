@@ -263,7 +263,7 @@ class Appender:
             event["artifact"] = artifact
         if d.media:
             # Images and documents are kept whole; the text has a placeholder.
-            attachments = store_media(d.media, self.artifacts, self.spills)
+            attachments = store_media(d.media, self.artifacts, self.spills, redact_secrets=self.redact_secrets)
             counts.artifacts += len(attachments)
             event["meta"] = {**(d.meta or {}), "attachments": attachments}
         elif d.meta:

@@ -198,3 +198,27 @@ def test_a_text_document_sent_as_base64_has_its_secrets_redacted_inside_and_stay
     not_text = base64.b64encode(b"\xff\xfe" + env.encode()).decode()
     block = {"type": "file", "url": "data:text/plain;base64," + not_text}
     assert redact_block(block) == (block, 0)
+
+
+def test_a_text_document_too_big_for_memory_is_redacted_as_it_streams_into_its_attachment(tmp_path, monkeypatch):
+    """A spilled string inside a block (a log attached whole) is streamed
+    through the redactor; a spilled image (above) is kept byte for byte."""
+    import stores.big_lines
+    import stores.sources
+    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
+    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    keys = [f"ghp_{i:02d}" + "Ab3" * 12 for i in range(8)]
+    log = "".join(f"line {i}: all good\n" + (f"export GITHUB_TOKEN={keys[i // 500]}\n" if i % 500 == 250 else "")
+                  for i in range(4000))
+    block = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": log}}
+    path = _write(tmp_path / "oa.jsonl", [{"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "read the log"}, block]}]}])
+    assert cli("ingest", str(path)).code == 0
+    (event,) = cli("export").lines()
+    (stored,) = event["attachments_content"]
+    data = stored["source"]["data"]
+    assert [k for k in keys if k in data] == [] and data.count("[REDACTED:") == len(keys)
+    assert data.replace("[REDACTED:github_token]", "K") == "".join(
+        f"line {i}: all good\n" + ("export GITHUB_TOKEN=K\n" if i % 500 == 250 else "") for i in range(4000))
