@@ -19,7 +19,7 @@ from stores.errors import TraceError
 from stores.fulltext import FulltextIndex
 from stores.segments import read_event_at
 
-SCHEMA = 1
+SCHEMA = 2                 # 2: a checksum of the content (`sum`)
 
 
 def _path(store_dir: Path, session_id: str) -> Path:
@@ -68,18 +68,62 @@ def save_cache(store, cache: Cache, log_seq: int | None = None) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     data = {"schema": SCHEMA, "session_id": cache.session_id, "cycle": cache.cycle,
             "log_seq": max(cache.log_seq, log_seq or 0), "seqs": [e["seq"] for e in cache.items]}
+    data["sum"] = _sum(data)
+    if path.is_symlink():                  # a link where a cache file goes: replaced, never written through
+        path.unlink()
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(orjson.dumps(data))
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(orjson.dumps(data))
     os.replace(tmp, path)
 
 
-def _read(store_dir: Path, session_id: str) -> dict | None:
+def _sum(data: dict) -> str:
+    """A checksum of what a cache file says, so a damaged or edited one is
+    rebuilt rather than believed (it names which events the model sees)."""
+    body = {k: v for k, v in data.items() if k != "sum"}
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _parse(path: Path) -> tuple[dict | None, str | None]:
+    """(the cache file's content, None), or (None, why it cannot be used)."""
     try:
-        data = orjson.loads(_path(store_dir, session_id).read_bytes())
-    except (FileNotFoundError, orjson.JSONDecodeError):
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None, None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        return None, f"cannot be read ({exc})"
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        if isinstance(data, dict) and type(data.get("schema")) is int and 0 < data["schema"] < SCHEMA:
+            return None, None                    # an older version's: rebuilt on the next load, nothing wrong
+        return None, "is not a context cache (damaged?)"
+    if not (isinstance(data.get("session_id"), str) and type(data.get("cycle")) is int
+            and type(data.get("log_seq")) is int and isinstance(data.get("seqs"), list)
+            and all(type(s) is int for s in data["seqs"])):
+        return None, "holds fields of the wrong type"
+    if data.get("sum") != _sum(data):
+        return None, "does not match its checksum"
+    return data, None
+
+
+def cache_file_problem(path: Path) -> str | None:
+    """Why a file in cache/ is not one save_cache wrote intact (verify)."""
+    if path.is_symlink():
+        return "is a symbolic link (TRACE never makes one)"
+    data, why = _parse(path)
+    if why is None and data is not None and _path(path.parent.parent, data["session_id"]) != path:
+        return "belongs to another session"
+    return why
+
+
+def _read(store_dir: Path, session_id: str) -> dict | None:
+    path = _path(store_dir, session_id)
+    if path.is_symlink():
         return None
-    if data.get("schema") != SCHEMA or data.get("session_id") != session_id:
-        return None
+    data, _ = _parse(path)
+    if data is None or data.get("session_id") != session_id:
+        return None                              # missing or damaged: rebuilt from the log
     return data
 
 

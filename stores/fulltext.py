@@ -144,8 +144,8 @@ def _exact_analyzer():
 
 
 class FulltextIndex(FulltextSearch):
-    def __init__(self, store: Path):
-        self.dir = store / "fulltext"
+    def __init__(self, store: Path, name: str = "fulltext"):
+        self.dir = store / name            # another name: a rebuild beside the index in use
         self._index = None
         self._writer = None
         self._db: sqlite3.Connection | None = None
@@ -200,6 +200,10 @@ class FulltextIndex(FulltextSearch):
             try:
                 index = tantivy.Index.open(str(self.dir))
             except Exception:
+                return None
+            except BaseException as exc:   # an engine panic on damaged files (pyo3's PanicException)
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
                 return None
             index.register_tokenizer("exact", _exact_analyzer())
             self._index = index

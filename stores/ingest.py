@@ -8,6 +8,7 @@ since it last ingested cleanly is skipped without parsing (cron re-ingests
 every few minutes)."""
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import asdict, dataclass, field
 from itertools import chain
@@ -16,13 +17,16 @@ from typing import Callable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
 from reducers.reconcile import AddAll, SizeAware
-from stores.appender import Appender, AppendCounts
+from reducers.event_schema import draft_problem
+from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
+from stores.paths import TMP, ensure_dir
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
 
 DEFAULT_RECONCILE_BUDGET = 500_000
+_STORE_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)   # the store, not the source, failed
 
 
 @dataclass
@@ -65,7 +69,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None,
+           embedder: str | None = None, accept_changed_log: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -74,14 +78,14 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
         raise UsageError("nothing to ingest: give PATH… (files or directories) or - for stdin")
     report = on_error or (lambda msg: None)
     reconciler = reconciler or reconciler_from_env()
-    spills = SpillRegistry()
+    spills = SpillRegistry(store.dir / TMP)
     try:
-        with store.writer(wait=wait, embed=embed, embedder=embedder) as w:
+        with store.writer(wait=wait, embed=embed, embedder=embedder, accept_changed_log=accept_changed_log) as w:
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
                                 hooks=store.append_hooks(w))
             try:
-                for src in expand_inputs(paths):
+                for src in expand_inputs(paths, spool_dir=ensure_dir(store.dir / TMP)):
                     if isinstance(src, MissingSource):
                         result = IngestResult(source=str(src).split(":", 1)[0], errors=1, error=str(src))
                         report(str(src))
@@ -92,6 +96,12 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
                                                     strict=strict, redact=redact, report=report,
                                                     on_progress=on_progress)
+                        except TraceError as exc:      # the store cannot go on (full disk): say what got in, stop
+                            if getattr(exc, "result", None) is not None:
+                                exc.result.errors += 1
+                                exc.result.error = str(exc)
+                                yield exc.result
+                            raise
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
                             result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
@@ -123,7 +133,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
-    plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
+    plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
     try:
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
@@ -162,56 +172,135 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
     sessions: dict[str, None] = {}
 
-    def drafts(emit_errors: bool) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, check: bool) -> Iterator[Draft]:
+        """The file's drafts. A record the parser fails on costs that record
+        only: the file is parsed again from the start without it. What the
+        failed pass yielded is appended first (FLUSH) so the next pass
+        dedupes it, and `replayed` says how many drafts it repeats."""
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        for item in module.parse(_records(records, src, result, report if emit_errors else None), ctx):
-            if isinstance(item, BadRecord):
-                _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
-                continue
-            if len(sessions) < 10_000:
-                sessions.setdefault(item.session_id)
-            yield item
+        said = _Reporter(result, src.display, report if emit_errors else None)
+        without: set[int] = set()
+        while True:
+            feed = _Feed(records, said, without)
+            yielded = 0
+            try:
+                for item in module.parse(feed, ctx):
+                    if isinstance(item, BadRecord):
+                        said.bad(item.line, item.reason)
+                        continue
+                    if check:                          # (the appender checks every draft too)
+                        problem = draft_problem(item)
+                        if problem:
+                            said.bad(item.line if type(item.line) is int else feed.line, problem)
+                            continue
+                    if len(sessions) < 10_000:
+                        sessions.setdefault(item.session_id)
+                    yielded += 1
+                    yield item
+                return
+            except Exception as exc:
+                if os.environ.get("TRACE_DEBUG") or feed.line is None or len(without) >= MAX_PARSER_RESTARTS:
+                    raise
+                without.add(feed.line)
+                said.bad(feed.line, f"could not read this record ({type(exc).__name__}: {str(exc)[:200]}); "
+                                    f"the rest of the file is read without it")
+                replayed[0] += yielded
+                yield FLUSH
+                records = read_records(src, spills)
 
+    replayed = [0]
+    counts = AppendCounts()
     try:
         if strict:
-            for _ in drafts(emit_errors=True):    # a dry parse: only the errors count
+            for _ in drafts(emit_errors=True, check=True):    # a dry parse: only the errors count
                 pass
             if result.errors:
                 report(f"{src.display}: --strict: {result.errors} bad record(s), nothing written from this file")
-                return _finish(result, sessions, AppendCounts())
+                return _finish(result, sessions, counts)
             result.errors = 0
             sessions.clear()
-        counts = appender.append_stream(_counting(drafts(emit_errors=not strict), result, on_progress, src.display),
-                                        source_format=fmt, source_path=src.display)
-    except TraceError:
+            replayed[0] = 0
+        appender.append_stream(_counting(drafts(emit_errors=not strict, check=False), result, on_progress,
+                                         src.display),
+                               source_format=fmt, source_path=src.display, counts=counts)
+    except TraceError as exc:
+        _finish(result, sessions, counts, replayed[0])         # what was appended before it, counted
+        exc.result = result
         raise
+    except OSError as exc:
+        if exc.errno not in _STORE_FULL:
+            raise
+        _finish(result, sessions, counts, replayed[0])
+        error = TraceError(f"could not write to the store ({exc.strerror}): free space and run it again; "
+                           f"{result.added} event(s) of {src.display} were written before it")
+        error.result = result
+        raise error from exc
     except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback
         if os.environ.get("TRACE_DEBUG"):
             raise
+        _finish(result, sessions, counts, replayed[0])
         result.errors += 1
-        result.error = f"{src.display}: could not finish ({type(exc).__name__}: {exc}); events before this point were kept"
+        result.error = (f"{src.display}: could not finish ({type(exc).__name__}: {str(exc)[:200]}); "
+                        f"{result.added} event(s) before this point were kept")
         report(result.error)
         return result
-    _finish(result, sessions, counts)
+    _finish(result, sessions, counts, replayed[0])
     if fingerprint and result.errors == 0 and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
 
 
-def _records(records, src: Source, result: IngestResult, report):
-    for rec in records:
-        if isinstance(rec, SourceError):
-            if rec.pending:
-                result.pending += 1
-                if report:
-                    report(f"{src.display}:{rec.line}: {rec.reason}")
-            else:
-                _bad(result, src.display, rec.line, rec.reason, report)
-            continue
-        yield rec
+MAX_PARSER_RESTARTS = 100          # records a parser may fail on in one file before the file is given up
+
+
+class _Reporter:
+    """Reports a source's bad lines as `file:line: reason`, each once (a
+    parse restarted after a record it failed on meets the same lines again)."""
+
+    def __init__(self, result: IngestResult, display: str, report):
+        self.result, self.display, self.report = result, display, report
+        self._said: set[tuple[int, str]] = set()
+
+    def bad(self, line, reason: str) -> None:
+        key = (line, reason)
+        if key in self._said:
+            return
+        if len(self._said) < 100_000:
+            self._said.add(key)
+        _bad(self.result, self.display, line, reason, self.report)
+
+    def pending(self, line: int, reason: str) -> None:
+        if (line, reason) in self._said:
+            return
+        self._said.add((line, reason))
+        self.result.pending += 1
+        if self.report:
+            self.report(f"{self.display}:{line}: {reason}")
+
+
+class _Feed:
+    """The records a parser reads, minus the lines it failed on before;
+    remembers the line it handed out last."""
+
+    def __init__(self, records, said: _Reporter, without: set[int]):
+        self._records, self._said, self._without = records, said, without
+        self.line: int | None = None
+
+    def __iter__(self):
+        for rec in self._records:
+            if isinstance(rec, SourceError):
+                if rec.pending:
+                    self._said.pending(rec.line, rec.reason)
+                else:
+                    self._said.bad(rec.line, rec.reason)
+                continue
+            if rec[0] in self._without:
+                continue
+            self.line = rec[0]
+            yield rec
 
 
 def _bad(result: IngestResult, display: str, line: int, reason: str, report) -> None:
@@ -226,7 +315,7 @@ def _bad(result: IngestResult, display: str, line: int, reason: str, report) -> 
 def _counting(drafts: Iterator[Draft], result: IngestResult, on_progress, display: str) -> Iterator[Draft]:
     n = 0
     for d in drafts:
-        n += 1
+        n += d is not FLUSH
         if on_progress and n % 1000 == 0:
             on_progress(display, n)
         yield d
@@ -234,8 +323,10 @@ def _counting(drafts: Iterator[Draft], result: IngestResult, on_progress, displa
         on_progress(display, n)
 
 
-def _finish(result: IngestResult, sessions: dict, counts: AppendCounts) -> IngestResult:
-    result.added, result.skipped, result.dropped = counts.added, counts.skipped, counts.dropped
+def _finish(result: IngestResult, sessions: dict, counts: AppendCounts, replayed: int = 0) -> IngestResult:
+    result.added, result.dropped = counts.added, counts.dropped
+    result.skipped = max(counts.skipped - replayed, 0)       # a restarted parse's repeats are not skips
+    result.errors += counts.rejected
     result.redacted, result.artifacts = counts.redacted, counts.artifacts
     result.sessions = len(sessions)
     result.session_id = next(iter(sessions), None)

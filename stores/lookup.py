@@ -9,6 +9,7 @@ from typing import Iterator
 
 import orjson
 
+from reducers.event_schema import conform
 from stores.errors import UsageError
 from stores.ids import is_ulid
 from stores.segments import iter_events, iter_log_lines
@@ -78,10 +79,12 @@ def full_text(store, event: dict) -> str:
 def export_events(store, session_id: str | None = None, with_artifacts: bool = True) -> Iterator[dict]:
     events = session_events(store, session_id) if session_id else iter_events(store.segments_dir)
     for event in events:
-        if with_artifacts and event.get("artifact"):
-            event = {**event, "artifact_content": full_text(store, event)}
-        if with_artifacts and (event.get("meta") or {}).get("attachments"):
-            event = {**event, "attachments_content": attachment_blocks(store, event)}
+        if with_artifacts:
+            readable = conform(event)            # a malformed old line is exported as written, contents aside
+            if readable.get("artifact"):
+                event = {**event, "artifact_content": full_text(store, readable)}
+            if (readable.get("meta") or {}).get("attachments"):
+                event = {**event, "attachments_content": attachment_blocks(store, readable)}
         yield event
 
 
@@ -102,5 +105,5 @@ def marker_events(store, marker_id: str) -> list[dict]:
     out = []
     for a, b in info.get("ranges", []):
         out.extend(e for e in iter_events(store.segments_dir, a, b)
-                   if e["session_id"] == marker["session_id"] and e["kind"] != "marker")
+                   if e.get("session_id") == marker["session_id"] and e.get("kind") != "marker")
     return out

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 
 import orjson
 
+from reducers.event_schema import conform
 from stores.errors import IntegrityError
 
 SEGMENT_DIGITS = 20
@@ -147,8 +148,10 @@ def _report_damage(raw: RawLine, on_damaged: Callable[[RawLine], None] | None) -
 
 
 def iter_events(segments_dir: Path, start_seq: int | None = None,
-                end_seq: int | None = None) -> Iterator[dict]:
-    """Events in log order, optionally limited to [start_seq, end_seq]."""
+                end_seq: int | None = None, *, conformed: bool = False) -> Iterator[dict]:
+    """Events in log order, optionally limited to [start_seq, end_seq];
+    `conformed` for readers that derive things from them (see
+    reducers/event_schema.conform), else as written."""
     every = list_segments(segments_dir)
     segments = segments_from(every, start_seq) if start_seq is not None else every
     if end_seq is not None:                         # segments starting past the range are not opened
@@ -160,7 +163,7 @@ def iter_events(segments_dir: Path, start_seq: int | None = None,
             continue
         if end_seq is not None and seq > end_seq:
             return
-        yield event
+        yield conform(event) if conformed else event
         if end_seq is not None and seq >= end_seq:    # done: nothing past the range is read (or judged)
             return
 
@@ -222,7 +225,8 @@ def _rfind_newline(f, before: int) -> int:
 
 def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | None:
     """The event whose line starts at `offset` in segment `first_seq` (one
-    seek and one line: how a search hit becomes the verbatim event)."""
+    seek and one line: how a search hit becomes the event), conformed: its
+    readers (recall, context, the index) derive things from it."""
     try:
         with open(segments_dir / segment_name(first_seq), "rb") as f:
             f.seek(offset)
@@ -235,7 +239,7 @@ def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | Non
     if event is None:
         path = segments_dir / segment_name(first_seq)
         raise damaged_line(path, _line_number(path, offset))
-    return event
+    return conform(event)
 
 
 def _line_number(path: Path, offset: int) -> int:

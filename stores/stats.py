@@ -42,7 +42,7 @@ def stats(store) -> Stats:
     out.last_seq = watermark
 
     def lagging():                                   # lines the state lags behind
-        for e in iter_events(store.segments_dir, start_seq=watermark + 1):
+        for e in iter_events(store.segments_dir, start_seq=watermark + 1, conformed=True):
             out.last_seq = e["seq"]
             yield e
     tally(lagging(), rows)

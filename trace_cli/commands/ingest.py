@@ -36,6 +36,11 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[str | None, typer.Option(
             "--embedder", metavar="wordllama|hash",
             help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
+        accept_changed_log: Annotated[bool, typer.Option(
+            "--accept-changed-log",
+            help="Append even though the log was changed outside TRACE since the last write (a segment "
+                 "removed, lines cut or altered): the loss is recorded and its seqs never reused. "
+                 "`trace verify --repair` does the same after showing what changed.")] = False,
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
@@ -51,6 +56,7 @@ def register(app: typer.Typer) -> None:
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
                                        redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
+                                       accept_changed_log=accept_changed_log,
                                        on_error=out.problem,
                                        on_progress=progress.update):
                 progress.done(result)
