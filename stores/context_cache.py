@@ -27,12 +27,23 @@ def _path(store_dir: Path, session_id: str) -> Path:
 
 
 def known_sessions(store) -> list[str]:
+    import sqlite3
+
     from stores.ingest_state import IngestState
-    state = IngestState(store.dir)
-    try:
-        return state.sessions()
-    finally:
-        state.close()
+    from stores.integrity.derived import STAT, state_damage
+    from stores.segments import iter_events
+    known, seen = set(), 0
+    if not state_damage(store.dir, STAT):
+        try:
+            state = IngestState(store.dir)
+            try:
+                known, seen = set(state.sessions()), state.keys_seq
+            finally:
+                state.close()
+        except sqlite3.DatabaseError:
+            known, seen = set(), 0                   # damaged: the log knows
+    known.update(e["session_id"] for e in iter_events(store.segments_dir, start_seq=seen + 1, conformed=True))
+    return sorted(known)
 
 
 def require_session(store, session_id: str) -> None:
@@ -121,7 +132,9 @@ def _read(store_dir: Path, session_id: str) -> dict | None:
     path = _path(store_dir, session_id)
     if path.is_symlink():
         return None
-    data, _ = _parse(path)
+    data, why = _parse(path)
+    if why is not None:
+        path.unlink(missing_ok=True)             # damaged: gone, so the next save writes it afresh
     if data is None or data.get("session_id") != session_id:
         return None                              # missing or damaged: rebuilt from the log
     return data

@@ -171,12 +171,12 @@ class FulltextIndex(FulltextSearch):
         return self._db
 
     def _meta(self, name: str) -> str | None:
-        db = self._positions()
-        if db is None:
-            return None
         try:
+            db = self._positions()
+            if db is None:
+                return None
             row = db.execute("SELECT value FROM meta WHERE name=?", (name,)).fetchone()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError:           # damaged: the index counts as missing (rebuilt from the log)
             return None
         return row[0] if row else None
 

@@ -4,12 +4,13 @@ written). The kernel drops a flock when its process dies, so a SIGKILLed
 writer never leaves the store locked."""
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
 from pathlib import Path
 
-from stores.errors import StoreLocked
+from stores.errors import StoreLocked, TraceError
 
 _POLL_SECONDS = 0.05
 
@@ -20,7 +21,13 @@ class WriterLock:
         self._fd: int | None = None
 
     def acquire(self, wait: float = 0.0) -> "WriterLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:                       # never through a link: the holder's pid is written into this file
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise TraceError(f"{self.path} is a symbolic link ({os.readlink(self.path)}); TRACE never makes one and "
+                             f"will not write through it: remove it (`rm {self.path}`) and run this again") from None
         deadline = time.monotonic() + max(wait, 0.0)
         while True:
             try:

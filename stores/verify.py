@@ -25,10 +25,10 @@ from pathlib import Path
 import orjson
 
 from reducers.canonical import GENESIS, check_line
-from reducers.event_schema import event_problem
+from reducers.event_schema import conform, event_problem
 from stores.errors import IntegrityError
 from stores.event_log import LOST_EVENTS
-from stores.ingest_state import recorded_seq
+from stores.ingest_state import recorded_seq, tally
 from stores.integrity.derived import FULL, Damage, derived_damage
 from stores.integrity.seals import LOST_KIND, LOST_SESSION
 from stores.segments import RawLine, iter_log_lines, last_event, read_last_line, segment_name
@@ -99,6 +99,8 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
     artifact_ids, log_end = walk.run()
     if check_indexes:
         report.damage = derived_damage(store.dir, FULL)
+        if not report.damage or all(d.part != "state" for d in report.damage):
+            report.damage += _state_disagrees(store.dir, report.last_seq, walk.counts)
         for d in report.damage:
             report.fail_derived(d.where, f"{d.why}; `trace verify --repair` rebuilds it from the log")
     tail_lost = _check_tail(store, report, log_end, check_indexes)
@@ -118,6 +120,7 @@ class _LogWalk:
         self.segments = segments
         report.segments = len(segments)
         self.starts = {seg.path: seg.first_seq for seg in segments}
+        self.counts: dict[tuple[str, str], list] = {}       # what state.db should count, from the log
         self.gaps: list[tuple[int, int, str, int]] = []    # (first, last, segment, line) of seqs skipped
         self.acknowledged: list[tuple[int, int, int]] = []  # (first, last, at seq) named by loss records
 
@@ -149,9 +152,10 @@ class _LogWalk:
             if event.get("prev") != prev_hash and not skipped:     # across a gap the link is with what is gone
                 report.fail(name, line, "hash chain broken: prev is not the previous line's hash")
             self._check_shape(event, name, line)
+            tally((conform(event),), self.counts)
             if not check_line(raw.data)[0]:
                 report.fail(name, line, "content does not match its hash (line altered)")
-            for artifact_id in _artifact_ids(event):
+            for artifact_id in _artifact_ids(conform(event)):      # (a malformed reference is a shape note)
                 artifact_ids.setdefault(artifact_id, (name, line))
             prev_hash, prev_seq = event["hash"], seq if isinstance(seq, int) else prev_seq
             log_end = (name, line)
@@ -198,6 +202,32 @@ class _LogWalk:
             if size > end:
                 self.report.notes.append(f"{seg.path.name}: {size - end} bytes after the last newline (a torn "
                                          f"write); never served, moved to quarantine/ by the next writer")
+
+
+def _state_disagrees(store_dir: Path, last_seq: int, counts: dict[tuple[str, str], list]) -> list[Damage]:
+    """state.db's counters against the log's, when it says it has seen it all."""
+    import sqlite3
+    path = store_dir / "state.db"
+    if not path.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE name='keys_seq'").fetchone()
+            if not row or int(row[0]) != last_seq:
+                return []                          # lagging (or ahead: the tail check's finding)
+            recorded = {(s, k): [n, t] for s, k, n, t in db.execute(
+                "SELECT session_id, kind, events, tokens FROM counts")}
+        finally:
+            db.close()
+    except (sqlite3.Error, ValueError) as exc:
+        return [Damage("state", "state.db", f"cannot be read ({exc})")]
+    expected = {group: c[:2] for group, c in counts.items()}
+    if recorded != expected:
+        wrong = sorted(set(recorded) ^ set(expected) | {g for g in recorded if recorded[g] != expected.get(g)})
+        return [Damage("state", "state.db", f"its counts disagree with the log (session {wrong[0][0]!r}, "
+                                            f"kind {wrong[0][1]!r})")]
+    return []
 
 
 def _artifact_ids(event: dict):

@@ -117,7 +117,21 @@ def fulltext_damage(store: Path, depth: int = STAT) -> list[Damage]:
     why = sqlite_problem(directory / "positions.db", depth)
     if why:
         found.append(Damage("fulltext", "fulltext/positions.db", why))
+    if depth >= OPEN and not _file_list(directory / ".managed.json"):
+        # Tantivy's list of its files (rewritten whenever it makes one, so
+        # not recorded by stat): it must still read as that list.
+        found.append(Damage("fulltext", "fulltext/.managed.json", "is not Tantivy's list of its files"))
     return found
+
+
+def _file_list(path: Path) -> bool:
+    try:
+        names = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return True
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return isinstance(names, list) and all(isinstance(n, str) and "/" not in n for n in names)
 
 
 def vectors_damage(store: Path, depth: int = STAT) -> list[Damage]:
@@ -204,7 +218,7 @@ def sqlite_problem(path: Path, depth: int) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
     if st.st_size == 0:
-        return None                                # a database not yet written to
+        return "is empty (TRACE writes its tables as it creates it: cut short)"
     with open(path, "rb") as f:
         head = f.read(100)
     if len(head) < 100 or not head.startswith(SQLITE_HEADER):
