@@ -219,7 +219,9 @@ class Recaller:
     def _rebuild_after(self, exc: BaseException, q: RecallQuery) -> None:
         """A damaged index file surfaces as an engine error mid-search:
         rebuild from the log (it is derived), then the query is asked again."""
-        self.note(f"index error ({type(exc).__name__}: {str(exc)[:120]}): rebuilding from the log")
+        what = "the search engine failed reading it" if type(exc).__name__ == "PanicException" else \
+            f"{type(exc).__name__}: {str(exc)[:120]}"
+        self.note(f"index error ({what}; damaged?): rebuilding it from the log")
         self.prepare(q.mode, rebuild=True)
 
     def _recall(self, q: RecallQuery) -> list[Hit]:

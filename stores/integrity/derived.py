@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -38,6 +39,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 QUICK_CHECK_MAX_BYTES = 64 << 20
 _CHUNK = 1 << 20
 _SQLITE_SIDE = ("-journal", "-wal", "-shm")
+_SQLITE_FILES = ("positions.db",)
+_TANTIVY_FILE = re.compile(r"meta\.json|[0-9a-f]{32}(\.\d+)?\.[a-z]+")
 
 
 @dataclass(frozen=True)
@@ -54,16 +57,18 @@ class Damage:
 
 def seal_fulltext(store: Path, directory: Path | None = None) -> None:
     """Record the full-text index's files as committed (the caller holds the
-    writer lock and has just committed): meta.json and the files of every
-    segment it names. positions.db is SQLite's to check (its journal may
-    rewrite it after a crash without anything being wrong)."""
+    writer lock and has just committed): meta.json, positions.db and the
+    files of every segment meta.json names. positions.db's record is for
+    verify only (FULL): a crash mid-transaction leaves a journal that
+    rewrites it on the next open, with nothing wrong."""
     directory = directory or store / "fulltext"
     try:
         meta = orjson.loads((directory / "meta.json").read_bytes())
         segments = {s["segment_id"].replace("-", "") for s in meta.get("segments") or ()}
     except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         return                                     # nothing committed to vouch for
-    names = ["meta.json"] + sorted(n for n in os.listdir(directory) if n.split(".", 1)[0] in segments)
+    names = ["meta.json", "positions.db"] + sorted(n for n in os.listdir(directory)
+                                                   if n.split(".", 1)[0] in segments)
     _write_sums(directory, names)
 
 
@@ -131,7 +136,7 @@ def _file_list(path: Path) -> bool:
         return True
     except (OSError, orjson.JSONDecodeError):
         return False
-    return isinstance(names, list) and all(isinstance(n, str) and "/" not in n for n in names)
+    return isinstance(names, list) and all(isinstance(n, str) and _TANTIVY_FILE.fullmatch(n) for n in names)
 
 
 def vectors_damage(store: Path, depth: int = STAT) -> list[Damage]:
@@ -190,6 +195,8 @@ def _folder_damage(store: Path, part: str, directory: Path, depth: int) -> list[
         return []                                  # written before checksums were kept: the next commit records them
     found = []
     for name, (size, mtime_ns, digest) in sums.items():
+        if name in _SQLITE_FILES and (depth < FULL or (directory / f"{name}-journal").exists()):
+            continue                               # SQLite's own checks cover it until verify
         path = directory / name
         try:
             st = os.lstat(path)
