@@ -137,21 +137,31 @@ class Store:
                       f"and in the log itself, and their seqs will not be used again")
         state.reset()
         state.catch_up(self.segments_dir, log.tail.seq)
-        if lost:
-            self._append_loss_records(log, state, lost)
+        self._append_loss_records(log, state, lost, findings.problems)
         self._seal(log, state)
         return bool(lost)
 
-    def _append_loss_records(self, log, state, lost: list[tuple[int, int]]) -> None:
+    def _append_loss_records(self, log, state, lost: list[tuple[int, int]], problems: list[str]) -> None:
+        """The log itself keeps what was accepted: a record per lost range
+        (verify reads it as acknowledging the gap), and one naming the other
+        changes, so a rewrite accepted once is still on record."""
         from reducers.drafts import Draft
         from stores.appender import Appender
-        from stores.integrity.seals import LOST_KIND, LOST_SESSION, lost_record_text
-        log.reserve(max(b for _, b in lost))
+        from stores.integrity.seals import LOST_KIND, LOST_SESSION, accepted_record_text, lost_record_text
+        if lost:
+            log.reserve(max(b for _, b in lost))
+        after = log.tail.seq
         drafts = [Draft(kind=LOST_KIND, text=lost_record_text(a, b, "segments removed or cut"),
-                        session_id=LOST_SESSION, key=f"trace/lost/{a}-{b}/after-{log.tail.seq}",
+                        session_id=LOST_SESSION, key=f"trace/lost/{a}-{b}/after-{after}",
                         meta={"lost": [a, b]}) for a, b in lost]
-        Appender(log, state, self.artifacts, redact_secrets=False).append_drafts(
-            drafts, source_format="trace", source_path="trace verify --repair")
+        others = [p for p in problems if " is missing" not in p and "gone from" not in p
+                  and "the log ends at seq" not in p]
+        if others:
+            drafts.append(Draft(kind=LOST_KIND, text=accepted_record_text(others), session_id=LOST_SESSION,
+                                key=f"trace/accepted/after-{after}", meta={"accepted": others[:100]}))
+        if drafts:
+            Appender(log, state, self.artifacts, redact_secrets=False).append_drafts(
+                drafts, source_format="trace", source_path="trace verify --repair")
 
     def _seal(self, log, state) -> None:
         from stores.integrity.seals import current_seals

@@ -95,7 +95,7 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
     if not store.exists():
         report.notes.append("no store here yet: nothing to verify")
         return report
-    walk = _LogWalk(report, store.segments())
+    walk = _LogWalk(report, store.segments(), _recorded_seals(store.dir))
     artifact_ids, log_end = walk.run()
     if check_indexes:
         report.damage = derived_damage(store.dir, FULL)
@@ -115,8 +115,9 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
 class _LogWalk:
     """One pass over every line of the log."""
 
-    def __init__(self, report: VerifyReport, segments):
+    def __init__(self, report: VerifyReport, segments, seals: dict):
         self.report = report
+        self.sealed = {s.last_seq: s for s in seals.values()}   # seq -> the seal that names its hash
         self.segments = segments
         report.segments = len(segments)
         self.starts = {seg.path: seg.first_seq for seg in segments}
@@ -157,6 +158,10 @@ class _LogWalk:
                 report.fail(name, line, "content does not match its hash (line altered)")
             for artifact_id in _artifact_ids(conform(event)):      # (a malformed reference is a shape note)
                 artifact_ids.setdefault(artifact_id, (name, line))
+            seal = self.sealed.get(seq)
+            if seal is not None and event["hash"] != seal.last_hash:
+                report.fail(name, line, f"event {seq} is not the one a writer sealed there (the log was rewritten "
+                                        f"from here or before, hashes and all)")
             prev_hash, prev_seq = event["hash"], seq if isinstance(seq, int) else prev_seq
             log_end = (name, line)
         self._note_torn_bytes()
@@ -171,7 +176,10 @@ class _LogWalk:
             if self.report.malformed <= _MAX_PROBLEMS:
                 self.report.notes.append(f"{name}:{line}: {shape} (written before events were checked on the way "
                                          f"in; readers take it as its neutral value, and it stays as written)")
-        lost = (event.get("meta") or {}).get("lost") if isinstance(event.get("meta"), dict) else None
+        meta = event.get("meta") if isinstance(event.get("meta"), dict) else {}
+        if event.get("session_id") == LOST_SESSION and isinstance(meta.get("accepted"), list):
+            self.report.notes.append(f"{name}:{line}: {event.get('text')}")
+        lost = meta.get("lost")
         if (event.get("kind") == LOST_KIND and event.get("session_id") == LOST_SESSION and isinstance(lost, list)
                 and len(lost) == 2 and all(type(x) is int for x in lost)):
             self.acknowledged.append((lost[0], lost[1], event["seq"]))
@@ -202,6 +210,27 @@ class _LogWalk:
             if size > end:
                 self.report.notes.append(f"{seg.path.name}: {size - end} bytes after the last newline (a torn "
                                          f"write); never served, moved to quarantine/ by the next writer")
+
+
+def _recorded_seals(store_dir: Path) -> dict:
+    """The seals writers recorded in state.db (read-only; none when it is
+    missing or unreadable: then they vouch for nothing)."""
+    import sqlite3
+
+    from stores.integrity.derived import state_damage
+    from stores.integrity.seals import Seal
+    path = store_dir / "state.db"
+    if not path.is_file() or state_damage(store_dir, FULL):
+        return {}
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT first_seq, size, mtime_ns, ctime_ns, ino, last_seq, last_hash FROM seals")
+            return {row[0]: Seal(*row) for row in rows}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}
 
 
 def _state_disagrees(store_dir: Path, last_seq: int, counts: dict[tuple[str, str], list]) -> list[Damage]:

@@ -136,9 +136,16 @@ def test_the_next_writer_refuses_a_cut_tail_until_repair_records_the_loss_and_ne
 def test_an_index_that_only_lags_the_log_is_a_note_not_a_failure(tmp_path, trace_home):
     # an interrupted ingest leaves the index behind; recall (or `trace index`) catches it up
     store = _ingested(tmp_path, trace_home)
+    indexed = store.stats().last_seq
+    from stores.event_log import EventLog
+    log = EventLog(store.dir)                         # appended, then killed before the index caught up
+    log.append([{"session_id": "s", "turn_id": "t", "ts": None, "kind": "user", "text": "late", "tokens": 1,
+                 "source": {"key": "late"}}])
+    log.close()
+    report = store.verify()
+    assert report.ok and any(f"full-text index covers seq {indexed} of {indexed + 1}" in n for n in report.notes)
     db = sqlite3.connect(store.dir / "fulltext" / "positions.db")
-    db.execute("UPDATE meta SET value='2' WHERE name='seq'")
+    db.execute("UPDATE meta SET value='2' WHERE name='seq'")        # its bookkeeping edited by hand: damage
     db.commit()
     db.close()
-    report = store.verify()
-    assert report.ok and any("full-text index covers seq 2 of" in n for n in report.notes)
+    assert store.verify().exit_code == 6

@@ -172,6 +172,11 @@ def lost_record_text(first: int, last: int, why: str) -> str:
             f"these seqs are never used again]")
 
 
+def accepted_record_text(problems: list[str]) -> str:
+    shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+    return f"[the log was changed outside TRACE and accepted by `trace verify --repair`: {shown}]"
+
+
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for a, b in sorted(r for r in ranges if r[0] <= r[1]):
