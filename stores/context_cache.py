@@ -76,6 +76,8 @@ def load_cache(store, session_id: str, ft: FulltextIndex | None = None) -> Cache
 
 def save_cache(store, cache: Cache, log_seq: int | None = None) -> None:
     path = _path(store.dir, cache.session_id)
+    if path.parent.is_symlink():           # derived, and never written through a link: made afresh
+        path.parent.unlink()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     data = {"schema": SCHEMA, "session_id": cache.session_id, "cycle": cache.cycle,
             "log_seq": max(cache.log_seq, log_seq or 0), "seqs": [e["seq"] for e in cache.items]}

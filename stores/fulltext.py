@@ -161,8 +161,8 @@ class FulltextIndex(FulltextSearch):
     def _positions(self) -> sqlite3.Connection | None:
         if self._db is None:
             path = self.dir / "positions.db"
-            if not path.exists() and not self.dir.is_dir():
-                return None
+            if (not path.exists() and not self.dir.is_dir()) or self.dir.is_symlink():
+                return None                     # (a link is never written through: rebuilt as a folder)
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.executescript("""
                 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;

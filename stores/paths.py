@@ -66,9 +66,12 @@ def clear_tmp(store: Path) -> int:
     one process that writes there. Returns how many entries went."""
     import shutil
     root = store / TMP
+    if root.is_symlink():                  # never empty a folder elsewhere: the link goes, a real tmp/ follows
+        root.unlink()
+        return 1
     try:
         names = os.listdir(root)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return 0
     for name in names:
         path = root / name

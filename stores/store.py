@@ -100,10 +100,12 @@ class Store:
                 indexes.force_rebuild_vectors = rebuild_vectors or lost_events
                 with _derived_damage_named(self):
                     state.catch_up(self.segments_dir, log.tail.seq)
-                    indexes.catch_up(log.tail.seq)
+                    with _derived_write_failure("the indexes"):
+                        indexes.catch_up(log.tail.seq)
                     yield Writer(self, log, state, indexes)
-                    indexes.commit(log.tail.seq)
                     log.wait_durable()
+                    with _derived_write_failure("the indexes"):
+                        indexes.commit(log.tail.seq)
                     self._seal(log, state)
             finally:
                 try:
@@ -248,6 +250,19 @@ def _index_reach(store_dir: Path) -> int:
 
 
 @contextlib.contextmanager
+def _derived_write_failure(what: str):
+    """Everything is in the log already: a derived file that cannot be
+    written (a full disk) is one clear line, and catches up next time."""
+    try:
+        yield
+    except TraceError:
+        raise
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise TraceError(f"{what} could not be saved ({exc}); every event is in the log and they catch up "
+                         f"from it on the next run (free space first if the disk is full)") from exc
+
+
+@contextlib.contextmanager
 def _derived_damage_named(store: Store):
     """A SQLite file that breaks mid-command (damage deeper than the opening
     checks look) is removed so the next command rebuilds it from the log;
@@ -260,6 +275,9 @@ def _derived_damage_named(store: Store):
         damage = state_damage(store.dir, FULL) + [d for d in fulltext_damage(store.dir, FULL)
                                                    if d.where.endswith(".db")]
         if not damage:
+            if isinstance(exc, sqlite3.OperationalError):      # a full disk, a read-only file system
+                raise TraceError(f"state.db or the index bookkeeping could not be written ({exc}); every event "
+                                 f"appended is in the log: free space and run it again") from exc
             raise
         discard(store.dir, damage)
         raise TraceError(f"{damage[0]} ({exc}): removed; it is rebuilt from the log by the next command, "
