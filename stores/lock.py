@@ -54,6 +54,10 @@ class WriterLock:
 
     def release(self) -> None:
         if self._fd is not None:
+            try:
+                os.ftruncate(self._fd, 0)          # no holder named: readers see no writer at work
+            except OSError:
+                pass
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -71,3 +75,26 @@ def _read_holder(fd: int) -> str:
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""
+
+
+def writer_at_work(store: Path) -> bool:
+    """Whether a writer holds the store now (the pid LOCK names is alive):
+    its index files may be between a commit and their checksum record, so
+    a reader trusts the engine's own atomic commit rather than the record."""
+    try:
+        fd = os.open(store / "LOCK", os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        pid = _read_holder(fd)[len(" (pid "):-1]
+    finally:
+        os.close(fd)
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -69,18 +69,25 @@ def seal_fulltext(store: Path, directory: Path | None = None) -> None:
         return                                     # nothing committed to vouch for
     names = ["meta.json", "positions.db"] + sorted(n for n in os.listdir(directory)
                                                    if n.split(".", 1)[0] in segments)
-    _write_sums(directory, names)
+    _write_sums(directory, names, rewritten=("meta.json", "positions.db"))
 
 
 def seal_vectors(store: Path) -> None:
     """Record the vector index's files as committed."""
     directory = store / "vectors"
     if directory.is_dir():
-        _write_sums(directory, [n for n in ("meta.json", "hnsw.bin") if (directory / n).is_file()])
+        _write_sums(directory, [n for n in ("meta.json", "hnsw.bin") if (directory / n).is_file()],
+                    rewritten=("meta.json", "hnsw.bin"))
 
 
-def _write_sums(directory: Path, names: list[str]) -> None:
-    before = _read_sums(directory) or {}
+def _write_sums(directory: Path, names: list[str], rewritten: tuple[str, ...]) -> None:
+    """Record `names`. A file recorded before keeps its record unless it is
+    one the engine rewrites (`rewritten`): the others are written once, so
+    a change to one is damage, and re-recording it would hide it."""
+    try:
+        before = _read_sums(directory) or {}
+    except ValueError:
+        before = {}
     files = {}
     for name in names:
         try:
@@ -89,6 +96,9 @@ def _write_sums(directory: Path, names: list[str]) -> None:
             continue
         old = before.get(name)
         same = old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns
+        if old is not None and not same and name not in rewritten:
+            files[name] = old
+            continue
         files[name] = [st.st_size, st.st_mtime_ns, old[2] if same else _sha256(directory / name)]
     tmp = directory / f".{SUMS}.tmp"
     tmp.write_bytes(orjson.dumps({"schema": 1, "files": files}))
@@ -181,6 +191,15 @@ def derived_damage(store: Path, depth: int = FULL) -> list[Damage]:
 
 
 def _folder_damage(store: Path, part: str, directory: Path, depth: int) -> list[Damage]:
+    found = _recorded_files_damage(part, directory, depth)
+    if found and depth != OPEN:
+        from stores.lock import writer_at_work
+        if writer_at_work(store):          # mid-commit, not damaged: the writer records them when done
+            return []
+    return found
+
+
+def _recorded_files_damage(part: str, directory: Path, depth: int) -> list[Damage]:
     if directory.is_symlink():
         return [Damage(part, f"{part}/", "is a symbolic link (TRACE never makes one)")]
     if not directory.exists():
