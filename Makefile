@@ -10,11 +10,14 @@ DEMO   := $(CURDIR)/.demo-store
 
 install: $(STAMP)
 
+# PYTHONWARNINGS=ignore: setuptools explains how editable installs work on
+# every build; that note is not about this project and buried the demo.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --upgrade pip
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
+	@echo "installed: $(CURDIR)/$(BIN)/trace  (use this absolute path in cron and hooks)"
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile

@@ -5,22 +5,26 @@ through the Appender chokepoint, under one writer lock. Bad lines are
 reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
-every few minutes)."""
+every few minutes); so is one whose bad lines were reported once
+already (`recheck` reads it again)."""
 from __future__ import annotations
 
 import errno
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, undecided
+from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
 from reducers.event_schema import draft_problem
+from reducers.timestamps import infer_times
 from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
+from stores.event_log import utc_now_iso
 from stores.paths import TMP, ensure_dir
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
@@ -69,7 +73,7 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None, accept_changed_log: bool = False,
+           embedder: str | None = None, recheck: bool = False, accept_changed_log: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     if format != "auto" and format not in DETECTION_ORDER:
@@ -94,7 +98,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                     try:
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
-                                                    strict=strict, redact=redact, report=report,
+                                                    strict=strict, redact=redact, recheck=recheck, report=report,
                                                     on_progress=on_progress)
                         except TraceError as exc:      # the store cannot go on (full disk): say what got in, stop
                             if getattr(exc, "result", None) is not None:
@@ -117,14 +121,16 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
-                   session: str | None, strict: bool, redact: bool, report, on_progress) -> IngestResult:
+                   session: str | None, strict: bool, redact: bool, recheck: bool, report,
+                   on_progress) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format
-        return result                                  # an empty file: nothing to do, nothing wrong
-    if fingerprint:
+        result.unchanged = True                        # an empty file: nothing to do, nothing wrong
+        return result
+    if fingerprint and not recheck:
         known = w.state.unchanged_file(ident, fingerprint)
         if known is not None:
             result.skipped, result.format = known
@@ -134,7 +140,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
     plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
-    try:
+    try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
                                  session=session, strict=strict, report=report, on_progress=on_progress)
     finally:
@@ -167,10 +173,22 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                             f"name one with --format")
             report(result.error)
             return result
+    else:
+        records = read_records(src, spills)
+        samples, head = sniff(records)
+        primed = chain(head, records)
+        mismatch = mismatched_format(fmt, samples)
+        if mismatch:
+            result.format, result.errors = fmt, 1
+            result.error = (f"{src.display}: its records are {mismatch}, not {fmt}; nothing written from it "
+                            f"(drop --format to detect it, or use --format {mismatch})")
+            report(result.error)
+            return result
     result.format = fmt
     module = format_module(fmt)
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
     sessions: dict[str, None] = {}
+    file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
     def drafts(emit_errors: bool, check: bool) -> Iterator[Draft]:
         """The file's drafts. A record the parser fails on costs that record
@@ -186,7 +204,9 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             feed = _Feed(records, said, without)
             yielded = 0
             try:
-                for item in module.parse(feed, ctx):
+                parsed = module.parse(feed, ctx)
+                # Exported events keep exactly the time they were logged with.
+                for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
                     if isinstance(item, BadRecord):
                         said.bad(item.line, item.reason)
                         continue
@@ -247,7 +267,10 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         report(result.error)
         return result
     _finish(result, sessions, counts, replayed[0])
-    if fingerprint and result.errors == 0 and result.pending == 0:
+    # A file with bad lines is remembered too: unchanged, the next run skips it
+    # instead of reporting the same errors again (`--recheck` reparses it).
+    # One with an unfinished last line is not: that line may complete.
+    if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result

@@ -26,12 +26,20 @@ app = typer.Typer(
     name="trace",
     help=("TRACE: a lossless memory substrate for LLM agents. Every event an agent saw goes into an "
           "append-only, hash-chained log; large tool output into a content-addressed artifact store. "
-          "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace)."),
+          "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace). "
+          "Global options may come before or after the command."),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from trace_cli import __version__
+        sys.stdout.write(f"trace {__version__}\n")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -41,13 +49,16 @@ def _global(
         "--store", metavar="DIR", envvar=None,
         help="Store directory (default: $TRACE_HOME, else $XDG_DATA_HOME/trace).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No notes on stderr (errors still print).")] = False,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print the version and exit.")] = False,
 ):
     ctx.obj = AppState(store_path=store, quiet=quiet)
 
 
 def _register() -> None:
-    from trace_cli.commands import bench, compaction, export, indexes, ingest, inspect, recall, show, verify
-    for module in (ingest, recall, compaction, show, export, inspect, indexes, verify, bench):
+    from trace_cli.commands import (bench, compaction, cron, export, indexes, ingest, inspect, recall, sessions,
+                                    show, verify)
+    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, cron, bench):
         module.register(app)
 
 
@@ -83,8 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     tune_gc()
     debug = bool(os.environ.get("TRACE_DEBUG"))
     try:
-        _check_arguments(sys.argv[1:] if argv is None else argv)
-        rv = app(args=argv, standalone_mode=False)
+        args = list(sys.argv[1:] if argv is None else argv)
+        _check_arguments(args)
+        from trace_cli.global_options import hoist_global_options
+        command = typer.main.get_command(app)
+        # A bare `trace` is a request for help, not a usage error.
+        args = hoist_global_options(args, command) if args else ["--help"]
+        rv = command.main(args=args, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code

@@ -182,6 +182,12 @@ def plain_chat(samples: list) -> bool:
     return bool(samples) and all(_is_role_message(s) and _classify(s) == "neutral" for s in samples)
 
 
+def api_marks(samples: list) -> set[str]:
+    """Which chat API's own marks these records carry ('openai',
+    'anthropic'); empty for plain role/content data either could read."""
+    return {k for k in map(_classify, samples) if k in ("openai", "anthropic")}
+
+
 def sniff(samples: list) -> bool:
     kinds = [_classify(s) for s in samples]
     if not kinds or "foreign" in kinds or "openai" in kinds or "anthropic" not in kinds:

@@ -39,3 +39,26 @@ def undecided(fmt: str | None, samples: list) -> bool:
     per line, either chat API could have written, where a later line (a
     tool block, a tool_calls list) may still tell which one did."""
     return fmt == "openai" and format_module("anthropic").plain_chat(samples)
+
+
+CHAT_APIS = ("openai", "anthropic")
+
+
+def mismatched_format(named: str, samples: list) -> str | None:
+    """The format these records plainly are when it is not `named`: the
+    named parser does not claim them and another does. Plain role/content
+    chat either API could have written fits both chat APIs; when nobody
+    claims the records, the user's --format is the best guess there is."""
+    if not samples:
+        return None
+    try:
+        if format_module(named).sniff(samples):
+            return None
+    except Exception:
+        pass
+    detected = detect_format(samples)
+    if detected in (None, named):
+        return None
+    if named in CHAT_APIS and detected in CHAT_APIS and detected not in format_module("anthropic").api_marks(samples):
+        return None
+    return detected

@@ -24,8 +24,11 @@ def register(app: typer.Typer) -> None:
         out = st.output(True)
         store = st.store(out)
         store.require()
+        if session:
+            from stores.sessions import resolve_session
+            session = resolve_session(store, session)
         n = out.emit_many(export_events(store, session, with_artifacts=not no_artifacts))
         if n == 0 and session:
-            out.warn(f"session {session} has no events; `trace stats` lists sessions")
+            out.warn(f"session {session} has no events; `trace sessions` lists them")
             return 1
         return 0

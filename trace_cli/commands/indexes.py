@@ -15,7 +15,7 @@ EmbedderOpt = Annotated[str | None, typer.Option(
 def register(app: typer.Typer) -> None:
     @app.command(help=(
         "Bring the full-text and vector indexes up to the log: the cron job that pairs with "
-        "`ingest --no-embed` (e.g. */10 * * * * trace index --wait 300)."))
+        "`ingest --no-embed` (in crontab, name trace by the absolute path `trace cron` prints: */10 * * * * /path/to/.venv/bin/trace index --wait 300 -q)."))
     def index(ctx: typer.Context, embedder: EmbedderOpt = None, wait: WaitOpt = 0.0, json_out: JsonOpt = False) -> int:
         return _run(ctx, "index", embedder, wait, json_out)
 

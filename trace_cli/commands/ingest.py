@@ -8,6 +8,7 @@ import typer
 from trace_cli.options import JsonOpt, WaitOpt
 
 FORMATS = "auto|claude-code|codex|openai|anthropic|trace"
+SUFFIXES = "*.jsonl, *.json, *.traj, *.ndjson, *.jsonl.zst"
 
 
 def register(app: typer.Typer) -> None:
@@ -15,13 +16,14 @@ def register(app: typer.Typer) -> None:
         "Add transcripts to the log. PATH is a file, a directory (recursed for *.jsonl, *.json, *.traj, "
         "*.ndjson and Codex's compressed *.jsonl.zst) or - "
         "for stdin; formats are detected unless --format names one. Re-ingesting a file, or one that "
-        "has grown, adds only what is new, so cron can run it every few minutes. Bad lines are "
-        "reported as file:line: reason and the rest still ingests (exit 1); secrets are redacted "
-        "before anything is written.\n\n"
+        "has grown, adds only what is new, so cron can run it every few minutes; unchanged files "
+        "print nothing (--verbose lists them). Bad lines are reported as file:line: reason and the "
+        "rest still ingests (exit 1); the file is then skipped until it changes (--recheck reads it "
+        "again). Secrets are redacted before anything is written. Nothing found: exit 3.\n\n"
         "Examples:\n\n"
         "  trace ingest ~/.claude/projects\n\n"
         "  cat session.jsonl | trace ingest - --session my-run\n\n"
-        "  */5 * * * *  trace ingest --wait 60 ~/.claude/projects ~/.codex/sessions"))
+        "  trace cron    (prints crontab lines with this install's absolute path)"))
     def ingest(
         ctx: typer.Context,
         paths: Annotated[list[str] | None, typer.Argument(metavar="PATH…", help="Files, directories, or - for stdin.")] = None,
@@ -42,6 +44,11 @@ def register(app: typer.Typer) -> None:
                  "removed, lines cut or altered): the loss is recorded and its seqs never reused. "
                  "`trace verify --repair` does the same after showing what changed.")] = False,
         wait: WaitOpt = 0.0,
+        recheck: Annotated[bool, typer.Option(
+            "--recheck", help="Parse files again even when unchanged (a file with bad lines is otherwise "
+                              "reported once and then skipped until it changes).")] = False,
+        verbose: Annotated[bool, typer.Option(
+            "--verbose", "-v", help="Also print a line for each unchanged file.")] = False,
         json_out: JsonOpt = False,
     ) -> int:
         from trace_cli.app_state import state
@@ -56,21 +63,30 @@ def register(app: typer.Typer) -> None:
         with IngestProgress(out) as progress:
             for result in store.ingest(paths or [], format=format, session=session, strict=strict,
                                        redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
-                                       accept_changed_log=accept_changed_log,
+                                       accept_changed_log=accept_changed_log, recheck=recheck,
                                        on_error=out.problem,
                                        on_progress=progress.update):
                 progress.done(result)
                 results.append(result)
+                if (result.unchanged and not verbose) or (st.quiet and not result.errors):
+                    continue                               # cron every few minutes: quiet when nothing is new
                 if out.json and listening:
                     try:
                         out.emit(result.as_json())
                     except ReaderGone:
                         listening = False
-        if not out.json:
+        if not results:
+            out.note(f"no transcript files found in {', '.join(paths or [])} (looked for {SUFFIXES})")
+            return 3
+        shown = [r for r in results if (verbose or not r.unchanged) and (r.errors or not st.quiet)]
+        if not out.json and shown:
             out.table(["source", "format", "session", "added", "skipped", "errors"],
                       ([r.source, r.format or "-", _session_label(r), r.added,
-                        f"{r.skipped} (unchanged)" if r.unchanged else r.skipped, r.errors] for r in results),
+                        f"{r.skipped} (unchanged)" if r.unchanged else r.skipped, r.errors] for r in shown),
                       title=f"ingested into {store.dir}")
+        unchanged = sum(r.unchanged for r in results)
+        if unchanged and not verbose and out.stderr_is_tty():
+            out.note(f"{unchanged} file(s) unchanged since they were ingested (--verbose lists them)")
         return 1 if any(r.errors for r in results) else 0
 
 

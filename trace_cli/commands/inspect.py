@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
             out.table(["session", "events", "tokens", "first", "last"],
                       ([r["session_id"], r["events"], r["tokens"], _minute(r["first_ts"]), _minute(r["last_ts"])]
                        for r in shown),
-                      title=f"sessions (latest {len(shown)} of {s.sessions}; --json for all)")
+                      title=f"sessions (latest {len(shown)} of {s.sessions}; `trace sessions` lists them all)")
         return 0
 
 

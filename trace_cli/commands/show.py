@@ -47,6 +47,9 @@ def register(app: typer.Typer) -> None:
         if selector:
             parse_selector(selector)               # a malformed selector is a usage error, store or not
         store.require()
+        if session:
+            from stores.sessions import resolve_session
+            session = resolve_session(store, session)
         if marker:
             from stores.lookup import marker_events
             events = marker_events(store, marker)
@@ -57,7 +60,7 @@ def register(app: typer.Typer) -> None:
             events = list(session_events(store, session, tail))
         if not events:
             what = " ".join(filter(None, (selector, session and f"in session {session}", marker and f"marker {marker}")))
-            raise TraceError(f"no event matches {what}; `trace stats` lists sessions and the last seq")
+            raise TraceError(f"no event matches {what}; `trace sessions` lists sessions, `trace stats` the last seq")
         if full and len(events) == 1 and events[0].get("artifact") and not json_out:
             for chunk in store.artifacts.iter_bytes(events[0]["artifact"]["id"]):
                 out.raw(chunk)
@@ -83,6 +86,9 @@ def _print_event(out, e: dict) -> None:
     label = f" {tool.get('name')}" if tool.get("name") else ""
     art = e.get("artifact")
     extra = f"  [artifact {art['id'][:12]}… {art['bytes']} bytes, {art['tokens']} tokens]" if art and not e.get("full") else ""
-    out.console.rule(f"[bold]#{e['seq']}[/] {e['kind']}{label}  {e.get('ts') or e.get('ingested_at')}  "
+    inferred = (e.get("meta") or {}).get("ts_inferred")
+    when = f"{e['ts']} (inferred from the {inferred})" if e.get("ts") and inferred else \
+        e.get("ts") or f"{e.get('ingested_at')} (ingested; the source gave no time)"
+    out.console.rule(f"[bold]#{e['seq']}[/] {e['kind']}{label}  {when}  "
                      f"session {e['session_id']}{extra}", align="left")
     out.raw(e["text"] + ("" if e["text"].endswith("\n") else "\n"))

@@ -1,0 +1,52 @@
+"""Global options work wherever a user types them, `--version` answers,
+and a bare `trace` is help, not an error."""
+from __future__ import annotations
+
+import typer
+
+from tests.helpers import cli
+from trace_cli.app import app
+from trace_cli.global_options import hoist_global_options
+
+ROOT = typer.main.get_command(app)
+
+
+def test_store_after_the_subcommand_means_the_same_as_before(tmp_path, samples):
+    store = tmp_path / "elsewhere"
+    assert cli("ingest", str(samples / "openai"), "--store", str(store)).code == 0
+    assert (store / "segments").is_dir()
+    after = cli("stats", "--store", str(store))
+    before = cli("--store", str(store), "stats")
+    assert after.code == before.code == 0
+    assert after.lines()[0]["events"] == before.lines()[0]["events"] > 0
+
+
+def test_store_equals_form_and_quiet_after_the_subcommand(tmp_path, samples):
+    store = tmp_path / "s"
+    run = cli("ingest", str(samples / "openai"), f"--store={store}", "--quiet")
+    assert run.code == 0 and (store / "segments").is_dir()
+
+
+def test_a_commands_own_short_q_is_left_to_it():
+    # `trace context -q TEXT` is --query, not --quiet.
+    args = ["context", "--session", "s", "-q", "payments timeout"]
+    assert hoist_global_options(args, ROOT) == args
+    assert hoist_global_options(["stats", "-q"], ROOT) == ["-q", "stats"]
+
+
+def test_values_of_the_commands_options_and_data_after_double_dash_stay_put():
+    assert hoist_global_options(["show", "--session", "--store"], ROOT) == ["show", "--session", "--store"]
+    assert hoist_global_options(["recall", "--", "--store", "x"], ROOT) == ["recall", "--", "--store", "x"]
+    assert hoist_global_options(["--store", "a", "recall", "q"], ROOT) == ["--store", "a", "recall", "q"]
+
+
+def test_version():
+    run = cli("--version")
+    assert run.code == 0
+    assert run.out.startswith("trace ") and run.out.strip().split()[1][0].isdigit()
+
+
+def test_bare_trace_prints_help_and_exits_zero():
+    run = cli()
+    assert run.code == 0
+    assert "error" not in run.err
