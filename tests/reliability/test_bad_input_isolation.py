@@ -79,7 +79,7 @@ def test_a_record_the_parser_fails_on_costs_that_record_only(tmp_path, trace_hom
     (result,) = run.lines()
     assert result["added"] == 8 and result["skipped"] == 0 and result["errors"] == 1
     assert _texts(trace_home) == ["one", "re one", "two", "re two", "four", "re four", "five", "re five"]
-    again = cli("ingest", "--no-embed", "--format", "openai", str(src)).lines()[0]
+    again = cli("ingest", "--no-embed", "--recheck", "--format", "openai", str(src)).lines()[0]
     assert again["added"] == 0 and again["skipped"] == 8              # nothing doubled
 
 

@@ -31,10 +31,16 @@ def _lines(path):
     return path.read_bytes().splitlines(keepends=True)
 
 
+def _sealed_with_lines(store, n: int = 2):
+    """A sealed (not the last) segment of at least n lines."""
+    return next(s.path for s in store.segments()[1:-1] if len(_lines(s.path)) >= n)
+
+
 def _edit_middle_line(store):
-    seg = store.segments()[1].path
+    seg = _sealed_with_lines(store)
     lines = _lines(seg)
-    lines[1] = lines[1].replace(b"question", b"questioN", 1)
+    i = next(i for i, line in enumerate(lines) if b"question" in line)
+    lines[i] = lines[i].replace(b"question", b"questioN", 1)
     seg.write_bytes(b"".join(lines))
 
 
@@ -46,7 +52,7 @@ def _edit_last_line(store):
 
 
 def _delete_middle_line(store):
-    seg = store.segments()[2].path
+    seg = _sealed_with_lines(store, 3)
     lines = _lines(seg)
     seg.write_bytes(b"".join(lines[:1] + lines[2:]))
 
@@ -63,14 +69,14 @@ def _delete_segment(which):
 
 
 def _swap_lines(store):
-    seg = store.segments()[1].path
+    seg = _sealed_with_lines(store)
     lines = _lines(seg)
     lines[0], lines[1] = lines[1], lines[0]
     seg.write_bytes(b"".join(lines))
 
 
 def _duplicate_line(store):
-    seg = store.segments()[1].path
+    seg = _sealed_with_lines(store)
     lines = _lines(seg)
     seg.write_bytes(b"".join(lines[:1] + lines[:1] + lines[1:]))
 
@@ -166,7 +172,8 @@ def test_a_missing_segment_is_named_missing_not_a_broken_chain(store, which, nam
     assert named in problem.problem and gone in problem.problem and "chain" not in problem.problem
 
 
-def test_a_restored_older_copy_of_the_active_segment_is_refused(store, tmp_path):
+def test_a_restored_older_copy_of_the_active_segment_is_refused(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACE_SEGMENT_BYTES", str(1 << 20))      # the next ingest appends to the same segment
     _older_copy(tmp_path)(store)
     refused = cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "x.jsonl", 1, prefix="x")))
     assert refused.code == 5 and "gone from its end" in refused.err
