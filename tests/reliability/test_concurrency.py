@@ -61,7 +61,7 @@ def _writers_and_readers(tmp_path, writers: int, readers: int, conversations: in
 
 
 def test_three_writers_and_three_readers_at_once(tmp_path):
-    _writers_and_readers(tmp_path, writers=3, readers=3, conversations=60)
+    _writers_and_readers(tmp_path, writers=3, readers=3, conversations=25)
 
 
 @pytest.mark.soak

@@ -30,7 +30,7 @@ def _harness(tmp_path, op: str, kills: int, seed: int, conversations: int) -> di
 
 @pytest.mark.parametrize("op", ["ingest", "compact", "index"])
 def test_a_short_seeded_slice_of_kills_leaves_nothing_lost_or_doubled(tmp_path, op):
-    report = _harness(tmp_path, op, kills=3, seed=24, conversations=20)
+    report = _harness(tmp_path, op, kills=3, seed=24, conversations=12)
     assert report["kills"] == 3, report
     assert report["violations"] == [], report
 

@@ -38,7 +38,7 @@ def pristine(tmp_path_factory):
     return _pristine(tmp_path_factory.mktemp("damage"), SAMPLES)
 
 
-SLICE = 12          # files damaged in `make test` (a seeded draw, each one way); `make soak` does them all
+SLICE = 10          # files damaged in `make test` (a seeded draw, each one way); `make soak` does them all
 
 
 def _cases(files: list[str], kind: str, every: bool) -> list[str]:

@@ -120,10 +120,10 @@ def test_a_full_disk_when_the_fsync_fails_is_one_clear_line(tmp_path, trace_home
 
 @pytest.fixture
 def tiny_fs(tmp_path):
-    """A 2 MB tmpfs (where mounting is allowed: root in a container that permits it)."""
+    """A 1 MB tmpfs (where mounting is allowed: root in a container that permits it)."""
     mount = tmp_path / "tiny"
     mount.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here ({r.stderr.decode().strip() or r.returncode})")
     try:
@@ -132,8 +132,8 @@ def tiny_fs(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
-def test_a_real_2_mb_filesystem_fills_up_cleanly_and_the_rest_goes_in_once_it_grows(tmp_path, tiny_fs):
-    src = openai_conversations(tmp_path / "big.jsonl", 1500, turns=3, tool_every=1)
+def test_a_real_1_mb_filesystem_fills_up_cleanly_and_the_rest_goes_in_once_it_grows(tmp_path, tiny_fs):
+    src = openai_conversations(tmp_path / "big.jsonl", 600, turns=3, tool_every=1)
     env = {**os.environ, "TRACE_HOME": str(tiny_fs / "store"), "PYTHONPATH": str(REPO)}
     env.pop("TRACE_DEBUG", None)
 
@@ -151,5 +151,5 @@ def test_a_real_2_mb_filesystem_fills_up_cleanly_and_the_rest_goes_in_once_it_gr
     subprocess.run(["mount", "-o", "remount,size=200m", str(tiny_fs)], check=True)
     again = trace("ingest", "--no-embed", str(src))
     assert again.returncode == 0, again.stderr
-    expected = 1500 * (1 + 3 * 2 + 3 * 2)
+    expected = 600 * (1 + 3 * 2 + 3 * 2)
     _assert_whole(tiny_fs / "store", src, expected)
