@@ -199,7 +199,7 @@ def run(op: str, kills: int, seed: int, work: Path, conversations: int = 120) ->
             from stores.store import Store
             sessions = [s["session_id"] for s in Store(store).stats().by_session]
 
-            def argv(i):
+            def argv(i, budget=None):
                 session = sessions[i % len(sessions)]
                 more = _openai_source(work / f"more{i}.jsonl", f"m{i}", max(conversations // 6, 4))
                 sources.append(more)                  # new turns each round: there is always something to evict
@@ -208,8 +208,9 @@ def run(op: str, kills: int, seed: int, work: Path, conversations: int = 120) ->
                 if _finish(pid) != 0:
                     violations(["setup ingest failed"], f"round {i}")
                 return ["--store", str(store), "compact", "--wait", "30", "--session", session,
-                        "--budget", str(rng.choice([400, 800, 1500])), "--hot-tail", "2"]
-            final_argv = lambda: argv(kills * 4 + 1)  # noqa: E731
+                        "--budget", str(budget or rng.choice([400, 800, 1500])), "--hot-tail", "2"]
+            # (markers pile up over many rounds: the clean run gets a budget that holds them)
+            final_argv = lambda: argv(kills * 6 + 1, budget=100_000)  # noqa: E731
         elif op == "index":
             def argv(i):
                 if i % 3 == 2:
