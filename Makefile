@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := $(CURDIR)/.demo-store
 
-.PHONY: install test soak demo bench clean
+.PHONY: install test soak demo report bench clean
 
 install: $(STAMP)
 
@@ -39,10 +39,21 @@ demo: install
 	@echo "== compact the Claude Code session into a pointer marker, then render what the model sees"
 	$(BIN)/trace --store $(DEMO) compact --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60 --budget 600 --hot-tail 1
 	$(BIN)/trace --store $(DEMO) context --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60 --budget 1200 --format text
+	@echo "== what each model call had in context: the transcript's calls, then the render above"
+	$(BIN)/trace --store $(DEMO) anatomy replay --session 5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60
+	@echo "== the nightly sweep: facts into the ledger (rules, no model), then the bounded digest"
+	$(BIN)/trace --store $(DEMO) sweep -q
+	$(BIN)/trace --store $(DEMO) digest --max-lines 12
 	@echo "== show an event verbatim"
 	$(BIN)/trace --store $(DEMO) show 1..2
 	@echo "== prove the log was not altered"
 	$(BIN)/trace --store $(DEMO) verify
+
+# The sample context-anatomy report (docs/anatomy-report.html) and its
+# screenshot (docs/anatomy-report.png, shown in the README), drawn by headless
+# Chromium; run as root, it installs the Debian package when it is missing.
+report: install
+	$(BIN)/python -m tests.anatomy_demo --html docs/anatomy-report.html --png docs/anatomy-report.png
 
 bench: install
 	$(BIN)/trace bench ingest

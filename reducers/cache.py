@@ -43,12 +43,15 @@ class Cache:
 def project(session_id: str, events, cache: Cache | None = None) -> Cache:
     """Apply a session's events (seq order) to a cache: ordinary events
     join the end; a marker takes the place of what it covers and of the
-    markers it replaces."""
+    markers it replaces; a task state replaces the earlier one (it is the
+    session's state now, not a history)."""
     cache = cache or Cache(session_id)
     for e in events:
         cache.log_seq = max(cache.log_seq, e["seq"])
         if e["session_id"] != session_id:
             continue
+        if e["kind"] == "task_state":
+            cache.items = [item for item in cache.items if item["kind"] != "task_state"]
         if e["kind"] != "marker" or not marker_info(e):
             cache.items.append(e)
             continue

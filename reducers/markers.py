@@ -106,4 +106,5 @@ def build_marker(session_id: str, evicted: list[dict], topics: list[str], cycle:
             "meta": {"marker": {"strategy": strategy, "cycle": cycle, "ranges": [list(r) for r in ranges],
                                 "seq_from": seq_from, "seq_to": seq_to, "ts_from": ts_from, "ts_to": ts_to,
                                 "count": count, "topics": all_topics,
-                                "replaces": [m["id"] for m in absorbed]}}}
+                                # a marker made earlier in this cycle has no id yet (evict_span fills those in)
+                                "replaces": [m["id"] for m in absorbed if "id" in m]}}}

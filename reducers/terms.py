@@ -26,6 +26,9 @@ our ours ourselves out over own re s same shall she should so some such t than t
 themselves then there these they this those through to too under until up ve very was wasn we were weren
 what when where which while who whom why will with won would wouldn y you your yours yourself yourselves
 """.split())
+# Replies that ask for nothing ("ok", "thanks", "go on"): no query, no request.
+TRIVIAL_WORDS = frozenset({"ok", "okay", "yes", "no", "thanks", "thank", "thx", "sure", "continue", "go", "on",
+                           "please", "yep", "nope", "k", "done", "next", "cool", "great", "good", "fine", "y", "n"})
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # A candidate exact token: a whitespace-separated word, cut at quotes and

@@ -11,7 +11,7 @@ from __future__ import annotations
 from reducers.recall_block import build_block
 from reducers.render import BudgetTooSmall, assemble
 from reducers.retention import Retention
-from reducers.terms import query_words
+from reducers.terms import TRIVIAL_WORDS, query_words
 from stores.context_cache import load_cache, require_session
 from stores.errors import TraceError
 from stores.fulltext import FulltextIndex
@@ -21,8 +21,6 @@ RECALL_SHARE = 0.10
 QUERY_MESSAGES = 3
 OVERFLOW_RETRIES = 3
 OVERFLOW_SHRINK = 0.85
-_TRIVIAL = {"ok", "okay", "yes", "no", "thanks", "thank", "thx", "sure", "continue", "go", "on", "please",
-            "yep", "nope", "k", "done", "next", "cool", "great", "good", "fine", "y", "n"}
 
 
 def recall_query(items: list[dict], explicit: str | None = None) -> str:
@@ -33,7 +31,7 @@ def recall_query(items: list[dict], explicit: str | None = None) -> str:
         if e["kind"] != "user":
             continue
         words = set(query_words(e.get("text") or ""))
-        if words and not words <= _TRIVIAL:
+        if words and not words <= TRIVIAL_WORDS:
             asks.append(e["text"][:2000])
         if len(asks) >= QUERY_MESSAGES:
             break

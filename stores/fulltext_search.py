@@ -159,6 +159,21 @@ class FulltextSearch:
             return None
         return self._hit(searcher, 0.0, res.hits[0][1])
 
+    def newest(self, kinds: list[str], session: str | None = None, limit: int = 1000) -> list[FulltextHit]:
+        """The newest events of these kinds (in one session, or all), newest first."""
+        import tantivy
+        index = self.open()
+        if index is None:
+            return []
+        schema = index.schema
+        parts = [(tantivy.Occur.Must, tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
+        if session:
+            parts.append((tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)))
+        searcher = index.searcher()
+        res = searcher.search(tantivy.Query.boolean_query(parts), limit, order_by_field="seq")
+        return [self._hit(searcher, 0.0, addr) for _, addr in res.hits]
+
     def _run(self, query, filters: Filters | None, limit: int) -> list[FulltextHit]:
         import tantivy
         index = self.open()

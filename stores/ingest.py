@@ -6,7 +6,9 @@ reported as `file:line: reason` and the rest still ingests; with `strict`
 a source with any bad line writes nothing. A file that has not changed
 since it last ingested cleanly is skipped without parsing (cron re-ingests
 every few minutes); so is one whose bad lines were reported once
-already (`recheck` reads it again)."""
+already (`recheck` reads it again). One that grew, in a format that can
+start mid-file (`resumes_at`: Claude Code), is parsed from a little before
+where its last clean ingest ended."""
 from __future__ import annotations
 
 import errno
@@ -18,14 +20,16 @@ from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
-from reducers.reconcile import AddAll, SizeAware
 from reducers.event_schema import draft_problem
+from reducers.reconcile import AddAll, SizeAware
 from reducers.timestamps import infer_times
+from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.event_log import utc_now_iso
 from stores.paths import TMP, ensure_dir
+from stores.working_state import STATE_FORMAT, WorkingStateTracker
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
 
@@ -43,9 +47,11 @@ class IngestResult:
     skipped: int = 0
     dropped: int = 0
     errors: int = 0
+    states: int = 0            # task_state events written for sessions whose working state changed
     pending: int = 0           # an incomplete last line, left for the next run
     redacted: int = 0
     artifacts: int = 0
+    anatomy: int = 0           # model-call records written (stores/anatomy/)
     unchanged: bool = False
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
@@ -73,9 +79,13 @@ def reconciler_from_env():
 
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
-           embedder: str | None = None, recheck: bool = False, accept_changed_log: bool = False,
+           embedder: str | None = None, recheck: bool = False, working_state: bool = True,
+           hold_open_tail: bool = False, accept_changed_log: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
+    """`hold_open_tail` (live follow): drafts at the end of the file that may
+    still merge with lines not written yet (the blocks of a message being
+    streamed) are left for the next run, as an unfinished line is."""
     if format != "auto" and format not in DETECTION_ORDER:
         raise UsageError(f"unknown --format {format!r}; choose one of: auto, {', '.join(DETECTION_ORDER)}")
     if not paths:
@@ -85,9 +95,10 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
     spills = SpillRegistry(store.dir / TMP)
     try:
         with store.writer(wait=wait, embed=embed, embedder=embedder, accept_changed_log=accept_changed_log) as w:
+            tracker = WorkingStateTracker(w.state) if working_state else None
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
-                                hooks=store.append_hooks(w))
+                                hooks=store.append_hooks(w) + ([tracker.on_append] if tracker else []))
             try:
                 for src in expand_inputs(paths, spool_dir=ensure_dir(store.dir / TMP)):
                     if isinstance(src, MissingSource):
@@ -99,7 +110,8 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                         try:
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
                                                     strict=strict, redact=redact, recheck=recheck, report=report,
-                                                    on_progress=on_progress)
+                                                    on_progress=on_progress, tracker=tracker,
+                                                    hold_open_tail=hold_open_tail)
                         except TraceError as exc:      # the store cannot go on (full disk): say what got in, stop
                             if getattr(exc, "result", None) is not None:
                                 exc.result.errors += 1
@@ -122,7 +134,8 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
                    session: str | None, strict: bool, redact: bool, recheck: bool, report,
-                   on_progress) -> IngestResult:
+                   on_progress, tracker: WorkingStateTracker | None = None,
+                   hold_open_tail: bool = False) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
     fingerprint = None if src.is_stdin else src.fingerprint()
@@ -136,20 +149,51 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
             result.skipped, result.format = known
             result.unchanged = True
             return result
+    resumed = None if (recheck or strict or src.compressed or not fingerprint) else \
+        _resume_point(src, ident, fingerprint, w.state, format)
+    common = dict(session=session, strict=strict, report=report, on_progress=on_progress, tracker=tracker,
+                  hold_open_tail=hold_open_tail)
+    if resumed is not None:
+        src, fmt, drafts_before = resumed
+        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=fmt,
+                                 drafts_before=drafts_before, **common)
     if not src.compressed:
-        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+        return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
     plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
     try:                                               # (the copy's time is now; the fingerprint has the file's)
-        return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format,
-                                 session=session, strict=strict, report=report, on_progress=on_progress)
+        return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:
         plain.path.unlink(missing_ok=True)
 
 
+RESUME_MIN_BYTES = 64 << 10       # the fingerprint's head hash covers this much: below it, parse it all
+
+
+def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
+    """A grown file whose format can start parsing again mid-file
+    (`resumes_at`) is read from a little before where its last clean
+    ingest ended instead of from the top: (source to read, format, drafts
+    counted before), or None to read it all. The earlier lines are in the
+    log already; the few re-read are skipped by their keys."""
+    previous = state.previous_file(ident)
+    if previous is None:
+        return None
+    size, _, head, drafts, fmt = previous
+    if size < RESUME_MIN_BYTES or fingerprint[0] <= size or fingerprint[2] != head:
+        return None                                   # small, shrunk or rewritten: read it whole
+    resumes_at = getattr(format_module(fmt), "resumes_at", None)
+    if resumes_at is None or (format != "auto" and format != fmt):
+        return None
+    from dataclasses import replace
+    from stores.sources import restart_point
+    start = restart_point(src.path, size, resumes_at)
+    return None if start is None else (replace(src, start=start), fmt, drafts)
+
+
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
-                      on_progress) -> IngestResult:
+                      on_progress, tracker: WorkingStateTracker | None = None, drafts_before: int | None = None,
+                      hold_open_tail: bool = False) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -190,11 +234,12 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     sessions: dict[str, None] = {}
     file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
-    def drafts(emit_errors: bool, check: bool) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, check: bool, calls: list | None = None) -> Iterator[Draft]:
         """The file's drafts. A record the parser fails on costs that record
         only: the file is parsed again from the start without it. What the
         failed pass yielded is appended first (FLUSH) so the next pass
-        dedupes it, and `replayed` says how many drafts it repeats."""
+        dedupes it, and `replayed` says how many drafts it repeats; the
+        anatomy collector (`calls[0]`) starts afresh with the new pass."""
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
@@ -202,9 +247,12 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         without: set[int] = set()
         while True:
             feed = _Feed(records, said, without)
+            collector = calls[0] if calls else None
             yielded = 0
             try:
-                parsed = module.parse(feed, ctx)
+                parsed = module.parse(collector.records(feed) if collector else feed, ctx)
+                if collector:
+                    parsed = collector.drafts(parsed)  # the model calls it shows, for anatomy records
                 # Exported events keep exactly the time they were logged with.
                 for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
                     if isinstance(item, BadRecord):
@@ -229,6 +277,8 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 replayed[0] += yielded
                 yield FLUSH
                 records = read_records(src, spills)
+                if calls:
+                    calls[0] = collector_for(fmt, src.display, session, spills)
 
     replayed = [0]
     counts = AppendCounts()
@@ -242,9 +292,19 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             result.errors = 0
             sessions.clear()
             replayed[0] = 0
-        appender.append_stream(_counting(drafts(emit_errors=not strict, check=False), result, on_progress,
-                                         src.display),
+        if tracker is not None:
+            tracker.active = fmt != "trace"            # an import carries the task states it had
+        calls = [collector_for(fmt, src.display, session, spills)]
+        stream = drafts(emit_errors=not strict, check=False, calls=calls if calls[0] else None)
+        if hold_open_tail:
+            stream = _holding_open_tail(stream, result)
+        appender.append_stream(_counting(stream, result, on_progress, src.display),
                                source_format=fmt, source_path=src.display, counts=counts)
+        if calls[0] is not None:
+            result.anatomy = write_calls(w.store.dir, calls[0], w.store.warn)
+        if tracker is not None:
+            result.states = appender.append_stream(iter(tracker.drafts()), source_format=STATE_FORMAT,
+                                                   source_path=src.display).added
     except TraceError as exc:
         _finish(result, sessions, counts, replayed[0])         # what was appended before it, counted
         exc.result = result
@@ -272,8 +332,32 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     # One with an unfinished last line is not: that line may complete.
     if fingerprint and result.pending == 0:
         drafts_seen = result.added + result.skipped + result.dropped
+        if drafts_before is not None:                  # resumed: what was read again was counted before
+            drafts_seen = drafts_before + result.added + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
     return result
+
+
+def _holding_open_tail(drafts: Iterator[Draft], result: IngestResult) -> Iterator[Draft]:
+    """All drafts but the file's last run of one merge group (a message whose
+    next block may be the next line written): held, counted as pending, so
+    the next run reads them with what follows and merges them as a one-shot
+    ingest would."""
+    held: list[Draft] = []
+    for d in drafts:
+        if d is FLUSH:                                 # a restarted parse: what is held is not the file's end
+            yield from held
+            held = []
+            yield d
+            continue
+        if held and d.merge_group == held[-1].merge_group:
+            held.append(d)
+            continue
+        yield from held
+        held = [d] if d.merge_group else []
+        if not d.merge_group:
+            yield d
+    result.pending += len(held)
 
 
 MAX_PARSER_RESTARTS = 100          # records a parser may fail on in one file before the file is given up

@@ -1,7 +1,9 @@
 """Derived bookkeeping beside the log (SQLite, `state.db`): which source
 keys are already in the log (idempotent re-ingest), fingerprints of files
-already ingested whole (cron can skip them without parsing), and event /
-token counters per session and kind (fast `trace stats`).
+already ingested whole (cron can skip them without parsing), event /
+token counters per session and kind (fast `trace stats`), and each
+session's latest working state (its newest `task_state` event's, so the
+next ingest folds on from it).
 
 All of it is a projection of the log, rebuilt from it when missing: the
 `keys_seq` watermark says how far it has caught up, and `catch_up` replays
@@ -28,6 +30,7 @@ CREATE TABLE IF NOT EXISTS seals (
     first_seq INTEGER PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER,
     last_seq INTEGER, last_hash TEXT
 );
+CREATE TABLE IF NOT EXISTS working_state (session_id TEXT PRIMARY KEY, seq INTEGER, state TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS counts (
     session_id TEXT, kind TEXT, events INTEGER, tokens INTEGER, first_ts TEXT, last_ts TEXT,
     PRIMARY KEY (session_id, kind)
@@ -161,6 +164,10 @@ class IngestState:
                      first_ts = MIN(COALESCE(first_ts, excluded.first_ts), COALESCE(excluded.first_ts, first_ts)),
                      last_ts = MAX(COALESCE(last_ts, excluded.last_ts), COALESCE(excluded.last_ts, last_ts))""",
                 ((s, k, c[0], c[1], c[2], c[3]) for (s, k), c in counts.items()))
+            states = {e["session_id"]: e for e in events if e["kind"] == "task_state"}
+            if states:
+                self.db.executemany("INSERT OR REPLACE INTO working_state(session_id, seq, state) VALUES (?, ?, ?)",
+                                    ((sid, e["seq"], _state_json(e)) for sid, e in states.items()))
             self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('keys_seq', ?)",
                             (str(events[-1]["seq"]),))
             self._write_files()
@@ -184,6 +191,12 @@ class IngestState:
         if row is None or tuple(row[1:4]) != tuple(fingerprint):
             return None
         return int(row[4]), row[5]
+
+    def previous_file(self, ident: str) -> tuple[int, int, str, int, str] | None:
+        """(size, mtime_ns, head_sha, drafts, format) of a file's last clean ingest, or None."""
+        row = self._files.get(ident) or self.db.execute(
+            "SELECT ident, size, mtime_ns, head_sha, drafts, format FROM files WHERE ident=?", (ident,)).fetchone()
+        return None if row is None else (int(row[1]), int(row[2]), row[3], int(row[4]), row[5])
 
     def remember_file(self, ident: str, fingerprint: tuple[int, int, str], drafts: int, fmt: str) -> None:
         """Call only once the file's events are durable in the log."""
@@ -216,11 +229,16 @@ class IngestState:
                               (session_id,)).fetchone()
         return int(row[0])
 
+    def working_state(self, session_id: str) -> tuple[int, dict] | None:
+        """(seq, state) of the session's newest task_state event, if any."""
+        row = self.db.execute("SELECT seq, state FROM working_state WHERE session_id=?", (session_id,)).fetchone()
+        return (int(row[0]), orjson.loads(row[1])) if row else None
+
     def reset(self) -> None:
         """Forget everything (the log is ahead of nothing; catch_up rebuilds)."""
         self._files.clear()
         with self._txn():
-            for table in ("meta", "seen", "files", "counts", "seals"):
+            for table in ("meta", "seen", "files", "counts", "working_state", "seals"):
                 self.db.execute(f"DELETE FROM {table}")
 
     # -- the log's seals (stores/integrity/seals.py) -------------------------
@@ -252,6 +270,32 @@ class IngestState:
             def __exit__(self_, exc_type, *rest):
                 db.execute("ROLLBACK" if exc_type else "COMMIT")
         return _Txn()
+
+
+def _state_json(event: dict) -> str:
+    """A task_state event's structured state (its text alone when another
+    tool wrote it)."""
+    state = (event.get("meta") or {}).get("working_state")
+    if not isinstance(state, dict):
+        state = {"text": event.get("text") or ""}
+    return orjson.dumps(state).decode()
+
+
+def read_working_state(store: Path, session_id: str) -> tuple[int, dict] | None:
+    """A session's latest working state, read without writing (no lock):
+    (seq of its task_state event, state), or None."""
+    path = store / "state.db"
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT seq, state FROM working_state WHERE session_id=?", (session_id,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return (int(row[0]), orjson.loads(row[1])) if row else None
 
 
 def _add_keys(db: sqlite3.Connection, keys: list[str]) -> None:

@@ -16,8 +16,9 @@ _POLL_SECONDS = 0.05
 
 
 class WriterLock:
-    def __init__(self, store: Path):
-        self.path = store / "LOCK"
+    def __init__(self, store: Path, name: str = "LOCK", holder: str = "another writer"):
+        self.path = store / name
+        self.holder = holder                  # who holds it, as the error says
         self._fd: int | None = None
 
     def acquire(self, wait: float = 0.0) -> "WriterLock":
@@ -38,7 +39,7 @@ class WriterLock:
                     holder = _read_holder(fd)
                     os.close(fd)
                     raise StoreLocked(
-                        f"store {self.path.parent} is locked by another writer{holder}; "
+                        f"store {self.path.parent} is locked by {self.holder}{holder}; "
                         f"retry with --wait SECONDS") from None
                 time.sleep(_POLL_SECONDS)
         os.ftruncate(fd, 0)

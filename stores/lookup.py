@@ -34,6 +34,36 @@ def parse_selector(text: str) -> tuple[str, object]:
     raise UsageError(f"{text!r} is not a seq (812), a range (812..947) or an event id (26 chars)")
 
 
+def select_events(store, selector: str | None = None, session: str | None = None, marker: str | None = None,
+                  tail: int | None = None) -> list[dict]:
+    """`trace show`'s selection: a seq, range or id (within `session` when
+    given), a session's events (its last `tail`), or a marker's evicted
+    events. Usage errors and "nothing matches" raise with the fix named."""
+    from stores.errors import TraceError
+    if marker and (selector or session) or not (selector or session or marker):
+        raise UsageError("give SELECTOR (seq, range, id), --session ID, both (a range within a session) "
+                         "or --marker ID alone")
+    if tail and not session:
+        raise UsageError("--tail goes with --session")
+    if selector:
+        parse_selector(selector)               # a malformed selector is a usage error, store or not
+    store.require()
+    if session:
+        from stores.sessions import resolve_session
+        session = resolve_session(store, session)      # a unique prefix names its session
+    if marker:
+        events = marker_events(store, marker)
+    elif selector:
+        events = [e for e in events_by_selector(store, selector) if not session or e["session_id"] == session]
+        events = events[-tail:] if tail else events
+    else:
+        events = list(session_events(store, session, tail))
+    if not events:
+        what = " ".join(filter(None, (selector, session and f"in session {session}", marker and f"marker {marker}")))
+        raise TraceError(f"no event matches {what}; `trace sessions` lists sessions, `trace stats` the last seq")
+    return events
+
+
 def events_by_selector(store, selector: str) -> list[dict]:
     kind, value = parse_selector(selector)
     if kind == "seq":

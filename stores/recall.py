@@ -27,6 +27,7 @@ import orjson
 from reducers.drafts import KINDS
 from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, set_task,
                              similarity_matrix, task_factor)
+from reducers.reflection import apply_tuning
 from reducers.snippets import snippet
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, exact_terms, query_words, words
@@ -35,6 +36,7 @@ from stores.fulltext import FulltextIndex
 from stores.fulltext_search import Filters, FulltextHit
 from stores.ledger import ledger_marks
 from stores.segments import read_event_at
+from stores.sweep.tuning import load_boosts
 from stores.vectors import EMBED_KINDS
 
 MAX_QUERY_CHARS = 10_000
@@ -143,6 +145,7 @@ class Recaller:
         self.fulltext = FulltextIndex(store.dir)
         self._vectors = None
         self._ledger: dict[int, str] | None = None
+        self._tuning: dict[str, float] | None = None
         self._tasks: dict[str, set[str]] = {}
         self.vector_lag = 0
         self.fulltext_lag = 0
@@ -275,6 +278,7 @@ class Recaller:
             task_terms = self._task_terms(c.session_id)
             if task_terms and c.seq in events:
                 set_task(c, task_factor(set(words(events[c.seq].get("text", ""))), task_terms))
+        apply_tuning(pool, events, self.tuning)       # the nightly reflection's term boosts (all >= 1)
         # Task factors are >= 1 and only the pool got one: nothing outside
         # it can overtake, so re-sorting the pool is enough.
         pool = sorted((c for c in pool if c.seq in events), key=lambda c: (-c.score, c.seq))
@@ -377,6 +381,12 @@ class Recaller:
         if self._ledger is None:
             self._ledger = ledger_marks(self.store.dir)
         return self._ledger
+
+    @property
+    def tuning(self) -> dict[str, float]:
+        if self._tuning is None:
+            self._tuning = load_boosts(self.store.dir)
+        return self._tuning
 
     def _task_terms(self, session_id: str) -> set[str]:
         if session_id not in self._tasks:

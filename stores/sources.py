@@ -49,6 +49,7 @@ class Source:
     source_id: str          # absolute path, or "-" for stdin (feeds derived session ids)
     is_stdin: bool = False
     compressed: bool = False  # zstd: read through a decompressed temp copy (decompressed())
+    start: tuple[int, int] | None = None   # (byte offset, lines before it): read a grown JSONL file from there
 
     def fingerprint(self) -> tuple[int, int, str]:
         st = self.path.stat()
@@ -61,12 +62,16 @@ class MissingSource(Exception):
     pass
 
 
-def expand_inputs(args: list[str], spool_dir: Path | None = None) -> Iterator[Source | MissingSource]:
+def expand_inputs(args: list, spool_dir: Path | None = None) -> Iterator[Source | MissingSource]:
     """Files as given, directories recursed (transcript-looking files only,
     sorted), `-` spooled from stdin (into `spool_dir`, the store's private
     tmp/). A path that is missing, or a directory that cannot be read, is
-    yielded as MissingSource so the rest still ingest."""
+    yielded as MissingSource so the rest still ingest. A Source passes as
+    it is (live follow names a rotated-away file by the path it had)."""
     for arg in args:
+        if isinstance(arg, Source):
+            yield arg
+            continue
         if arg == "-":
             yield _spool_stdin(spool_dir)
             continue
@@ -167,6 +172,9 @@ def read_records(source: Source, spills: SpillRegistry) -> Iterator[tuple[int, o
 
     A file that starts like a document but does not read as one is JSONL
     whose first line is bad: its other lines are read, one by one."""
+    if source.start is not None:
+        yield from _read_jsonl(source.path, spills, *source.start)
+        return
     if is_whole_document(source.path):
         items = _read_document(source.path)
         if not (len(items) == 1 and isinstance(items[0], SourceError) and _has_jsonl_records(source.path)):
@@ -235,10 +243,11 @@ def _document_stream(data: bytes) -> list[tuple[int, object]] | None:
         pos = end
 
 
-def _read_jsonl(path: Path, spills: SpillRegistry):
+def _read_jsonl(path: Path, spills: SpillRegistry, start: int = 0, lines_before: int = 0):
     with open(path, "rb") as f:
-        line_no = 0
-        offset = 0
+        f.seek(start)
+        line_no = lines_before
+        offset = start
         pending = b""
         while True:
             chunk = f.read(_READ_CHUNK)
@@ -276,6 +285,42 @@ def _read_jsonl(path: Path, spills: SpillRegistry):
                 f.seek(line_start + line_len + 1)
                 offset = line_start + line_len + 1
                 pending = b""
+
+
+def restart_point(path: Path, before: int, resumes_at, min_back: int = 0,
+                  window: int = 4 << 20) -> tuple[int, int] | None:
+    """Where parsing of a grown JSONL file may start again: the start of the
+    last line (at least `min_back` complete lines) before byte `before` that
+    the format says nothing earlier is needed to read (`resumes_at(record)`),
+    looked for within `window` bytes; as (offset, lines before it). None
+    when there is none (the caller parses the whole file)."""
+    low = max(0, before - window)
+    with open(path, "rb") as f:
+        f.seek(low)
+        chunk = f.read(before - low)
+        if not chunk.endswith(b"\n"):
+            return None
+        ends = _newlines(chunk)
+        starts = ([0] if low == 0 else []) + [e + 1 for e in ends[:-1]]     # a line cut by `low` is not whole
+        for start in reversed(starts[:max(0, len(starts) - min_back)]):
+            line = chunk[start:chunk.index(b"\n", start)]
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if resumes_at(record):
+                from stores.segments import _line_number     # the log's own line counter
+                offset = low + start
+                return offset, _line_number(path, offset) - 1
+    return None
+
+
+def _newlines(data: bytes) -> list[int]:
+    out, i = [], data.find(b"\n")
+    while i >= 0:
+        out.append(i)
+        i = data.find(b"\n", i + 1)
+    return out
 
 
 def _line_length(f, start: int) -> int:

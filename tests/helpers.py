@@ -81,3 +81,12 @@ def log_ending_with(directory: Path, events: list[dict], raw: bytes) -> Path:
     with open(seg, "ab") as f:
         f.write(raw)
     return seg
+
+
+def transcript_events(store_dir) -> list[dict]:
+    """A store's events that came from its sources, without those TRACE
+    derives while ingesting (working-state snapshots), whose number depends
+    on how many runs an ingest took: what incremental and one-shot ingests
+    of the same transcript must agree on."""
+    from stores.store import Store
+    return [e for e in Store(store_dir).events() if (e.get("source") or {}).get("format") != "working-state"]

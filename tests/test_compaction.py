@@ -136,7 +136,7 @@ def test_context_formats_and_recall_block(tmp_path):
     assert s.needles[0].value in recalled["content"]                   # the evicted answer, recalled
     assert count_tokens(recalled["content"]) <= 200                    # 10% of the budget
     text = cli("context", "--session", "f", "--budget", "2000", "--format", "text").out
-    assert text.startswith("[system: markers]")
+    assert text.startswith("[system: task]") and "[system: markers]" in text
     anthropic = cli("context", "--session", "f", "--budget", "2000", "--format", "anthropic").lines()[0]
     assert set(anthropic) == {"system", "messages"} and anthropic["messages"][0]["role"] == "user"
     assert cli("context", "--session", "f", "--format", "yaml").code == 2

@@ -183,3 +183,11 @@ def test_reused_call_ids_keep_each_result_after_its_own_call():
     assert [(e["kind"], e["text"] if e["kind"] == "tool_result" else "") for e in out] == [
         ("tool_call", ""), ("tool_result", "344"), ("tool_call", ""), ("tool_result", "listing"),
         ("tool_call", ""), ("tool_result", "345")]
+
+
+def test_a_marker_absorbing_one_made_earlier_in_the_same_cycle_does_not_need_its_id():
+    from reducers.markers import build_marker
+    earlier = build_marker("s", [{"seq": 1, "ts": "2026-01-01T00:00:00.000Z"}], ["alpha"], 1, "pointer")
+    merged = build_marker("s", [{"seq": 2, "ts": "2026-01-01T00:01:00.000Z"}], ["beta"], 1, "pointer",
+                          absorbed=[earlier])
+    assert merged["meta"]["marker"]["ranges"] == [[1, 2]] and merged["meta"]["marker"]["replaces"] == []

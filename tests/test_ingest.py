@@ -32,7 +32,7 @@ def test_reingesting_the_same_file_adds_nothing(tmp_path):
     (second,), _ = _ingest(store, src)
     assert first.added > 0 and first.errors == 0 and first.format == "openai"
     assert second.added == 0 and second.skipped == first.added
-    assert store.stats().events == first.added
+    assert store.stats().events == first.added + first.states
 
 
 def test_a_file_unchanged_since_its_last_ingest_is_not_parsed_again(tmp_path):
@@ -113,7 +113,7 @@ def test_a_file_given_twice_in_one_run_is_added_once_while_its_last_batch_is_sti
     (third,), _ = _ingest(store, copy, session="one")
     assert first.added > 0 and second.added == 0 and second.skipped == first.added
     assert third.added == 0 and third.skipped == first.added
-    assert store.stats().events == first.added and store.verify().ok
+    assert store.stats().events == first.added + first.states and store.verify().ok
 
 
 def test_the_ingest_state_never_records_a_batch_before_the_log_has_synced_it(tmp_path, monkeypatch):
@@ -138,7 +138,7 @@ def test_the_ingest_state_never_records_a_batch_before_the_log_has_synced_it(tmp
     monkeypatch.setattr(IngestState, "record", record)
     src = openai_conversations(tmp_path / "chat.jsonl", 4, tool_every=2)
     (res,), _ = _ingest(Store(tmp_path / "s"), src)
-    assert res.added > 6 and len(recorded) > 2 and sum(recorded) == res.added
+    assert res.added > 6 and len(recorded) > 2 and sum(recorded) == res.added + res.states
     assert violations == []
 
 
@@ -191,7 +191,7 @@ def test_imported_events_are_looked_up_even_in_a_session_the_store_has_never_see
         for e in export_events(store):
             f.write(orjson.dumps({**e, "session_id": "renamed-" + e["session_id"]}) + b"\n")
     (back,), _ = _ingest(store, moved)
-    assert (back.added, back.skipped) == (0, first.added)
+    assert (back.added, back.skipped) == (0, first.added + first.states)   # the task states came along
 
 
 def test_a_malformed_line_is_reported_and_the_rest_still_ingests(tmp_path):
@@ -271,7 +271,7 @@ def test_unknown_format_names_the_formats_tried_and_writes_nothing(tmp_path):
     store = Store(tmp_path / "s")
     (res,), errors = _ingest(store, src)
     assert res.errors == 1 and res.added == 0
-    assert "tried trace, claude-code, codex, anthropic, openai" in errors[0]
+    assert "tried trace, claude-code, codex, gemini-cli, opencode, anthropic, openai" in errors[0]
     assert store.stats().events == 0
 
 

@@ -41,7 +41,7 @@ def test_any_text_survives_ingest_and_an_export_round_trip(tmp_path, turns, big)
     src = run / "chat.json"
     src.write_text(json.dumps(msgs))
     store = Store(run / "a")
-    results = list(store.ingest([str(src)], redact=False, embed=False))
+    results = list(store.ingest([str(src)], redact=False, embed=False, working_state=False))
     assert results[0].errors == 0
     events = list(export_events(store, with_artifacts=False))
     # every message, in order, is an event whose full content is the source text

@@ -70,7 +70,7 @@ def test_four_processes_appending_at_once_lose_and_double_nothing(tmp_path):
     home = tmp_path / "home"
     sources = [str(openai_conversations(tmp_path / f"c{i}.jsonl", 40, tool_every=2, prefix=f"p{i}"))
                for i in range(4)]
-    procs = [subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", "--wait", "120", src],
+    procs = [subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", "--no-state", "--wait", "120", src],
                               env=_env(home), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for src in sources]
     results = []
@@ -95,7 +95,7 @@ def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_pa
     home = tmp_path / "home"
     src = openai_conversations(tmp_path / "big.jsonl", 4000, turns=4, tool_every=2)
     env = {**_env(home), "TRACE_INDEX_PROCESS_AFTER": index_process_after}
-    proc = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", str(src)],
+    proc = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", "--no-state", str(src)],
                             env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 60
     seg_dir = home / "segments"
@@ -107,7 +107,7 @@ def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_pa
     proc.wait()
     partial = sum(1 for _ in Store(home).events())
     # (--wait: a child indexer holds the lock until it sees its parent gone)
-    r = _trace("ingest", "--wait", "30", str(src), home=home)
+    r = _trace("ingest", "--no-state", "--wait", "30", str(src), home=home)
     assert r.returncode == 0, r.stderr
     events = list(Store(home).events())
     keys = collections.Counter(e["source"]["key"] for e in events)

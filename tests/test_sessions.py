@@ -21,7 +21,7 @@ def test_sessions_lists_each_session_with_format_source_times_and_title(demo):
     cc = rows[CC]
     assert cc["format"] == "claude-code"
     assert cc["source"].endswith("demo-session.jsonl")
-    assert cc["events"] == 14 and cc["tokens"] > 0
+    assert cc["events"] == 14 + 1 and cc["tokens"] > 0              # the transcript and its working state
     assert cc["title"].startswith("Checkout has been timing out")
     assert cc["first_ts"] <= cc["last_ts"]
     assert {r["format"] for r in rows.values()} >= {"claude-code", "codex", "openai", "anthropic"}

@@ -56,10 +56,17 @@ def _global(
 
 
 def _register() -> None:
-    from trace_cli.commands import (bench, compaction, cron, export, indexes, ingest, inspect, recall, sessions,
-                                    show, verify)
-    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, cron, bench):
+    from trace_cli.commands import (anatomy, bench, compaction, cron, digest, export, indexes, ingest, inspect, mcp,
+                                    notes, recall, sessions, show, sweep, verify, working_state)
+    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, cron, digest, bench,
+                   mcp):
         module.register(app)
+    from trace_cli.commands.hooks import hooks_app
+    app.add_typer(sweep.sweep_app, name="sweep")
+    app.add_typer(notes.note_app, name="note")
+    app.add_typer(working_state.state_app, name="state")
+    app.add_typer(anatomy.app)
+    app.add_typer(hooks_app, name="hooks")
 
 
 _register()

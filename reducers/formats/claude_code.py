@@ -80,6 +80,21 @@ def _looks_like_claude_code(d: dict) -> bool:
     return marked and (rtype in _KNOWN_TYPES or ("sessionId" in d and ("parentUuid" in d or spoken)))
 
 
+def resumes_at(rec: Any) -> bool:
+    """Whether parsing a grown file may start again at this record: a
+    prompt the user typed in the main conversation opens a turn, and what
+    follows it reads the same without the lines before (checked against
+    whole-file parses of real transcripts split at many points)."""
+    if not isinstance(rec, dict) or rec.get("type") != "user" or rec.get("isSidechain") or rec.get("isMeta") \
+            or rec.get("isCompactSummary") or not isinstance(rec.get("sessionId"), str):
+        return False
+    content = (rec.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and bool(content) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
     if not dicts or any("payload" in d and "type" in d for d in dicts):

@@ -6,11 +6,13 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-DETECTION_ORDER = ("trace", "claude-code", "codex", "anthropic", "openai")
+DETECTION_ORDER = ("trace", "claude-code", "codex", "gemini-cli", "opencode", "anthropic", "openai")
 _MODULES = {
     "trace": "reducers.formats.trace_events",
     "claude-code": "reducers.formats.claude_code",
     "codex": "reducers.formats.codex",
+    "gemini-cli": "reducers.formats.gemini_cli",
+    "opencode": "reducers.formats.opencode",
     "anthropic": "reducers.formats.anthropic",
     "openai": "reducers.formats.openai",
 }

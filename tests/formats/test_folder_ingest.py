@@ -11,13 +11,14 @@ from collections import Counter
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats import anthropic, claude_code, codex, openai, trace_events
+from reducers.formats import anthropic, claude_code, codex, gemini_cli, openai, opencode, trace_events
 from stores.lookup import export_events
 from stores.store import Store
 from tests.formats.real_files import records
 
 _MODULES = {"claude_code": claude_code, "claude-code": claude_code, "codex": codex, "openai_chat": openai,
-            "openai": openai, "anthropic_messages": anthropic, "anthropic": anthropic, "trace": trace_events}
+            "openai": openai, "anthropic_messages": anthropic, "anthropic": anthropic, "trace": trace_events,
+            "gemini-cli": gemini_cli, "opencode": opencode}
 _KINDS = ("user", "tool_call", "tool_result")
 
 

@@ -1,5 +1,6 @@
 """One measured phase per process, so peak memory is the phase's own:
     python -m trace_cli.bench.worker ingest|ingest+embed STORE DIR...
+    python -m trace_cli.bench.worker sweep|scan STORE
     python -m trace_cli.bench.worker append STORE TEMPLATE N
     python -m trace_cli.bench.worker sqlite DB TEMPLATE N
 Prints one JSON object: {phase, events, seconds, rss_mb, anon_mb}. Memory
@@ -100,6 +101,22 @@ def phase_ingest(store: str, dirs: list[str], embed: bool) -> dict:
     return {"events": added, "errors": errors, "seconds": time.perf_counter() - t}
 
 
+def phase_sweep(store: str) -> dict:
+    from stores.store import Store
+    from stores.sweep import run_sweep
+    report = run_sweep(Store(store))
+    return {"events": report.events, "seconds": report.seconds, "decisions": dict(report.decisions),
+            "facts_live": report.facts_live, "episodes": report.episodes_closed + report.episodes_open}
+
+
+def phase_scan(store: str) -> dict:
+    """The floor any sweep pays: read and parse every event of the log."""
+    from stores.store import Store
+    t = time.perf_counter()
+    n = sum(1 for _ in Store(store).events())
+    return {"events": n, "seconds": time.perf_counter() - t}
+
+
 class AnonPeak:
     """The peak of RssAnon, sampled in a background thread."""
 
@@ -167,6 +184,10 @@ def main(argv: list[str]) -> None:
     phase, *args = argv
     if phase in ("ingest", "ingest+embed"):
         out = phase_ingest(args[0], args[1:], embed=phase == "ingest+embed")
+    elif phase == "sweep":
+        out = phase_sweep(args[0])
+    elif phase == "scan":
+        out = phase_scan(args[0])
     elif phase == "append":
         out = phase_append(args[0], args[1], int(args[2]))
     elif phase == "sqlite":

@@ -15,6 +15,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
 
 
+def _numbers(option: str, text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        from stores.errors import UsageError
+        raise UsageError(f"{option} takes whole numbers separated by commas, got {text!r}") from None
+
+
 @bench_app.command("ingest", help=(
     "Log-only append and full ingest of the shared real transcripts replicated to --events, each "
     "against SQLite (one transaction per 1,000 rows) on the same events (vs SQLite: the ratio to that "
@@ -61,12 +69,7 @@ def bench_recall(
     from trace_cli.bench.recall_bench import run_recall_bench
 
     out = state(ctx).output(json_out)
-    try:
-        size_list = [int(s) for s in sizes.split(",") if s.strip()]
-    except ValueError:
-        from stores.errors import UsageError
-        raise UsageError(f"--sizes takes whole numbers separated by commas, got {sizes!r}") from None
-    rows = run_recall_bench(size_list, workdir, out.note)
+    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note)
     if out.json:
         out.emit_many(rows)
     else:
@@ -102,4 +105,58 @@ def bench_needle(
     scale = [r for r in rows if r["bench"] == "needle-scaling"]
     cols = ["events", "eviction_ms_median", "ms_per_1k_events", "vs_linear_from_200"]
     out.table(cols, ([r[c] for c in cols] for r in scale), title="eviction latency scaling")
+    return 0
+
+
+@bench_app.command("sweep", help=(
+    "The nightly sweep over the shared real transcripts replicated to --events (ingested first), at 10% "
+    "and 100% of that size: events/s (median of --repeat runs), the rate of a plain scan of the same log "
+    "as the peer (vs_scan), peak memory at both sizes (flat memory: anon 100%/10% near 1), and the rate "
+    "on one copy of never-seen text."))
+def bench_sweep(
+    ctx: typer.Context,
+    events: Annotated[int, typer.Option("--events", "-n", min=1000, help="Events to reach.")] = 100_000,
+    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per size (median).")] = 1,
+    corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to replicate.")] = None,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs here (else a temp dir).")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.sweep_bench import run_sweep_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_sweep_bench(events, corpus, workdir, repeat, out.note)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        cols = ["size", "events", "events_per_s_median", "seconds_median", "scan_events_per_s", "vs_scan",
+                "peak_rss_mb_max", "peak_anon_mb_max", "anon_growth_vs_10pct", "facts_live", "episodes"]
+        out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench sweep")
+    return 0
+
+
+@bench_app.command("hooks", help=(
+    "The Stop hook an agent waits on: a store of --events events from Claude Code sessions is built (the followed "
+    "session of each --session-events size), then --runs times a turn is appended and `trace hooks run --agent claude-code Stop` runs as a new process with the payload "
+    "on stdin (p50/p95/max wall time), against the peer every hook pays, a cold `trace --help`, timed the same "
+    "way in the same run. Checks that every appended event landed."))
+def bench_hooks(
+    ctx: typer.Context,
+    events: Annotated[int, typer.Option("--events", "-n", min=4, help="Events in the store before the runs.")] = 10_000,
+    session_events: Annotated[str, typer.Option(
+        "--session-events", metavar="N,N,…", help="Sizes of the session the hook follows (one row each).")] = "500,10000",
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Hook runs timed.")] = 100,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Work here (else a temp dir).")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.hooks_bench import run_hooks_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_hooks_bench(events, _numbers("--session-events", session_events), runs, workdir, out.note)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        cols = list(rows[0])
+        out.table(cols, ([r[c] for c in cols] for r in rows), title="trace bench hooks")
     return 0

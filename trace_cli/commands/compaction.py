@@ -67,7 +67,8 @@ def register(app: typer.Typer) -> None:
         "parts first (system/persona, task state, notes, markers in time order), then a "
         "<recalled-context> block for the latest user questions (capped at min(4000, 10% of the "
         "budget)), then the conversation still in the cache. Tool output is middle-truncated, old "
-        "results cleared to placeholders, and every call has its result.\n\n"
+        "results cleared to placeholders, and every call has its result. Each render leaves an anatomy record "
+        "of exactly what it sent (`trace anatomy replay`).\n\n"
         "Example:  trace context --session 4f1c… --budget 8000 --format openai"))
     def context(
         ctx: typer.Context,
@@ -85,12 +86,12 @@ def register(app: typer.Typer) -> None:
         clear_at_least: Annotated[int, typer.Option("--clear-at-least", min=0, metavar="TOKENS",
                                                     help="Once clearing, clear at least this much.")] = 0,
     ) -> int:
-        from reducers.pack_formats import to_anthropic, to_json, to_openai, to_text
+        from reducers.pack_formats import PACK_FORMATS, pack_in_format
         from stores.context import push_pack
         from stores.errors import UsageError
         from trace_cli.app_state import state
 
-        if fmt not in ("openai", "anthropic", "text", "json"):
+        if fmt not in PACK_FORMATS:
             raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")
         st = state(ctx)
         out = st.output(True)
@@ -99,16 +100,26 @@ def register(app: typer.Typer) -> None:
                               excluded_tools=tuple(_protected(protect)))
         pack, cache, info = push_pack(st.store(out), session, budget=budget, query=query, overflow=overflow,
                                       recall=not no_recall, retention=retention)
+        rendered = pack_in_format(pack, fmt, session, info)
         if fmt == "text":
-            out.raw(to_text(pack))
-        elif fmt == "openai":
-            out.emit(to_openai(pack))
-        elif fmt == "anthropic":
-            out.emit(to_anthropic(pack))
+            out.raw(rendered)
         else:
-            out.emit(to_json(pack, session, info["markers"], {"cycle": info["cycle"], "query": info["query"],
-                                                              "overflow_retries": info["overflow_retries"]}))
+            out.emit(rendered)
+        _record_render(st.store(out), out, session, pack, cache, info, fmt=fmt, budget=budget, query=query)
         return 0
+
+
+def _record_render(store, out, session, pack, cache, info, **how) -> None:
+    """Every render leaves an anatomy record of what it sent (after it is
+    sent: a pack the agent never got is no call). Failing to write one
+    never costs the agent its pack."""
+    from stores.anatomy.render import record_render
+    from stores.errors import TraceError
+    try:
+        record_render(store, session, pack, cache, info, **how)
+    except (OSError, TraceError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        out.warn(f"the render's anatomy record was not written ({why}); the pack above is complete")
 
 
 def _protected(tools: list[str] | None) -> frozenset[str]:

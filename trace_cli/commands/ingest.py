@@ -7,7 +7,7 @@ import typer
 
 from trace_cli.options import JsonOpt, WaitOpt
 
-FORMATS = "auto|claude-code|codex|openai|anthropic|trace"
+FORMATS = "auto|claude-code|codex|gemini-cli|opencode|openai|anthropic|trace"
 SUFFIXES = "*.jsonl, *.json, *.traj, *.ndjson, *.jsonl.zst"
 
 
@@ -38,6 +38,8 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[str | None, typer.Option(
             "--embedder", metavar="wordllama|hash",
             help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
+        no_state: Annotated[bool, typer.Option(
+            "--no-state", help="Do not keep sessions' working state (no task_state events).")] = False,
         accept_changed_log: Annotated[bool, typer.Option(
             "--accept-changed-log",
             help="Append even though the log was changed outside TRACE since the last write (a segment "
@@ -49,6 +51,13 @@ def register(app: typer.Typer) -> None:
                               "reported once and then skipped until it changes).")] = False,
         verbose: Annotated[bool, typer.Option(
             "--verbose", "-v", help="Also print a line for each unchanged file.")] = False,
+        follow: Annotated[bool, typer.Option(
+            "--follow", help="Keep running: poll PATH… and ingest what they gain as lines complete (survives "
+                             "rotation and truncation); SIGINT/SIGTERM stops after a last pass, all of it on disk.")] = False,
+        poll: Annotated[float, typer.Option("--poll", metavar="SECONDS", min=0.05, help="With --follow: how often to look.")] = 0.5,
+        settle: Annotated[float, typer.Option(
+            "--settle", metavar="SECONDS", min=0, help="With --follow: ingest a file once it has been still this long "
+                                                       "(a busy one at least every 10 s).")] = 1.0,
         json_out: JsonOpt = False,
     ) -> int:
         from trace_cli.app_state import state
@@ -58,14 +67,16 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
+        options = dict(format=format, session=session, strict=strict, redact=not no_redact, embed=not no_embed,
+                       embedder=embedder, working_state=not no_state, accept_changed_log=accept_changed_log,
+                       on_error=out.problem)
+        if follow:
+            return _follow(store, paths or [], options, out, wait=wait, poll=poll, settle=settle)
         results = []
         listening = True               # `trace ingest … | head -1`: the work goes on when the reader leaves
         with IngestProgress(out) as progress:
-            for result in store.ingest(paths or [], format=format, session=session, strict=strict,
-                                       redact=not no_redact, wait=wait, embed=not no_embed, embedder=embedder,
-                                       accept_changed_log=accept_changed_log, recheck=recheck,
-                                       on_error=out.problem,
-                                       on_progress=progress.update):
+            for result in store.ingest(paths or [], wait=wait, recheck=recheck, on_progress=progress.update,
+                                       **options):
                 progress.done(result)
                 results.append(result)
                 if (result.unchanged and not verbose) or (st.quiet and not result.errors):
@@ -88,6 +99,40 @@ def register(app: typer.Typer) -> None:
         if unchanged and not verbose and out.stderr_is_tty():
             out.note(f"{unchanged} file(s) unchanged since they were ingested (--verbose lists them)")
         return 1 if any(r.errors for r in results) else 0
+
+
+def _follow(store, paths: list[str], options: dict, out, *, wait: float, poll: float, settle: float) -> int:
+    """Follow until SIGINT/SIGTERM: one JSON line per pass that added or
+    failed something (a table row on a terminal), then exit 0 (1 if any
+    source had errors)."""
+    import signal
+
+    from stores.errors import UsageError
+    from stores.follow.tailer import Follower
+
+    if not paths or "-" in paths:
+        raise UsageError("--follow needs files or directories to watch (not stdin)")
+    follower = Follower(store, paths, poll=poll, settle=settle, note=out.note,
+                        ingest_options={**options, "wait": max(wait, 5.0)})
+    previous = {sig: signal.signal(sig, lambda *_: follower.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    out.note(f"following {len(paths)} path(s) into {store.dir}; Ctrl-C stops")
+    errors = False
+    try:
+        for result in follower.run():
+            errors = errors or bool(result.errors)
+            if result.added or result.errors:
+                if out.json:
+                    out.emit(result.as_json())
+                else:
+                    out.console.print(f"{result.source}: +{result.added} events"
+                                      + (f", {result.errors} error(s)" if result.errors else ""), markup=False)
+                import sys
+                sys.stdout.flush()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    out.note("stopped; every event read is on disk")
+    return 1 if errors else 0
 
 
 def _session_label(r) -> str:

@@ -5,7 +5,6 @@ from typing import Annotated
 
 import typer
 
-from stores.errors import TraceError, UsageError
 from trace_cli.options import JsonOpt
 
 
@@ -33,34 +32,13 @@ def register(app: typer.Typer) -> None:
         raw: Annotated[bool, typer.Option("--raw", help="Print only the text of each event.")] = False,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.lookup import attachment_blocks, events_by_selector, full_text, parse_selector, session_events
+        from stores.lookup import attachment_blocks, full_text, select_events
         from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
-        if marker and (selector or session) or not (selector or session or marker):
-            raise UsageError("give SELECTOR (seq, range, id), --session ID, both (a range within a session) "
-                             "or --marker ID alone")
-        if tail and not session:
-            raise UsageError("--tail goes with --session")
-        if selector:
-            parse_selector(selector)               # a malformed selector is a usage error, store or not
-        store.require()
-        if session:
-            from stores.sessions import resolve_session
-            session = resolve_session(store, session)
-        if marker:
-            from stores.lookup import marker_events
-            events = marker_events(store, marker)
-        elif selector:
-            events = [e for e in events_by_selector(store, selector) if not session or e["session_id"] == session]
-            events = events[-tail:] if tail else events
-        else:
-            events = list(session_events(store, session, tail))
-        if not events:
-            what = " ".join(filter(None, (selector, session and f"in session {session}", marker and f"marker {marker}")))
-            raise TraceError(f"no event matches {what}; `trace sessions` lists sessions, `trace stats` the last seq")
+        events = select_events(store, selector, session, marker, tail)
         if full and len(events) == 1 and events[0].get("artifact") and not json_out:
             for chunk in store.artifacts.iter_bytes(events[0]["artifact"]["id"]):
                 out.raw(chunk)

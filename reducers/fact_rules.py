@@ -1,0 +1,386 @@
+"""Facts said in prose: the rule-based extractor for chat and notes.
+
+Each sentence is tried against rules in order (first match wins); a rule
+captures a subject (what the fact is about), a value, and sometimes the
+value it replaces. The shapes are how people state settings and choices in
+agent sessions, not one transcript's wording:
+
+  config        set/change/switch/bump/raise X (from A) to B · X is now B ·
+                X has been changed to B · X defaults to B · X should be B ·
+                KEY=value in prose
+  decision      let's / we'll go with A (for X) · use A for X · use A
+                instead of B · switch/migrate from B to A · we decided to
+                use A (for X) · decided on A · chose / settled on A ·
+                decision: …
+  preference    I prefer A (over B) · always / never / don't … ·
+                my preferred X is A
+  architecture  X is built on / based on / runs on A · X uses A (X a
+                component: backend, api, service, database …)
+  implementation X endpoint/route is /path · X lives in / is defined in FILE
+  issue         there is a bug in X · X is broken / failing · fixed X
+  task_state    a "to do:" label · still need to … · X is not yet implemented
+
+A sentence is passed over when it is a question, a condition ("if …"), a
+hedge ("maybe", "could", "consider"), a plan not yet carried out ("let me",
+"I'll", "want to"), or negated — they state no fact. Fenced code and quoted
+lines are skipped: code is not prose (its settings come from fact_sources)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Callable
+
+from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value, label_of,
+                                norm_key, norm_value, plain_value, specific_subject, tidy_subject)
+from reducers.prose import clauses, sentences
+
+SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
+TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "config": 0.7, "architecture": 0.7, "issue": 0.6,
+               "implementation": 0.5, "task_state": 0.4}
+_CACHED_CHARS = 8192              # texts up to this long are remembered (memory stays bounded)
+
+# Tokens start at a word start and never give characters back (possessive):
+# a failed match costs one pass, not a backtrack through every split.
+_TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|(?<![\w./@:#+-])[\w./@#+-]++(?::[\w./@#+-]++)*+)"
+_SUBJ = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,5}}?)"
+_SUBJ_BEFORE = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,4}})"
+_VAL = r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,9})"
+_OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
+_OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,4}?)"
+_CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
+                r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
+                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
+_PAST_CHANGE = (r"(?:set|changed|switched|updated|bumped|raised|lowered|increased|decreased|reduced|moved|"
+                r"upgraded|downgraded|pinned|configured)")
+_WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
+_COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
+              r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
+              r"infra|infrastructure|architecture|worker|workers|scheduler|gateway|proxy|cli|ui|site|website)")
+
+# Clause words that end a value: "switch the DB to Postgres for JSON support" -> "Postgres".
+_VALUE_END = re.compile(r"\s+(?:and|so|because|since|which|that|for|instead|when|if|but|in order|to make|"
+                        r"to avoid|to fix|to get|before|after|while|until|unless|as well|now|again|too|"
+                        r"here|there|then|so that|across|throughout|everywhere|going forward|from now on|"
+                        r"via|with|by|in|on|at|of)\b.*$", re.I)
+_SUBJECT_START = re.compile(r"^.*\b(?:and|but|so|then|now|also|after|since|because|when|once|that|which|where|"
+                            r"while|if|though|although|here|finally|first|next|ok|okay)\s+", re.I)
+
+_QUESTION_START = re.compile(r"^(?:if|when|whenever|whether|unless|once|before|should|could|would|can|do|does|did|"
+                             r"is|are|was|were|shall|may|might|how|why|what|which|who|where)\b", re.I)
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|might|could|consider|considering|suggest|suggests|suggested|propose|"
+                    r"proposed|wonder|possibly|probably|alternatively|e\.g|for example|such as|try|trying|"
+                    r"would|whether|unless|if)\b", re.I)
+_PLAN = re.compile(r"\b(?:let me|i'll|i will|i'm going to|i am going to|going to|want to|wants to|need to|"
+                   r"needs to|'d like|would like|hoping to|planning|plan to|about to|how to|you can|you could|"
+                   r"you should|you may|you might|we could|to be able)\b", re.I)
+_IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise|lower|increase|decrease|reduce|move|"
+                         r"migrate|upgrade|downgrade|pin|configure|replace|use|add|remove|make)\b", re.I)
+_NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    type: str
+    pattern: re.Pattern
+    build: Callable[[re.Match, str], tuple] | None = None   # -> (key, value, replaces, delete) or None
+    allow_plan: bool = False      # a "we'll …" is the decision itself
+    allow_hedge: bool = False     # "I'd prefer" says "would"
+    allow_negation: bool = False
+    max_value_words: int = 6
+    setting: bool = False         # a setting: its subject must be specific, its value plain
+
+
+def _subject_value(m: re.Match, sentence: str):
+    subj = tidy_subject(_SUBJECT_START.sub("", m.group("subj")))
+    if subj is None:
+        return None
+    old = m.groupdict().get("old")
+    return norm_key(subj), _value(m.group("val")), _value(old) if old else None, False
+
+
+def _value_only(m: re.Match, sentence: str):
+    """A choice without a named subject: keyed by what it replaces, else by
+    the choice itself (a later "instead of" it can still find it)."""
+    val = _value(m.group("val"))
+    subj = m.groupdict().get("subj")
+    old = m.groupdict().get("old")
+    old = _value(old) if old else None
+    if norm_value(val).split()[:1] and norm_value(val).split()[0] in REFERENTS:
+        return None                                  # "go with my current flight": a reference, not a choice
+    if subj:
+        subj = tidy_subject(_SUBJECT_START.sub("", subj))
+        return (norm_key(subj), val, old, False) if subj else None
+    if old:
+        return norm_key(old), val, old, False
+    return "decision: " + " ".join(_head(val, 4)), val, None, False
+
+
+def _head(value: str, n: int) -> list[str]:
+    """The first words of a value, without a leading article or "to"."""
+    parts = norm_value(value).split()
+    while parts and parts[0] in ("the", "a", "an", "to"):
+        parts.pop(0)
+    return parts[:n]
+
+
+def _preference(m: re.Match, sentence: str):
+    old = m.groupdict().get("old")
+    if old:                       # "A over B": one key for the pair, whichever is preferred
+        val = _value(m.group("val"))
+        pair = sorted([" ".join(_head(val, 6)), " ".join(_head(_value(old), 6))])
+        return "prefer: " + " vs ".join(pair), val, None, False
+    val = clean(re.split(r",\s*(?:please|thanks|thank you)\b", m.group("val"), maxsplit=1, flags=re.I)[0])
+    if not val or norm_value(val).split()[0] in REFERENTS:
+        return None
+    return "prefer: " + " ".join(_head(val, 5)), val, None, False
+
+
+def _always_never(m: re.Match, sentence: str):
+    how = m.group("how").lower()
+    how = "never" if how.startswith(("never", "don", "do not", "stop", "avoid")) else "always"
+    action = clean(m.group("val"))                  # the whole instruction: "use uv for Python installs"
+    return "prefer: " + " ".join(norm_value(action).split()[:4]), f"{how} {action}", None, False
+
+
+def _issue(m: re.Match, sentence: str):
+    subj = norm_key(_SUBJECT_START.sub("", m.group("subj")))
+    val = m.groupdict().get("val")
+    value = clean(val) if val else m.group("state").lower()        # a symptom is a phrase: kept whole
+    return "issue: " + subj, value, None, False
+
+
+def _fixed(m: re.Match, sentence: str):
+    return "issue: " + norm_key(m.group("subj")), "fixed", None, False
+
+
+def _todo(m: re.Match, sentence: str):
+    what = _value(m.group("val"))
+    return "task: " + " ".join(norm_value(what).split()[:6]), "open", None, False
+
+
+def _not_done(m: re.Match, sentence: str):
+    what = norm_key(_SUBJECT_START.sub("", m.group("subj")))
+    return "task: " + what, "not done yet", None, False
+
+
+def _removed(m: re.Match, sentence: str):
+    return norm_key(_SUBJECT_START.sub("", m.group("subj"))), "removed", None, True
+
+
+def _rx(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I)
+
+
+RULES: tuple[Rule, ...] = (
+    # -- preference (before the hedge filter bites "I'd prefer")
+    Rule("prefer-over", "preference", _rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{_VAL}\s+"
+                                          rf"(?:over|to|rather than|instead of)\s+{_OLD}$"),
+         _preference, allow_hedge=True, allow_plan=True, max_value_words=8),
+    Rule("prefer", "preference", _rx(r"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+(?P<val>[^.;!?]{3,120})"),
+         _preference, allow_hedge=True, allow_plan=True, max_value_words=20),
+    Rule("my-preferred", "preference", _rx(rf"\bmy\s+(?:preferred|favou?rite)\s+{_SUBJ}\s+is\s+{_VAL}"),
+         _subject_value),
+    Rule("always-never", "preference",
+         _rx(rf"^(?:please\s+)?(?P<how>always|never|don'?t|do not|stop|avoid)\s+(?P<val>(?:use|using|add|run|write|"
+             rf"put|commit|push|call|include|leave|make|create|format|indent|prefix|name)\b[^.;!?]{{2,80}})"),
+         _always_never, allow_negation=True, allow_plan=True, max_value_words=10),
+    # -- decisions
+    Rule("go-with-instead", "decision",
+         _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD_TO_END}"),
+         _value_only, allow_plan=True),
+    Rule("go-with-for", "decision", _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
+         _value_only, allow_plan=True),
+    Rule("go-with", "decision", _rx(rf"\b{_WE}\s+(?:go|going|stick|sticking)\s+with\s+{_VAL}"),
+         _value_only, allow_plan=True),
+    Rule("use-instead", "decision",
+         _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD_TO_END}"),
+         _value_only, allow_plan=True),
+    Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
+                                    rf"(?:the\s+)?{_SUBJ}$"),
+         _value_only, allow_plan=True),
+    Rule("switch-from-to", "decision",
+         _rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
+             rf"(?:over\s+)?from\s+{_OLD}\s+to\s+{_VAL}"),
+         _value_only, allow_plan=True),
+    Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
+         allow_plan=True),
+    Rule("decided-for", "decision",
+         _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+"
+             rf"(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
+         _value_only, allow_plan=True),
+    Rule("decided", "decision",
+         _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
+             rf"to\s+)?{_VAL}"),
+         _value_only, allow_plan=True, max_value_words=10),
+    Rule("decision-label", "decision", _rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
+         _value_only, allow_plan=True, max_value_words=14),
+    Rule("chose", "decision",
+         _rx(rf"\b(?:we|i)\s+(?:chose|picked|selected|opted for|settled on)\s+{_VAL}"), _value_only,
+         allow_plan=True),
+    # -- removals (explicit: only these can become a DELETE)
+    Rule("removed", "config",
+         _rx(rf"(?:^|\b(?:we|i)(?:'ve| have)?\s+)(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{_SUBJ}\s*"
+             rf"(?:setting|flag|option|variable|config|override|entirely|completely)?$"),
+         _removed, allow_plan=True),
+    # -- config
+    Rule("change-from-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+from\s+{_OLD}\s+to\s+{_VAL}"),
+         _subject_value, setting=True),
+    Rule("change-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+(?:to|=)\s+{_VAL}"), _subject_value, setting=True),
+    Rule("set-as", "config", _rx(rf"\b(?:set|configure[ds]?)\s+{_SUBJ}\s+as\s+{_VAL}"), _subject_value, setting=True),
+    Rule("has-been-changed", "config",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{_PAST_CHANGE}\s+(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
+         _subject_value, setting=True),
+    Rule("is-now", "config",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
+         _subject_value, setting=True),
+    Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value, setting=True),
+    Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value, setting=True),
+    Rule("env-in-prose", "config", re.compile(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`)]+)"),
+         _subject_value),
+    # -- architecture / implementation
+    Rule("built-on", "architecture",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+(?:built|based|running|hosted|deployed)\s+(?:on|with|in)\s+{_VAL}"),
+         _subject_value, setting=True),
+    Rule("component-uses", "architecture",
+         _rx(rf"(?<![\w-])(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{_COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{_VAL}"),
+         _subject_value),
+    Rule("endpoint-is", "implementation",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:endpoint|route|url|path|handler)\s+is\s+(?:at\s+)?(?P<val>/[\w./{{}}:-]+|https?://\S+)"),
+         lambda m, s: (norm_key(_SUBJECT_START.sub("", m.group("subj"))) + " " +
+                       re.search(r"(endpoint|route|url|path|handler)\s+is", s, re.I).group(1).lower(),
+                       _value(m.group("val")), None, False)),
+    Rule("lives-in", "implementation",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:lives|is defined|is implemented|is located|now lives|is)\s+in\s+"
+             rf"(?P<val>`?[\w./-]+\.\w{{1,8}}`?)"),
+         _subject_value),
+    # -- issues
+    Rule("bug-in", "issue",
+         _rx(rf"\bthere(?:'s| is| was)\s+an?\s+(?:bug|issue|problem|regression)\s+(?:in|with)\s+{_SUBJ}"
+             rf"(?:\s*(?::|—|-|where|when)\s*(?P<val>.{{3,100}}))?$"),
+         _issue, allow_plan=True, allow_negation=True, max_value_words=16),
+    Rule("is-broken", "issue", _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+(?:still\s+|now\s+)?(?P<state>broken|failing|down|flaky)\b"),
+         _issue),
+    Rule("fixed", "issue", _rx(rf"^(?:i(?:'ve| have)?\s+|we(?:'ve| have)?\s+)?(?:fixed|resolved|solved)\s+(?:the\s+)?{_SUBJ}"
+                               rf"(?:\s+(?:bug|issue|problem|error))?$"),
+         _fixed, allow_plan=True),
+    # -- task state
+    Rule("todo", "task_state", _rx(r"^(?:todo|fixme|still to do|remaining)\s*[:\-]\s*(?P<val>.{3,120})$"), _todo,
+         allow_plan=True, allow_negation=True, max_value_words=14),
+    Rule("still-need", "task_state", _rx(r"\b(?:we|i)\s+still\s+(?:need|have)\s+to\s+(?P<val>.{3,120})$"), _todo,
+         allow_plan=True, allow_negation=True, max_value_words=14),
+    Rule("not-yet", "task_state",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|done|finished|wired up|hooked up)(?:\s+yet)?$"),
+         _not_done, allow_negation=True),
+)
+
+
+# Words a rule cannot match without: substring tests on the lowercased
+# sentence before the rule's own pattern (most sentences state no fact).
+_TRIGGERS = {
+    "prefer-over": ("prefer",), "prefer": ("prefer",), "my-preferred": ("preferred", "favorite", "favourite"),
+    "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
+    "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
+    "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using"),
+    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided",), "decided": ("decided",),
+    "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
+    "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
+    "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
+    "is-now": ("now",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
+    "built-on": ("built", "based", "running", "hosted", "deployed"),
+    "component-uses": ("uses", "runs on", "talks to", "stores"),
+    "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),
+    "bug-in": ("bug", "issue", "problem", "regression"), "is-broken": ("broken", "failing", "down", "flaky"),
+    "fixed": ("fixed", "resolved", "solved"), "todo": ("todo", "fixme", "to do", "remaining"), "still-need": ("still",),
+    "not-yet": ("not",),
+}
+
+
+_ALL_TRIGGERS = tuple(sorted({t for ts in _TRIGGERS.values() for t in ts}))
+
+
+def _value(raw: str | None) -> str:
+    if not raw:
+        return ""
+    raw = raw.strip()
+    if raw[:1] in "`\"'" and raw[-1:] == raw[:1] and len(raw) > 1:
+        return raw[1:-1].strip()
+    return clean(_VALUE_END.sub("", raw))
+
+
+_PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To upgrade X to Y, here is how"
+
+
+def _admissible(rule: Rule, sentence: str, speaker: str) -> bool:
+    if sentence.endswith(("?", ":")) or _QUESTION_START.match(sentence) or _PURPOSE_OR_LEAD_IN.match(sentence):
+        return False                 # a question, a condition, a heading introducing a list, a purpose
+    if speaker == "assistant" and rule.type in ("config", "decision", "architecture") and _IMPERATIVE.match(sentence):
+        return False                 # an agent's imperative is a plan step, not something done
+    if not rule.allow_hedge and _HEDGE.search(sentence):
+        return False
+    if not rule.allow_plan and _PLAN.search(sentence):
+        return False
+    return rule.allow_negation or not _NEGATED.search(sentence)
+
+
+def prose_facts(text: str, speaker: str) -> list[FactCandidate]:
+    """Facts stated in a message, note or tool output's prose (fresh
+    objects each call: callers attach their source)."""
+    found = _prose_facts(text, speaker) if len(text) <= _CACHED_CHARS else _read_prose(text, speaker)
+    return [replace(f) for f in found]
+
+
+@lru_cache(maxsize=4096)
+def _prose_facts(text: str, speaker: str) -> tuple[FactCandidate, ...]:
+    # Agent sessions repeat text verbatim (IDE preambles every turn, resent
+    # instructions, a session copied into another): each is read once.
+    return tuple(_read_prose(text, speaker))
+
+
+def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
+    out: list[FactCandidate] = []
+    weight = SPEAKER_WEIGHT.get(speaker, 0.7)
+    for sentence in (c for s_ in sentences(text) for c in clauses(s_)):
+        body = sentence.rstrip(".!").strip()
+        low = body.lower()
+        present = {t for t in _ALL_TRIGGERS if t in low}
+        if not present:
+            continue
+        for rule in RULES:
+            if present.isdisjoint(_TRIGGERS[rule.name]):
+                continue
+            m = rule.pattern.search(body)
+            if m is None or not _admissible(rule, sentence, speaker):
+                continue
+            built = rule.build(m, body) if rule.build else None
+            if not built:
+                continue
+            key, value, replaces, delete = built
+            if not _plausible(rule, key, value):
+                continue
+            if rule.setting and not (specific_subject(key) and plain_value(value)):
+                continue
+            if rule.name == "is-now" and norm_value(value).split()[0] in STATES:
+                continue                                  # "X is now ready": a state, not a value
+            out.append(FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
+                                     importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
+                                     label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}"))
+            break
+    return out
+
+
+def _plausible(rule: Rule, key: str, value: str) -> bool:
+    subject = key.split(": ", 1)[1] if ": " in key else key
+    if not good_subject(subject) or not good_value(value):
+        return False
+    if len(value.split()) > rule.max_value_words:
+        return False
+    return ": " in key or norm_value(value) != subject      # a key named after its own value says nothing
+
+
+def _label(m: re.Match, key: str) -> str:
+    subj = m.groupdict().get("subj")
+    if subj and ": " not in key:
+        return label_of(_SUBJECT_START.sub("", subj))
+    return key

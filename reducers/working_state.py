@@ -1,0 +1,314 @@
+"""Working state (continuity spec, Tier 1): what a session is doing right
+now, kept up to date by a deterministic fold over its events — no model.
+
+    state = WorkingState()
+    for event in session_events: fold(state, event)
+    render(state)          # the text of a `task_state` event
+
+What each field comes from:
+- current task: the latest substantive user request (harness-written lines,
+  slash commands, "ok"/"thanks" and interruptions are not requests; an IDE
+  preamble's "## My request …" section is the request);
+- task chain / completed: the latest todo list an agent wrote (TodoWrite,
+  update_plan …) split by status; without one, the recent requests; a
+  `git commit -m …` that succeeded is a completed step too;
+- open files: paths in tool inputs (file_path, path, notebook_path, patch
+  headers) and an IDE preamble's active file and open tabs, newest first;
+- recent decisions: what the user or agent decided or chose (the decision
+  and preference rules of reducers/fact_rules.py), newest first;
+- blockers: failed tool calls, each cleared when the same tool on the same
+  target later succeeds.
+
+Every list is bounded, so a state stays a few hundred tokens however long
+the session. The fold is a left fold over events in seq order: batching
+does not change the result."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from reducers.tasks import TODO_TOOLS
+from reducers.terms import TRIVIAL_WORDS, words
+from reducers.tool_inputs import DONE_STATUSES, PATH_KEYS, command_text, parsed_input, todo_items
+
+MAX_TEXT = 200
+MAX_CHAIN = 8
+MAX_REQUESTS = 5
+MAX_SHOWN_PATH = 60
+MAX_DONE = 8
+MAX_FILES = 10
+MAX_DECISIONS = 5
+MAX_BLOCKERS = 5
+MAX_PENDING_CALLS = 64
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
+_DIFF_FILE = re.compile(r"^\+\+\+ b/(.+)$", re.M)
+_REQUEST_HEADING = re.compile(r"^#+\s*(?:my\s+)?request\b[^\n]*\n", re.I | re.M)
+_ACTIVE_FILE = re.compile(r"^#+\s*active file:\s*(\S.*)$", re.I | re.M)
+_OPEN_TAB = re.compile(r"^- [^:\n]+:\s*(\S+)$", re.M)
+_OPEN_TABS = re.compile(r"^#+\s*open tabs:\s*\n((?:- .*\n?)+)", re.I | re.M)
+_COMMIT = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"([^"]+)"|'([^']+)'|(\S+))""")
+_THANKS = re.compile(r"^(?:thanks?(?: you)?(?: so much| very much| a lot)?|thx|ty|great|perfect|awesome|nice|cool|ok(?:ay)?)"
+                     r"\b[^.!?\n]*[.!?]*\s*", re.I)
+_NOT_REQUEST = ("caveat:", "[request interrupted", "<local-command", "<command-", "<system-reminder",
+                "<user-prompt-submit-hook", "this session is being continued", "<environment_context",
+                "<user_instructions", "# agents.md")
+
+
+@dataclass
+class WorkingState:
+    current_task: str | None = None
+    task_chain: list[str] = field(default_factory=list)
+    completed: list[str] = field(default_factory=list)
+    open_files: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    blockers: list[dict] = field(default_factory=list)        # {"on": tool + target, "text": …}
+    requests: list[str] = field(default_factory=list)         # recent requests, the chain without a todo list
+    todo: bool = False                                         # the chain comes from a todo list
+    tools: bool = False                                        # the session has called a tool
+    pending: dict[str, list] = field(default_factory=dict)    # call id -> [tool, target, commit message]
+    seq: int = 0
+    ts: str | None = None
+
+    def visible(self) -> dict:
+        """What a reader sees (and what decides whether the state changed)."""
+        return {"current_task": self.current_task, "task_chain": list(self.task_chain),
+                "completed": list(self.completed), "open_files": list(self.open_files),
+                "recent_decisions": list(self.decisions), "blockers": [b["text"] for b in self.blockers]}
+
+    def as_json(self) -> dict:
+        """Everything needed to resume the fold later (kept in the event's meta)."""
+        return {**self.visible(), "blocker_targets": [b["on"] for b in self.blockers],
+                "requests": list(self.requests), "todo": self.todo, "tools": self.tools, "pending": dict(self.pending),
+                "seq": self.seq, "ts": self.ts}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "WorkingState":
+        if not isinstance(data, dict):
+            return cls()
+        texts = _strings(data.get("blockers"))
+        targets = _strings(data.get("blocker_targets"))
+        pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
+        return cls(current_task=data.get("current_task") if isinstance(data.get("current_task"), str) else None,
+                   task_chain=_strings(data.get("task_chain")), completed=_strings(data.get("completed")),
+                   open_files=_strings(data.get("open_files")), decisions=_strings(data.get("recent_decisions")),
+                   blockers=[{"on": targets[i] if i < len(targets) else "", "text": t} for i, t in enumerate(texts)],
+                   requests=_strings(data.get("requests")), todo=bool(data.get("todo")), tools=bool(data.get("tools")),
+                   pending={str(k): list(v) for k, v in pending.items() if isinstance(v, list)},
+                   seq=int(data.get("seq") or 0), ts=data.get("ts"))
+
+    def worth_keeping(self) -> bool:
+        """Only an agent's session (one that used tools) has working state
+        to keep: in a plain chat the last request is all there is, and it
+        is in the conversation already."""
+        return self.tools and any(self.visible().values())
+
+
+def _strings(value) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def fold(state: WorkingState, event: dict) -> WorkingState:
+    """Advance `state` by one event (in place; returned for chaining)."""
+    kind = event.get("kind")
+    meta = event.get("meta") or {}
+    if meta.get("sidechain") or meta.get("inherited"):
+        return state                  # a sub-agent's or a parent's events: not this session's own work
+    if kind == "user":
+        _user(state, event.get("text") or "", meta)
+    elif kind == "assistant" and not meta.get("thinking"):
+        _decisions(state, event.get("text") or "", "assistant")
+    elif kind == "tool_call":
+        _call(state, event.get("tool") or {})
+    elif kind == "tool_result":
+        _result(state, event.get("tool") or {}, event.get("text") or "")
+    else:
+        return state
+    state.seq = max(state.seq, int(event.get("seq") or 0))
+    state.ts = event.get("ts") or state.ts
+    return state
+
+
+def render(state: WorkingState) -> str:
+    """The `task_state` event's text: a compact index card."""
+    lines = []
+    if state.current_task:
+        lines.append(f"Current task: {state.current_task}")
+    if state.task_chain:
+        lines.append(("Open steps: " if state.todo else "Task chain: ") + " → ".join(state.task_chain))
+    if state.completed:
+        lines.append("Completed: " + "; ".join(state.completed))
+    if state.open_files:
+        lines.append("Open files: " + ", ".join(_short_path(p) for p in state.open_files))
+    if state.decisions:
+        lines.append("Recent decisions: " + "; ".join(state.decisions))
+    if state.blockers:
+        lines.append("Blockers: " + "; ".join(b["text"] for b in state.blockers))
+    return "\n".join(lines)
+
+
+def open_loops(state_json: dict) -> str:
+    """What is still open (the task, the open steps of its todo list,
+    blockers): the terms recall's task conditioning should favour. Earlier
+    requests are not open loops."""
+    parts = [state_json.get("current_task") or ""]
+    if state_json.get("todo"):
+        parts += _strings(state_json.get("task_chain"))
+    parts += _strings(state_json.get("blockers"))
+    return "\n".join(p for p in parts if p)
+
+
+# -- user requests -----------------------------------------------------------
+
+def request_text(text: str) -> str | None:
+    """The request a user message makes, or None when it makes none."""
+    head = text.lstrip()[:40].lower()
+    if any(head.startswith(p) for p in _NOT_REQUEST):
+        return None
+    m = None
+    for m in _REQUEST_HEADING.finditer(text):
+        pass
+    if m is not None:                  # an IDE preamble: the request is the last section
+        text = text[m.end():]
+    text = " ".join(text.split())
+    text = _THANKS.sub("", text, count=1) if _THANKS.match(text) else text     # "Thanks! Now add X" asks for X
+    ws = set(words(text))
+    if len(ws) < 2 or ws <= TRIVIAL_WORDS or text.startswith("/"):
+        return None
+    return _clip(text)
+
+
+def _user(state: WorkingState, text: str, meta: dict) -> None:
+    if meta.get("injected"):
+        return
+    for path in _ide_files(text):
+        _push_front(state.open_files, path, MAX_FILES)
+    request = request_text(text)
+    if request is None:
+        return
+    state.current_task = request
+    _push_front(state.requests, request, MAX_REQUESTS)
+    if not state.todo:
+        state.task_chain = list(reversed(state.requests))
+    _decisions(state, text, "user")
+
+
+def _ide_files(text: str) -> list[str]:
+    if "#" not in text[:2000]:
+        return []
+    head = text[:20_000]
+    files = [m.group(1).strip() for m in _ACTIVE_FILE.finditer(head)]
+    for block in _OPEN_TABS.finditer(head):
+        files.extend(m.group(1) for m in _OPEN_TAB.finditer(block.group(1)))
+    return files[:MAX_FILES][::-1]
+
+
+def _decisions(state: WorkingState, text: str, speaker: str) -> None:
+    from reducers.fact_rules import prose_facts      # its rules compile on first use, not on import
+    for fact in prose_facts(text[:4000], speaker):
+        if fact.type in ("decision", "preference"):
+            _push_front(state.decisions, _clip(fact.text, 160), MAX_DECISIONS)
+
+
+# -- tools -------------------------------------------------------------------
+
+def _call(state: WorkingState, tool: dict) -> None:
+    state.tools = True
+    name = str(tool.get("name") or "")
+    data = parsed_input(tool.get("input"))
+    if name in TODO_TOOLS:
+        _todo(state, data)
+    files = _paths(data)
+    for path in files:
+        _push_front(state.open_files, path, MAX_FILES)
+    command = command_text(data)
+    call_id = tool.get("call_id")
+    if call_id:
+        commit = _COMMIT.search(command) if "commit" in command else None
+        target = files[0] if files else " ".join(command.split()[:3])
+        state.pending[str(call_id)] = [name, target, next((g for g in commit.groups() if g), "") if commit else ""]
+        while len(state.pending) > MAX_PENDING_CALLS:
+            state.pending.pop(next(iter(state.pending)))
+
+
+def _result(state: WorkingState, tool: dict, text: str) -> None:
+    call = state.pending.pop(str(tool.get("call_id")), None)
+    name, target, commit = call if call else [str(tool.get("name") or "tool"), "", ""]
+    on = f"{name} {target}".strip()
+    if tool.get("is_error"):
+        first = next((ln.strip() for ln in _plain(text).splitlines() if ln.strip()), "failed")
+        state.blockers = [b for b in state.blockers if b["on"] != on]
+        state.blockers.insert(0, {"on": on, "text": _clip(f"{on}: {first}", 160)})
+        del state.blockers[MAX_BLOCKERS:]
+        return
+    state.blockers = [b for b in state.blockers if b["on"] != on]
+    if commit:
+        _push_front(state.completed, _clip(f"committed: {commit}"), MAX_DONE)
+
+
+def _todo(state: WorkingState, data) -> None:
+    items = todo_items(data)
+    if items is None:
+        return
+    open_steps, done = [], []
+    for text, status in items:
+        if text.strip():
+            (done if status in DONE_STATUSES else open_steps).append(_clip(" ".join(text.split())))
+    state.todo = True
+    state.task_chain = open_steps[:MAX_CHAIN]
+    state.completed = done[-MAX_DONE:]
+
+
+def _paths(data) -> list[str]:
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key in PATH_KEYS:
+            value = data.get(key)
+            if isinstance(value, str) and _looks_like_path(value):
+                out.append(value)
+        changes = data.get("changes")
+        if isinstance(changes, list):
+            out.extend(c for c in changes if isinstance(c, str) and _looks_like_path(c))
+        elif isinstance(changes, dict):
+            out.extend(c for c in changes if _looks_like_path(c))
+    command = command_text(data)
+    if "*** " in command or "+++ b/" in command:
+        out.extend(m.group(1).strip() for m in _PATCH_FILE.finditer(command))
+        out.extend(m.group(1).strip() for m in _DIFF_FILE.finditer(command))
+    return list(dict.fromkeys(out))
+
+
+def _looks_like_path(value: str) -> bool:
+    return 0 < len(value) <= 300 and "\n" not in value and ("/" in value or "." in value) and "*" not in value
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_TAGS = re.compile(r"</?[a-z_]+>")
+
+
+def _plain(text: str) -> str:
+    return _TAGS.sub("", _ANSI.sub("", text[:4000]))
+
+
+def _short_path(path: str) -> str:
+    """A long absolute path shown by its tail (the state's JSON keeps it whole)."""
+    if len(path) <= MAX_SHOWN_PATH:
+        return path
+    parts = path.split("/")
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(tail) + 2 > MAX_SHOWN_PATH:
+            break
+        tail = f"{part}/{tail}"
+    return f"…/{tail}"
+
+
+def _push_front(items: list[str], value: str, limit: int) -> None:
+    if value in items:
+        items.remove(value)
+    items.insert(0, value)
+    del items[limit:]
+
+
+def _clip(text: str, limit: int = MAX_TEXT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -1,0 +1,65 @@
+"""The anatomy record of a `trace context` render: the pack decomposed as
+the Chat Completions request it stands for, with the exact log events and
+markers it carried, so replay shows what the model was sent and diff what
+left it between two renders.
+
+`contextTokens` is the pack's own count (what `trace context` budgets
+with), the window its budget: contextUtilPct is how full the budget was."""
+from __future__ import annotations
+
+from reducers.anatomy.decompose import decompose
+from reducers.anatomy.records import request_record
+from reducers.pack_formats import to_openai
+from stores.anatomy.writer import Pending, write_records
+from stores.event_log import utc_now_iso
+from stores.ids import IdGenerator
+
+
+def pack_contents(pack, cache) -> dict:
+    """Which events a pack included: every seq in message order, the
+    markers among them, and the cache's events it left out (turns dropped
+    to fit the budget)."""
+    seqs: list[int] = []
+    seen: set[int] = set()
+    conversation = 0
+    for m in pack.messages:
+        for s in getattr(m, "seqs", None) or ():
+            if s not in seen:
+                seen.add(s)
+                seqs.append(s)
+                if getattr(m, "part", "conversation") == "conversation":
+                    conversation += 1
+    by_seq = {e["seq"]: e for e in cache.items}
+    markers = [{"id": by_seq[s]["id"], "seq": s} for s in seqs if s in by_seq and by_seq[s]["kind"] == "marker"]
+    left_out = [e["seq"] for e in cache.items if e["seq"] not in seen]
+    return {"events": seqs, "markers": markers, "leftOut": left_out, "conversationEvents": conversation}
+
+
+def record_render(store, session_id: str, pack, cache, info: dict, *, fmt: str, budget: int,
+                  query: str | None = None) -> dict:
+    """Write the render's record; returns it."""
+    anatomy = decompose({"model": None, "messages": to_openai(pack)})
+    contents = pack_contents(pack, cache)
+    record = request_record(anatomy, key=f"render/{session_id}/{IdGenerator().new()}", session_id=session_id,
+                            origin="render", ts=utc_now_iso(),
+                            source={"command": "context", "format": fmt, "budget": budget,
+                                    **({"query": info.get("query")} if info.get("query") else {}),
+                                    **({"explicitQuery": True} if query else {})})
+    record["api"] = "trace-pack"
+    record["historyEventCount"] = contents["conversationEvents"]
+    record["markerCount"] = len(contents["markers"])
+    record["contextTokens"], record["contextTokensSource"] = pack.tokens, "pack"
+    record["context"] = {"thread": "pack", "events": contents["events"], "markers": contents["markers"],
+                         "leftOut": contents["leftOut"], "droppedTurns": pack.dropped_turns,
+                         "recalled": bool(pack.recalled)}
+    written = write_records(store.dir, [Pending(record, user_text=anatomy.user_text or _last_user(pack),
+                                                window=budget, window_source="budget",
+                                                cycle=int(info.get("cycle") or 0), thread="pack")], warn=store.warn)
+    return written.records[0] if written.records else record
+
+
+def _last_user(pack) -> str | None:
+    for m in reversed(pack.messages):
+        if m.role == "user" and getattr(m, "part", "conversation") == "conversation":
+            return m.content
+    return None

@@ -1,0 +1,1 @@
+"""Live follow: tail growing transcripts and ingest what they gain."""

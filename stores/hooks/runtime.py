@@ -1,0 +1,165 @@
+"""What `trace hooks run` does with an agent's hook payload.
+
+A hook must never block or break the agent: every failure (a payload that
+is not JSON, a transcript that is not there, a store locked past a short
+wait, a bug) is written to the store's `hooks.log` and the hook still
+exits 0 with nothing on stdout (or with only the valid JSON it owes).
+
+- capture (Claude Code Stop, SessionEnd, PreCompact, SessionStart; Codex
+  Stop, PreCompact, SessionStart, notify): the transcript the payload names
+  is ingested incrementally — only what it gained since the last run is
+  added (the ordinary ingest; vectors are left to recall or `trace index`
+  so the hook stays fast);
+- re-injection (SessionStart with source `compact`): `additionalContext`
+  holding the session's span in the log, its markers, notes, working state
+  and digest lines, so what compaction dropped stays reachable;
+- recall on prompt (UserPromptSubmit, only when installed with
+  --recall-on-prompt): a <recalled-context> block of hits at or above the
+  minimum score for the prompt."""
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import orjson
+
+LOG_NAME = "hooks.log"
+LOG_MAX_BYTES = 1 << 20
+LOCK_WAIT = 2.0                      # seconds a hook waits for another writer before leaving it to the next run
+CONTEXT_MAX_CHARS = 9_000            # Claude Code caps what a hook adds to the context at 10,000 characters
+PROMPT_BLOCK_TOKENS = 1_500
+CAPTURE_EVENTS = {"Stop", "SessionEnd", "PreCompact", "SessionStart", "notify"}
+FORMATS = {"claude-code": "claude-code", "codex": "codex"}
+
+
+@dataclass
+class HookOutcome:
+    stdout: str = ""                 # what the agent reads (valid hook JSON or nothing)
+    ingested: int = 0
+    logged: list[str] | None = None
+
+
+def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: float = 0.3) -> HookOutcome:
+    outcome = HookOutcome(logged=[])
+    try:
+        payload = _payload(payload_text)
+        transcript = _transcript(agent, event, payload)
+        if event in CAPTURE_EVENTS and transcript is not None:
+            outcome.ingested = _capture(store, agent, transcript, outcome.logged)
+        session = payload.get("session_id") or payload.get("thread-id")
+        if event == "SessionStart" and payload.get("source", "compact") == "compact" and session:
+            from stores.hooks.reinjection import session_memory
+            text = session_memory(store, str(session), CONTEXT_MAX_CHARS)
+            if text:
+                outcome.stdout = _hook_json("SessionStart", text)
+        elif event == "UserPromptSubmit" and isinstance(payload.get("prompt"), str):
+            block = _recalled_block(store, payload["prompt"], min_score)
+            if block:
+                outcome.stdout = _hook_json("UserPromptSubmit", block)
+    except _Refused as exc:
+        outcome.logged.append(str(exc))
+    except Exception as exc:                    # the agent must go on whatever happened here
+        outcome.logged.append(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+        outcome.stdout = ""
+    for line in outcome.logged:
+        log_failure(store, agent, event, line)
+    return outcome
+
+
+class _Refused(Exception):
+    """A payload the hook cannot act on: logged, nothing written."""
+
+
+def _payload(text: str) -> dict:
+    try:
+        value = orjson.loads(text) if text.strip() else None
+    except orjson.JSONDecodeError as exc:
+        raise _Refused(f"payload is not JSON ({exc}); first bytes: {text[:80]!r}") from None
+    if not isinstance(value, dict):
+        raise _Refused(f"payload is not a JSON object: {text[:80]!r}")
+    return value
+
+
+def _transcript(agent: str, event: str, payload: dict) -> Path | None:
+    raw = payload.get("transcript_path")
+    if isinstance(raw, str) and raw:
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise _Refused(f"transcript_path {raw} is not a file; nothing ingested")
+        return path
+    if agent == "codex":                         # notify, or a hook whose transcript_path is null
+        thread = payload.get("thread-id") or payload.get("session_id")
+        found = find_codex_rollout(str(thread)) if thread else None
+        if found is None and event in CAPTURE_EVENTS:
+            raise _Refused(f"no Codex rollout found for session {thread}; nothing ingested")
+        return found
+    if event in CAPTURE_EVENTS:
+        raise _Refused("payload names no transcript_path; nothing ingested")
+    return None
+
+
+def find_codex_rollout(thread_id: str) -> Path | None:
+    """$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl (newest first)."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
+    sessions = home / "sessions"
+    if not sessions.is_dir() or "/" in thread_id:
+        return None
+    for day in sorted(sessions.glob("*/*/*"), reverse=True):
+        for suffix in (".jsonl", ".jsonl.zst"):
+            hits = sorted(day.glob(f"rollout-*{thread_id}{suffix}"))
+            if hits:
+                return hits[-1]
+    return None
+
+
+def _capture(store, agent: str, transcript: Path, problems: list[str]) -> int:
+    from stores.errors import StoreLocked
+    try:
+        results = list(store.ingest([str(transcript)], format=FORMATS[agent], wait=LOCK_WAIT, embed=False,
+                                    on_error=problems.append))
+    except StoreLocked:
+        problems.append(f"store busy for {LOCK_WAIT:g}s: {transcript} left for the next hook or ingest")
+        return 0
+    return sum(r.added for r in results)
+
+
+def _recalled_block(store, prompt: str, min_score: float) -> str:
+    from reducers.recall_block import build_block
+    from stores.recall import Recaller, RecallQuery
+    if not store.exists():
+        return ""
+    recaller = Recaller(store)
+    recaller.prepare("fulltext")                 # no embedder load on the prompt path
+    hits = recaller.recall(RecallQuery(query=prompt[:4000], k=5, mode="fulltext", min_score=min_score))
+    return build_block([h.as_json() for h in hits], PROMPT_BLOCK_TOKENS) if hits else ""
+
+
+def _hook_json(event: str, context: str) -> str:
+    return orjson.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).decode()
+
+
+def log_failure(store, agent: str, event: str, message: str) -> None:
+    """One line (a traceback indented under it) in `<store>/hooks.log`;
+    the log is rotated to hooks.log.1 past 1 MiB. Never raises."""
+    try:
+        from stores.paths import ensure_dir, private_umask
+        with private_umask():
+            ensure_dir(store.dir)
+            path = store.dir / LOG_NAME
+            if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(LOG_NAME + ".1"))
+            now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+            head, _, rest = message.partition("\n")
+            text = f"{now} {agent} {event}: {head}\n" + "".join(f"    {ln}\n" for ln in rest.splitlines())
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, text.encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+    except OSError:
+        pass
+
+

@@ -1,0 +1,143 @@
+"""The rule-based extractor: how people state settings, decisions and
+preferences in chat and in what tools do — and what is not a fact."""
+from __future__ import annotations
+
+import pytest
+
+from reducers.fact_keys import norm_key, norm_value
+from reducers.fact_rules import prose_facts
+from reducers.fact_sources import FactExtractor, assignments
+
+
+def one(text: str, speaker: str = "user"):
+    found = prose_facts(text, speaker)
+    assert len(found) == 1, (text, [(f.key, f.value) for f in found])
+    f = found[0]
+    return f.type, f.key, f.value
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Let's set the API timeout to 30s.", ("config", "api timeout", "30s")),
+    ("Please configure the cache TTL as 300 seconds.", ("config", "cache ttl", "300 seconds")),
+    ("Bump the request timeout from 30s to 60s for the slow endpoints.", ("config", "request timeout", "60s")),
+    ("The default branch is now trunk.", ("config", "branch", "trunk")),
+    ("The worker pool size has been raised to 16.", ("config", "worker pool size", "16")),
+    ("Log level defaults to warn in production.", ("config", "log level", "warn")),
+    ("The max retries should be 5.", ("config", "max retries", "5")),
+    ("I switched the ORM to Drizzle.", ("config", "orm", "Drizzle")),
+    ("FEATURE_FLAGS_URL=https://flags.internal/v2 is what staging reads.", ("config", "feature flags url", "https://flags.internal/v2")),
+    ("We decided to use PostgreSQL for the database.", ("decision", "database", "PostgreSQL")),
+    ("Let's go with Stripe for payments.", ("decision", "payments", "Stripe")),
+    ("Going forward we'll use Postgres 16 as the primary datastore.", ("decision", "primary datastore", "Postgres 16")),
+    ("We settled on pnpm.", ("decision", "decision: pnpm", "pnpm")),
+    ("Decision: squash-merge every PR into main", ("decision", "decision: squash merge every pr", "squash-merge every PR into main")),
+    ("I prefer tabs over spaces.", ("preference", "prefer: spaces vs tabs", "tabs")),
+    ("Always use uv for Python installs.", ("preference", "prefer: use uv for python", "always use uv for Python installs")),
+    ("Never push directly to main.", ("preference", "prefer: push directly to main", "never push directly to main")),
+    ("The backend uses FastAPI.", ("architecture", "backend", "FastAPI")),
+    ("The ingest service is built on Rust and Tokio.", ("architecture", "ingest service", "Rust")),
+    ("The webhook endpoint is /api/stripe/webhook.", ("implementation", "webhook endpoint", "/api/stripe/webhook")),
+    ("The rate limiter lives in src/middleware/rate_limit.ts.", ("implementation", "rate limiter", "src/middleware/rate_limit.ts")),
+    ("There's a bug in the login form: submit does nothing on Safari.", ("issue", "issue: login form", "submit does nothing on Safari")),
+    ("The staging deploy is broken.", ("issue", "issue: staging deploy", "broken")),
+    ("Fixed the SSL handshake issue.", ("issue", "issue: ssl handshake", "fixed")),
+    ("TODO: add refund logic", ("task_state", "task: add refund logic", "open")),
+    ("Refund logic is not yet implemented.", ("task_state", "task: refund logic", "not done yet")),
+])
+def test_how_facts_are_said(text, expected):
+    assert one(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Should we set the port to 8080?",                       # a question
+    "If you set DEBUG to true, logging gets noisy.",          # a condition
+    "Maybe we could use Kafka for the queue.",                # a hedge
+    "I'll set the port to 3000.",                             # a plan, not done
+    "Let me update the config to use the new key.",           # a plan
+    "We did not switch the database to MySQL.",               # negated
+    "Update the NavUser component to use those initials.",    # a purpose, not a value
+    "The project is now ready for review.",                   # a state, not a setting
+    "I need to change my flight to Newark.",                  # a wish
+    "Change the flight to Newark.",                           # not a setting: a booking
+    "```\nTIMEOUT = 30\nset x to y\n```",                     # code is not prose
+    "> set the port to 1234",                                 # a quote
+])
+def test_what_is_not_a_fact(text):
+    assert prose_facts(text, "user") == []
+
+
+def test_two_facts_in_one_sentence_are_both_found():
+    found = prose_facts("Switch the deploy region to us-east-2 and increase max retries to 5.", "user")
+    assert [(f.key, f.value) for f in found] == [("deploy region", "us-east-2"), ("max retries", "5")]
+
+
+def test_keys_and_values_compare_loosely():
+    assert norm_key("DATABASE_URL") == norm_key("the database URL") == norm_key("`database-url`") == "database url"
+    assert norm_value("60 seconds") == norm_value("60s") == norm_value("60 sec") == "60s"
+    assert norm_value("512 MB") == norm_value("512mb")
+    assert norm_value("`Redis`") == norm_value("redis")
+
+
+def _call(name, tool_input, call_id="c1", seq=1):
+    return {"kind": "tool_call", "seq": seq, "id": f"e{seq}", "session_id": "s", "ts": "2026-05-01T00:00:00Z",
+            "text": "", "tool": {"name": name, "call_id": call_id, "input": tool_input}}
+
+
+def _result(text, call_id="c1", seq=2, error=False):
+    return {"kind": "tool_result", "seq": seq, "id": f"e{seq}", "session_id": "s", "ts": "2026-05-01T00:00:01Z",
+            "text": text, "tool": {"call_id": call_id, "is_error": error}}
+
+
+def _facts(*events):
+    x = FactExtractor()
+    return [(f.rule, f.key, f.value, f.delete) for e in events for f in x.facts(e)]
+
+
+def test_facts_from_config_files_wait_for_the_edit_to_succeed():
+    edit = _call("Edit", {"file_path": "/app/.env.production", "old_string": "API_URL=http://a\nDEBUG=1\n",
+                          "new_string": "API_URL=https://b\n"})
+    assert _facts(edit, _result("error: file changed", error=True)) == []
+    assert _facts(edit, _result("updated")) == [("file-edit", "api url", "https://b", False),
+                                                 ("file-edit", "debug", "removed", True)]
+    toml = _call("Write", {"file_path": "conf/app.toml", "content": "[server]\nport = 9000\nname = \"api\"\n"})
+    assert _facts(toml, _result("ok")) == [("file-edit", "server.port", "9000", False),
+                                            ("file-edit", "server.name", "api", False)]
+    assert assignments("db:\n  pool:\n    size: 20\n  host: pg\n", "yaml") == {"db.pool.size": "20", "db.host": "pg"}
+
+
+def test_facts_from_commands_patches_and_diff_output():
+    cmd = _call("Bash", {"command": "export NODE_ENV=production && PORT=8080 npm start; git config user.email dev@x.io"})
+    assert _facts(cmd, _result("ok")) == [("command-env", "node env", "production", False),
+                                          ("command-env", "port", "8080", False),
+                                          ("git-config", "git user.email", "dev@x.io", False)]
+    deps = _call("Bash", {"command": "pnpm add zod@3.23.8 && npm uninstall left-pad"})
+    assert _facts(deps, _result("ok")) == [("package", "dependency zod", "3.23.8", False),
+                                           ("package", "dependency left pad", "removed", True)]
+    patch = _call("apply_patch", "*** Begin Patch\n*** Update File: deploy/.env\n@@\n-REPLICAS=2\n+REPLICAS=4\n*** End Patch")
+    assert _facts(patch, _result("Success")) == [("patch", "replicas", "4", False)]
+    diff = _call("Bash", {"command": "git diff"})
+    out = "diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-REGION=eu\n+REGION=us\n"
+    assert _facts(diff, _result(out)) == [("diff-output", "region", "us", False)]
+
+
+def test_facts_from_todo_lists_structured_tools_and_answers():
+    todo = _call("TodoWrite", {"todos": [{"content": "Write the migration", "status": "completed"},
+                                         {"content": "Backfill old rows", "status": "pending"}]})
+    assert _facts(todo) == [("todo", "task: write the migration", "completed", False),
+                            ("todo", "task: backfill old rows", "pending", False)]
+    update = _call("update_order_address", {"order_id": "A-17", "city": "Lyon", "zip": "69001", "reason": "moved"})
+    assert _facts(update, _result('{"ok": true}')) == [("tool-update", "order a 17 city", "Lyon", False),
+                                                        ("tool-update", "order a 17 zip", "69001", False)]
+    cancel = _call("cancel_order", {"order_id": "A-17"}, call_id="c2", seq=3)
+    assert _facts(cancel, _result("cancelled", call_id="c2", seq=4)) == [("tool-remove", "order a 17", "removed", True)]
+    ask = _call("AskUserQuestion", {"questions": []}, call_id="q", seq=5)
+    answer = _result('User has answered your questions: "Which database should we use?"="SQLite". Continue.',
+                     call_id="q", seq=6)
+    assert _facts(ask, answer) == [("answer", "database", "SQLite", False)]
+
+
+def test_a_call_waiting_for_its_result_survives_the_extractors_state():
+    x = FactExtractor()
+    x.facts(_call("Write", {"file_path": ".env", "content": "PORT=1\n"}))
+    resumed = FactExtractor(x.state())
+    assert [(f.key, f.value) for f in resumed.facts(_result("ok"))] == [("port", "1")]

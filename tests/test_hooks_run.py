@@ -1,0 +1,149 @@
+"""`trace hooks run`: what the installed hook commands do with an agent's
+payload. The command is taken from the settings file `trace hooks install`
+wrote and run through a shell, as the agent would."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stores.store import Store
+from tests.helpers import cli, trace_events, transcript_events
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+CC_SESSION = "5b1f0c2e-8d4a-4e6b-9c3f-2a7d1e9b4c60"
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """HOME with TRACE's Claude Code hooks installed; returns {event: shell command}."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code",
+               "--recall-on-prompt", "--min-score", "0.1").code == 0
+    hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    return {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()}
+
+
+def _fire(command: str, payload) -> subprocess.CompletedProcess:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return subprocess.run(command, shell=True, input=data, capture_output=True, timeout=120)
+
+
+def _payload(event: str, transcript: Path, **extra) -> dict:
+    return {"session_id": CC_SESSION, "transcript_path": str(transcript), "cwd": "/srv/app",
+            "hook_event_name": event, **extra}
+
+
+def test_a_stop_payload_ingests_the_named_transcript_incrementally(installed, tmp_path):
+    lines = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"".join(lines[:8]))
+    first = _fire(installed["Stop"], _payload("Stop", transcript))
+    assert first.returncode == 0 and first.stdout == b""
+    after_first = [e["source"]["key"] for e in transcript_events(tmp_path / "store")]
+    assert after_first
+
+    with open(transcript, "ab") as f:
+        f.writelines(lines[8:])
+    assert _fire(installed["SessionEnd"], _payload("SessionEnd", transcript, reason="exit")).returncode == 0
+    after_second = [e["source"]["key"] for e in transcript_events(tmp_path / "store")]
+    assert after_second[:len(after_first)] == after_first and len(after_second) > len(after_first)
+
+    one_shot = tmp_path / "one-shot"
+    assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
+    assert len(after_second) == len(transcript_events(one_shot))
+    assert _fire(installed["PreCompact"], _payload("PreCompact", transcript, trigger="auto")).returncode == 0
+    assert [e["source"]["key"] for e in transcript_events(tmp_path / "store")] == after_second   # nothing new
+    assert not (tmp_path / "store" / "hooks.log").exists()
+
+
+def test_session_start_after_compaction_prints_hook_json_with_markers_and_notes(installed, tmp_path):
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    store_dir = tmp_path / "store"
+    assert _fire(installed["PreCompact"], _payload("PreCompact", transcript, trigger="manual")).returncode == 0
+    assert cli("--store", str(store_dir), "compact", "--session", CC_SESSION, "--budget", "300",
+               "--hot-tail", "1").code == 0
+    note = {"id": "01M8AB" + "0" * 19 + "1", "seq": 1, "hash": "h", "kind": "note", "session_id": CC_SESSION,
+            "text": "Decision: keep the payments timeout at 30s until the vendor fixes retries."}
+    assert cli("--store", str(store_dir), "ingest", str(trace_events(tmp_path / "note.jsonl", [note]))).code == 0
+
+    done = _fire(installed["SessionStart"], _payload("SessionStart", transcript, source="compact"))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = out["hookSpecificOutput"]["additionalContext"]
+    marker = next(e for e in Store(store_dir).events() if e["kind"] == "marker")
+    assert marker["text"] in context
+    assert "keep the payments timeout at 30s" in context
+    assert CC_SESSION in context and "recall" in context
+    assert len(context) <= 10_000
+
+
+def test_user_prompt_hook_adds_recalled_context_only_above_the_minimum_score(installed, tmp_path):
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    asked = _fire(installed["UserPromptSubmit"],
+                  _payload("UserPromptSubmit", transcript, prompt="which commit changed the payments timeout?"))
+    assert asked.returncode == 0
+    block = json.loads(asked.stdout)["hookSpecificOutput"]
+    assert block["hookEventName"] == "UserPromptSubmit" and "recalled-context" in block["additionalContext"]
+    strict = installed["UserPromptSubmit"].replace("--min-score 0.1", "--min-score 50")
+    quiet = _fire(strict, _payload("UserPromptSubmit", transcript, prompt="which commit changed the payments timeout?"))
+    assert quiet.returncode == 0 and quiet.stdout == b""
+
+
+@pytest.mark.parametrize("payload, why", [
+    (b"this is not json {", "payload is not JSON"),
+    (b'["a list"]', "payload is not a JSON object"),
+    (None, "is not a file"),
+])
+def test_bad_payloads_are_logged_exit_0_and_write_nothing(installed, tmp_path, payload, why):
+    if payload is None:
+        payload = _payload("Stop", tmp_path / "gone.jsonl")
+    done = _fire(installed["Stop"], payload)
+    assert done.returncode == 0 and done.stdout == b""
+    store_dir = tmp_path / "store"
+    assert not (store_dir / "segments").exists()
+    assert why in (store_dir / "hooks.log").read_text()
+
+
+def test_a_busy_store_is_logged_and_left_for_the_next_run(installed, tmp_path):
+    from stores.lock import WriterLock
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    lock = WriterLock(store_dir).acquire(0)
+    try:
+        done = _fire(installed["Stop"], _payload("Stop", transcript))
+    finally:
+        lock.release()
+    assert done.returncode == 0
+    assert "store busy" in (store_dir / "hooks.log").read_text()
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    assert sum(1 for _ in Store(store_dir).events()) > 0
+
+
+def test_codex_notify_finds_the_rollout_by_thread_id(tmp_path, monkeypatch):
+    codex_home = tmp_path / "codex"
+    day = codex_home / "sessions" / "2026" / "04" / "10"
+    day.mkdir(parents=True)
+    thread = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    shutil.copy(SAMPLES / "codex" / "rollout-demo.jsonl", day / f"rollout-2026-04-10T15-00-00-{thread}.jsonl")
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    notification = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "7", "cwd": "/home/dev",
+                    "input-messages": ["fix the gateway port"], "last-assistant-message": "done"}
+    run = cli("--store", str(tmp_path / "store"), "hooks", "run", "--agent", "codex", "notify",
+              json.dumps(notification))
+    assert run.code == 0
+    events = list(Store(tmp_path / "store").events())
+    assert events and {e["session_id"] for e in events} == {thread}

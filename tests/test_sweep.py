@@ -1,0 +1,185 @@
+"""`trace sweep`: the three-session scenario (settings and decisions that
+change twice), the log left byte-identical, a second sweep that decides
+nothing, one sweep at a time, --dry-run, and output shapes."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from stores.errors import StoreLocked
+from stores.lock import WriterLock
+from stores.store import Store
+from stores.sweep import facts, ledger_rows, run_sweep
+from tests.helpers import cli
+from tests.sessions import ClaudeSession
+
+SCENARIO = Path(__file__).parent / "fixtures" / "sweep_scenario"     # written for these tests: three formats
+# key -> (latest value, the values it had before)
+LATEST = {
+    "api timeout": ("60 seconds", ["30 seconds", "45 seconds"]),
+    "database": ("SQLite", ["PostgreSQL", "MySQL"]),
+    "log level": ("warn", ["info", "debug"]),
+    "session store": ("Valkey", ["Redis", "Memcached"]),
+    "cache ttl": ("120s", ["300s", "600s"]),
+    "max conns": ("4096", ["1024", "2048"]),
+    "deploy region": ("ap-south-1", ["eu-west-1", "us-east-2"]),
+    "max retries": ("7", ["3", "5"]),
+}
+
+
+def segment_hashes(store: Store) -> dict[str, str]:
+    return {s.path.name: hashlib.sha256(s.path.read_bytes()).hexdigest() for s in store.segments()}
+
+
+@pytest.fixture(scope="module")
+def scenario_template(tmp_path_factory):
+    """The nine sessions ingested once (one per day, in order) for every test here."""
+    home = tmp_path_factory.mktemp("scenario") / "store"
+    for name in ("billing-day1", "billing-day2", "billing-day3", "gateway-rollout-1", "gateway-rollout-2",
+                 "gateway-rollout-3", "deploy-chat-1", "deploy-chat-2", "deploy-chat-3"):
+        assert cli("--store", str(home), "ingest", "--no-embed", str(SCENARIO / f"{name}.jsonl")).code == 0
+    return home
+
+
+@pytest.fixture
+def ingest_scenario(scenario_template):
+    def copy(home) -> Store:
+        home.rmdir() if home.is_dir() and not any(home.iterdir()) else None
+        shutil.copytree(scenario_template, home)
+        return Store(home)
+    return copy
+
+
+def test_three_sessions_of_changes_leave_only_the_latest_values(trace_home, ingest_scenario):
+    store = ingest_scenario(trace_home)
+    before = segment_hashes(store)
+    r = cli("sweep")
+    assert r.code == 0
+    lines = r.lines()
+    assert "sweep" in lines[-1] and all("action" in row for row in lines[:-1])
+    live = {f["key"]: f for f in facts(store)}
+    for key, (value, earlier) in LATEST.items():
+        assert live[key]["value"].lower() == value.lower(), key
+        supersessions = [row for row in ledger_rows(store, key) if row["action"] in ("UPDATE", "SUPERSEDE")]
+        assert len(supersessions) >= 2, key                        # changed twice, both recorded
+        for row in supersessions:                                  # each names what it replaced and why
+            assert row["source_ids"] and row["target_ids"] and row["old"] and row["new"] and row["reason"]
+            assert row["reconciler"] == "rules" and row["version"] >= 1 and row["ts"]
+    digest = cli("digest", "--max-lines", "60").out
+    for key, (value, earlier) in LATEST.items():
+        line = next(ln for ln in digest.splitlines() if ln.lower().startswith(f"- **{key}") or
+                    ln.lower().startswith(f"- **{key.replace(' ', '_')}"))
+        assert value.lower() in line.lower(), line
+        assert "trace show" in line
+        for old in earlier:
+            assert f": {old.lower()} (" not in line.lower()
+    assert "PostgreSQL" not in digest.split("## Recent episodes")[0]      # a replaced value never appears
+    assert segment_hashes(store) == before                                # the log is untouched
+    again = cli("sweep").lines()
+    assert again == [again[-1]] and again[-1]["sweep"]["decisions"] == {}  # nothing new to decide
+
+
+HELD_OUT = [
+    ("bus-1", "2026-07-01", ["We'll use Kafka for the event bus.",
+                             "The page size defaults to 50 for every list endpoint."]),
+    ("bus-2", "2026-07-02", ["Ops can't run Kafka. We're moving the event bus from Kafka to NATS.",
+                             "Raise the page size to 100, clients complained."]),
+    ("bus-3", "2026-07-03", ["After the benchmark, the event bus is now Redpanda.",
+                             "I've bumped the page size from 100 to 200."]),
+]
+
+
+def test_other_phrasings_of_the_same_story_reconcile_the_same_way(tmp_path, trace_home):
+    """Phrasings the sample sessions do not use: keys follow the thing
+    talked about, whoever says it and however."""
+    for sid, day, said in HELD_OUT:
+        s = ClaudeSession(sid, day=day)
+        for i, text in enumerate(said):
+            (s.user if i % 2 == 0 else s.assistant)(text)
+        cli("ingest", str(s.write(tmp_path / f"{sid}.jsonl")))
+    cli("sweep")
+    live = {f["key"]: f["value"] for f in facts(Store(trace_home))}
+    assert live["event bus"] == "Redpanda" and live["page size"] == "200"
+    assert [r["new"] for r in ledger_rows(Store(trace_home), "event bus") if r["action"] != "NONE"] == \
+        ["Kafka", "NATS", "Redpanda"]
+
+
+def test_a_dry_run_prints_its_decisions_and_writes_nothing(trace_home, ingest_scenario):
+    store = ingest_scenario(trace_home)
+    before = {p.relative_to(trace_home): p.read_bytes() for p in trace_home.rglob("*")
+              if p.is_file() and p.name != "SWEEP.LOCK"}
+    r = cli("sweep", "--dry-run")
+    assert r.code == 0
+    rows = r.lines()
+    assert rows[-1]["sweep"]["dry_run"] and sum(rows[-1]["sweep"]["decisions"].values()) == len(rows) - 1
+    after = {p.relative_to(trace_home): p.read_bytes() for p in trace_home.rglob("*")
+             if p.is_file() and p.name != "SWEEP.LOCK"}
+    assert after == before
+    # the real run then decides exactly what the dry run showed
+    real = cli("sweep").lines()
+    assert [row["id"] for row in real[:-1]] == [row["id"] for row in rows[:-1]]
+    assert store.verify().ok
+
+
+def test_one_sweep_at_a_time_exit_4_or_wait(trace_home, ingest_scenario):
+    ingest_scenario(trace_home)
+    lock = WriterLock(trace_home, "SWEEP.LOCK", "another sweep").acquire()
+    try:
+        r = cli("sweep")
+        assert r.code == 4 and "another sweep" in r.err and "--wait" in r.err
+        threading.Timer(0.4, lock.release).start()
+        t = time.monotonic()
+        assert cli("sweep", "--wait", "10").code == 0
+        assert time.monotonic() - t >= 0.3
+    finally:
+        lock.release()
+    with pytest.raises(StoreLocked):
+        held = WriterLock(trace_home, "SWEEP.LOCK").acquire()
+        try:
+            run_sweep(Store(trace_home))
+        finally:
+            held.release()
+
+
+def test_ingest_goes_on_while_a_sweep_holds_its_lock(trace_home, ingest_scenario, tmp_path):
+    ingest_scenario(trace_home)
+    lock = WriterLock(trace_home, "SWEEP.LOCK").acquire()
+    try:
+        s = ClaudeSession("late").user("The rate limit is now 300 requests per minute.")
+        assert cli("ingest", str(s.write(tmp_path / "late.jsonl"))).code == 0
+    finally:
+        lock.release()
+
+
+def test_on_a_terminal_the_summary_is_a_sentence_not_json(trace_home, ingest_scenario, monkeypatch):
+    ingest_scenario(trace_home)
+    import trace_cli.output as output
+    monkeypatch.setattr(output.Output, "__init__", lambda self, json_mode=False, quiet=False: (
+        setattr(self, "json", json_mode), setattr(self, "quiet", quiet), setattr(self, "_err_console", None),
+        setattr(self, "_out_console", None)) and None)
+    r = cli("sweep")
+    assert r.code == 0 and "swept events 1.." in r.out and "SUPERSEDE" in r.out
+    assert not r.out.lstrip().startswith("{")
+
+
+def test_an_empty_or_missing_store_is_a_clear_error(tmp_path):
+    r = cli("--store", str(tmp_path / "nothing"), "sweep")
+    assert r.code == 1 and "trace ingest" in r.err
+
+
+def test_the_sweep_reads_only_what_came_after_its_watermark(trace_home, ingest_scenario, tmp_path):
+    ingest_scenario(trace_home)
+    first = cli("sweep").lines()[-1]["sweep"]
+    s = ClaudeSession("later", day="2026-08-01").user("Set the deploy region to sa-east-1.")
+    cli("ingest", str(s.write(tmp_path / "later.jsonl")))
+    second = cli("sweep").lines()
+    summary = second[-1]["sweep"]
+    assert summary["from_seq"] == first["to_seq"] + 1 and summary["events"] == 1
+    assert [(r["action"], r["key"], r["new"]) for r in second[:-1]] == [("SUPERSEDE", "deploy region", "sa-east-1")]
+    assert json.loads((trace_home / "sweep" / "state.json").read_text())["watermark"] == summary["to_seq"]

@@ -1,0 +1,72 @@
+"""`trace note add|list`: notes an agent or a person asks TRACE to keep."""
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from trace_cli.options import JsonOpt, SessionOpt, WaitOpt
+
+note_app = typer.Typer(help=("Notes that survive compaction: decisions, preferences, corrections, task "
+                             "progress. Kept in the log as `note` events, never evicted."),
+                       no_args_is_help=True)
+
+CategoryOpt = Annotated[str, typer.Option("--category", "-c", metavar="task|decision|preference|correction|context",
+                                          help="What kind of note.")]
+
+
+@note_app.command("add", help=(
+    "Add a note (TEXT, or stdin when TEXT is - or left out and stdin is a pipe). Without --session the "
+    "note is global: for every session.\n\n"
+    "Examples:\n\n"
+    "  trace note add --category decision \"squash-merge PRs; never rebase shared branches\"\n\n"
+    "  echo \"staging DB is read-only until Friday\" | trace note add -c context -s 4f1c…"))
+def add(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(metavar="TEXT", help="The note (- for stdin).")] = None,
+    category: CategoryOpt = ...,
+    session: SessionOpt = None,
+    wait: WaitOpt = 0.0,
+    json_out: JsonOpt = False,
+) -> int:
+    from stores.errors import UsageError
+    from stores.notes import add_note
+    from trace_cli.app_state import state
+
+    if text is None or text == "-":
+        if text is None and sys.stdin.isatty():
+            raise UsageError("say what to note: trace note add --category decision \"TEXT\" (or pipe it in)")
+        text = sys.stdin.read()
+    st = state(ctx)
+    out = st.output(json_out)
+    note = add_note(st.store(out), text, category, session, wait=wait)
+    if out.json:
+        out.emit(note)
+    else:
+        out.console.print(f"noted #{note['seq']} ({note['category']}) in session {note['session_id']}", markup=False)
+    return 0
+
+
+@note_app.command("list", help="Notes, newest first: a session's own and the global ones, or all of them.")
+def list_(
+    ctx: typer.Context,
+    session: SessionOpt = None,
+    category: Annotated[str | None, typer.Option("--category", "-c", metavar="CATEGORY",
+                                                 help="Only notes of this category.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most this many.")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from stores.notes import list_notes
+    from trace_cli.app_state import state
+
+    st = state(ctx)
+    out = st.output(json_out)
+    notes = list_notes(st.store(out), session=session, category=category, limit=limit)
+    if out.json:
+        out.emit_many(notes)
+    else:
+        out.table(["seq", "time", "session", "category", "note"],
+                  ([n["seq"], (n["ts"] or "")[:16].replace("T", " "), n["session_id"], n["category"], n["text"]]
+                   for n in notes), title=f"{len(notes)} note(s)")
+    return 0

@@ -1,0 +1,185 @@
+"""`trace sweep`: the nightly consolidation, and its ledger."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trace_cli.options import JsonOpt, WaitOpt
+
+sweep_app = typer.Typer(
+    help=("Consolidate what was logged since the last sweep: extract facts (decisions, settings, "
+          "preferences, architecture, implementation, issues, tasks) with rules — no model, no spend — "
+          "reconcile them into the ledger (ADD, UPDATE/SUPERSEDE, DELETE only with --allow-delete, NONE), "
+          "find episodes, and reflect on weak recalls. The log is never modified. One sweep runs at a "
+          "time (exit 4; --wait). Killed at any point, the next run finishes or redoes it exactly.\n\n"
+          "Examples:\n\n"
+          "  trace sweep --dry-run | head\n\n"
+          "  30 3 * * *  /path/to/trace/.venv/bin/trace sweep --wait 600 && "
+          "/path/to/trace/.venv/bin/trace digest --out ~/notes/memory.md\n\n"
+          "  trace sweep revert L3f9a0c1d2e4b"),
+    invoke_without_command=True)
+
+
+@sweep_app.callback()
+def sweep(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the decisions (JSON Lines); write nothing.")] = False,
+    allow_delete: Annotated[bool, typer.Option(
+        "--allow-delete", help="Tombstone a fact when its source explicitly removes it (an env line deleted, a "
+                               "package uninstalled, an entity cancelled); off, such a removal is a NONE.")] = False,
+    llm_cmd: Annotated[str | None, typer.Option(
+        "--llm-cmd", metavar="CMD", help="Also extract facts from messages with this command: prompt on stdin, "
+                                         "JSON out. Any failure falls back to the rules for that batch.")] = None,
+    llm_budget: Annotated[int | None, typer.Option(
+        "--llm-budget", metavar="TOKENS", min=1, help="Tokens (prompt + answer) --llm-cmd may use in this run.")] = None,
+    llm_timeout: Annotated[float, typer.Option("--llm-timeout", metavar="SECONDS", min=1,
+                                               help="Seconds one --llm-cmd call may take.")] = 120.0,
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Rebuild a damaged ledger from its valid rows (bad lines kept in quarantine/), and "
+                         "damaged facts from the ledger; then sweep.")] = False,
+    wait: WaitOpt = 0.0,
+    json_out: JsonOpt = False,
+) -> int:
+    if ctx.invoked_subcommand is not None:
+        return 0
+    from stores.errors import UsageError
+    from stores.sweep import repair as repair_ledger, run_sweep
+    from trace_cli.app_state import state
+    from trace_cli.progress import SweepProgress
+
+    st = state(ctx)
+    out = st.output(json_out)
+    store = st.store(out)
+    if llm_budget is not None and not llm_cmd:
+        raise UsageError("--llm-budget limits --llm-cmd; give the command too")
+    model = None
+    if llm_cmd:
+        from stores.sweep.llm import ModelExtractor
+        model = ModelExtractor(llm_cmd, budget=llm_budget, timeout=llm_timeout, warn=out.warn)
+    if repair:
+        fixed = repair_ledger(store, wait=wait)
+        if fixed["bad_ledger_lines"] or fixed["bad_fact_lines"]:
+            out.note(f"repaired: dropped ledger line(s) {fixed['bad_ledger_lines'] or '-'} and fact line(s) "
+                     f"{fixed['bad_fact_lines'] or '-'} (kept in {fixed['quarantined']}); "
+                     f"{fixed['facts_rebuilt']} fact(s) rebuilt from the ledger")
+        else:
+            out.note("the ledger and the facts are sound: nothing to repair")
+    rows = []
+    # -q (cron): the decisions are in the ledger; print nothing unless --dry-run asked to see them
+    silent = out.quiet and not dry_run
+    emit = (lambda row: None) if silent else out.emit if out.json else rows.append
+    with SweepProgress(out) as progress:
+        report = run_sweep(store, dry_run=dry_run, wait=wait, allow_delete=allow_delete, model=model,
+                           on_decision=emit, on_progress=progress.update)
+    summary = report.as_json()
+    if silent:
+        return 0
+    if out.json:
+        out.emit({"sweep": summary})
+    else:
+        _print_summary(out, summary, rows)
+    return 0
+
+
+def _print_summary(out, summary: dict, rows: list[dict]) -> None:
+    changed = [r for r in rows if r["action"] != "NONE"]
+    if changed:
+        out.table(["id", "action", "key", "old", "new", "source", "reason"],
+                  ([r["id"], r["action"], r["key"], _short(r.get("old")), _short(r.get("new")),
+                    ",".join(str(s) for s in r.get("source_seqs") or ()), r["reason"]] for r in changed[-50:]),
+                  title=f"decisions ({len(changed)} changing, latest 50; --json for all)")
+    verb = "would decide" if summary["dry_run"] else "decided"
+    counts = ", ".join(f"{n} {a}" for a, n in summary["decisions"].items()) or "nothing new"
+    out.console.print(f"swept events {summary['from_seq']}..{summary['to_seq']} ({summary['events']} events) in "
+                      f"{summary['seconds']} s: {verb} {counts}; {summary['facts_live']} live facts, "
+                      f"{summary['episodes_closed']} episodes closed, {summary['episodes_open']} open", markup=False)
+    refl = summary["reflection"]
+    if refl["recalls"]:
+        out.console.print(f"reflection: {refl['weak_total']} of {refl['recalls']} recalls were weak or empty; "
+                          f"{refl['tuned']} term boost(s) changed", markup=False)
+        for w in refl["weak"][:10]:
+            out.console.print(f"  {w['reason']:5}  {w['query'][:100]}", markup=False)
+    if summary["llm"]:
+        m = summary["llm"]
+        out.console.print(f"model: {m['calls']} call(s), {m['tokens']} tokens"
+                          + (f" of {m['budget']}" if m["budget"] else "") + f", {m['fallbacks']} fallback(s)",
+                          markup=False)
+
+
+def _short(value) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+@sweep_app.command("revert", help=(
+    "Undo one decision by its ledger id: a fact's latest ADD, UPDATE, SUPERSEDE or DELETE, or a TUNE. "
+    "The undo is itself a ledger row (REVERT). Exit 1 for an unknown id.\n\n"
+    "Example:  trace sweep revert L3f9a0c1d2e4b"))
+def revert(
+    ctx: typer.Context,
+    ledger_id: Annotated[str, typer.Argument(metavar="LEDGER_ID", help="The decision's id (`trace sweep ledger`).")],
+    wait: WaitOpt = 0.0,
+    json_out: JsonOpt = False,
+) -> int:
+    from stores.sweep import revert_decision
+    from trace_cli.app_state import state
+
+    st = state(ctx)
+    out = st.output(json_out)
+    row = revert_decision(st.store(out), ledger_id, wait=wait)
+    if out.json:
+        out.emit(row)
+    else:
+        out.console.print(f"{row['id']}: reverted {row['reverts']} ({row['key']}: {_short(row['old'])} → "
+                          f"{_short(row['new'])})", markup=False)
+    return 0
+
+
+@sweep_app.command("ledger", help="The ledger's decisions, oldest first (one key's with --key).")
+def ledger(
+    ctx: typer.Context,
+    key: Annotated[str | None, typer.Option("--key", "-k", metavar="KEY", help="Only this fact key.")] = None,
+    changes: Annotated[bool, typer.Option("--changes", help="Leave out NONE decisions.")] = False,
+    json_out: JsonOpt = False,
+) -> int:
+    from stores.sweep import ledger_rows
+    from trace_cli.app_state import state
+
+    st = state(ctx)
+    out = st.output(json_out)
+    store = st.store(out)
+    store.require()
+    rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
+    if out.json:
+        out.emit_many(rows)
+    else:
+        out.table(["id", "action", "key", "old", "new", "source", "ts"],
+                  ([r.get("id"), r.get("action"), r.get("key"), _short(r.get("old")), _short(r.get("new")),
+                    ",".join(str(s) for s in r.get("source_seqs") or ()), r.get("ts")] for r in rows),
+                  title=f"{len(rows)} ledger row(s)")
+    return 0
+
+
+@sweep_app.command("facts", help="The facts the last sweep left: live ones, most important first.")
+def facts_(
+    ctx: typer.Context,
+    all_: Annotated[bool, typer.Option("--all", help="Tombstoned facts too.")] = False,
+    json_out: JsonOpt = False,
+) -> int:
+    from stores.sweep import facts
+    from trace_cli.app_state import state
+
+    st = state(ctx)
+    out = st.output(json_out)
+    store = st.store(out)
+    store.require()
+    rows = facts(store, include_deleted=all_)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        out.table(["key", "type", "value", "importance", "status", "sources"],
+                  ([r["key"], r["type"], _short(r["value"]), r["importance"], r["status"],
+                    ",".join(str(s.get("seq")) for s in r["sources"])] for r in rows),
+                  title=f"{len(rows)} fact(s)")
+    return 0

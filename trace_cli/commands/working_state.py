@@ -1,0 +1,42 @@
+"""`trace state show`: a session's working state, as ingest keeps it."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trace_cli.options import JsonOpt
+
+state_app = typer.Typer(help=("A session's working state: current task, open steps, completed steps, open "
+                              "files, recent decisions, blockers. Kept by ingest as `task_state` events."),
+                        no_args_is_help=True)
+
+
+@state_app.command("show", help=(
+    "The latest working state of a session (exit 3 when it has none yet).\n\n"
+    "Example:  trace state show --session 4f1c…"))
+def show(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Option("--session", "-s", metavar="ID", help="The session.")],
+    json_out: JsonOpt = False,
+) -> int:
+    from stores.context_cache import require_session
+    from stores.errors import NoResult
+    from stores.working_state import working_state
+    from trace_cli.app_state import state
+
+    st = state(ctx)
+    out = st.output(json_out)
+    store = st.store(out)
+    found = working_state(store, session)
+    if found is None:
+        require_session(store, session)
+        raise NoResult(f"no working state for session {session!r} yet: it is kept when the session is "
+                       f"ingested (not with --no-state)")
+    if out.json:
+        out.emit(found)
+    else:
+        out.console.print(f"session {session} · task_state #{found['seq']}" + (f" · {found['ts']}" if found["ts"] else ""),
+                          markup=False)
+        out.console.print(found["text"], markup=False)
+    return 0

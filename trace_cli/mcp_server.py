@@ -1,0 +1,238 @@
+"""`trace mcp`: TRACE as Model Context Protocol tools an agent calls itself,
+served over stdio with the official `mcp` SDK (imported here only, so no
+other command pays for it at start-up).
+
+Every tool is a thin wrapper over the same Python API the CLI uses; a
+TraceError comes back as a tool error carrying the CLI's one-line message,
+and the server keeps serving. Arguments the schema refuses are reported by
+the SDK naming the argument."""
+# No `from __future__ import annotations` here: the SDK reads the tools'
+# Annotated hints at registration, and some name values local to where the
+# tools are defined (the note categories).
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from stores.errors import TraceError
+
+SHOW_MAX_CHARS = 20_000
+INSTRUCTIONS = (
+    "TRACE keeps every event of your past sessions (and other agents') in a lossless log. When your context "
+    "shows a marker like '[Events 812–947 … evicted … Use recall(\"docker build ssl\") …]', or you need an "
+    "exact string (a path, hash, error text, port, decision) that is not in front of you, call `recall` "
+    "before guessing; gate on `score`. Use `show` to read events verbatim (a marker's evicted span, a seq "
+    "range, an artifact's full bytes).")
+
+RECALL_HELP = (
+    "Search the agent's lossless event log by meaning and by exact string. Call it when (a) your context "
+    "holds a TRACE marker saying events were evicted (it names the query to use), (b) you need an exact "
+    "string you cannot see — a file path, hash, id, port, error message, command or earlier decision — or "
+    "(c) the user refers to something from an earlier session. Returns compact hits: id, seq, session, "
+    "kind, time, score with its components (fulltext, vector, recency, task) and a snippet; trust a hit "
+    "only if its score clears your bar (or pass min_score). Follow up with `show` for the full events.")
+SHOW_HELP = (
+    "Read events verbatim from the log: `selector` is a seq ('812'), a range ('812..947') or an event id; "
+    "`marker` is a marker's event id (returns what it evicted); `session` alone gives that session's last "
+    "`tail` events. `full` replaces artifact previews with the original tool output; long text is cut at "
+    "`max_chars` with `next_offset` to continue from.")
+CONTEXT_HELP = (
+    "The push pack for a session: what the model should see next within `budget` tokens (system and task "
+    "state, notes, eviction markers, a recalled-context block for the latest question, the recent turns).")
+
+
+def _fail(exc: TraceError) -> ToolError:
+    return ToolError(f"trace: error: {exc}")
+
+
+class TraceTools:
+    """The tools' state: one store, one recaller kept warm across calls."""
+
+    def __init__(self, store):
+        self.store = store
+        self._recaller = None
+
+    @property
+    def recaller(self):
+        if self._recaller is None:
+            from stores.recall import Recaller
+            self._recaller = Recaller(self.store)
+        return self._recaller
+
+    def recall(self, query: str, k: int = 10, session: str | None = None, kinds: list[str] | None = None,
+               since: str | None = None, until: str | None = None, hops: int = 1, min_score: float | None = None,
+               mode: str = "hybrid") -> dict:
+        from stores.recall import RecallQuery
+        q = RecallQuery(query=query, k=k, session=session, kinds=kinds or None, since=since, until=until,
+                        mode=mode, hops=hops, min_score=min_score)
+        warnings = q.validate()
+        self.recaller.prepare(q.mode)         # catches the indexes up with what hooks appended since
+        hits = self.recaller.recall(q)
+        out: dict[str, Any] = {"hits": [{"id": h.event_id, "seq": h.seq, "session": h.session_id, "kind": h.kind,
+                                         "time": h.ts, "score": round(h.score, 4), "scores": h.scores,
+                                         "hop": h.hop, "snippet": h.snippet} for h in hits]}
+        if not hits and min_score is not None:
+            out["note"] = f"no hit scored {min_score} or more; try other words, hops=2, or a lower min_score"
+        if warnings:
+            out["warnings"] = warnings
+        return out
+
+    def show(self, selector: str | None = None, marker: str | None = None, session: str | None = None,
+             tail: int | None = None, full: bool = False, offset: int = 0, max_chars: int = SHOW_MAX_CHARS) -> dict:
+        from stores.lookup import full_text, select_events
+        events = select_events(self.store, selector, session, marker, tail)
+        if full and len(events) == 1 and events[0].get("artifact"):
+            text = full_text(self.store, events[0])
+            chunk = text[offset:offset + max_chars]
+            end = offset + len(chunk)
+            return {"events": [{**events[0], "text": chunk, "full": True}], "offset": offset,
+                    "total_chars": len(text), "next_offset": end if end < len(text) else None}
+        shown, used = [], 0
+        for e in events:
+            text = full_text(self.store, e) if full and e.get("artifact") else e.get("text", "")
+            if shown and used + len(text) > max_chars:
+                break
+            cut = text[:max_chars - used] if used + len(text) > max_chars else text
+            shown.append({**e, "text": cut, **({"full": True} if full and e.get("artifact") else {}),
+                          **({"truncated_at": len(cut)} if len(cut) < len(text) else {})})
+            used += len(cut)
+        out: dict[str, Any] = {"events": shown}
+        if len(shown) < len(events):
+            rest = events[len(shown):]
+            out["more"] = {"events_left": len(rest),
+                           "continue_with": {"selector": f"{rest[0]['seq']}..{rest[-1]['seq']}",
+                                             **({"session": rest[0]["session_id"]} if marker or session else {})}}
+        return out
+
+    def note_add(self, text: str, category: str, session: str | None) -> dict:
+        from stores.notes import add_note
+        return add_note(self.store, text, category, session, wait=5.0)
+
+    def notes(self, session: str | None, category: str | None, limit: int) -> dict:
+        from stores.notes import list_notes
+        return {"notes": list_notes(self.store, session=session, category=category, limit=limit)}
+
+    def state(self, session: str) -> dict:
+        from stores.working_state import working_state
+        found = working_state(self.store, session)
+        return found if found is not None else {"session_id": session, "state": None,
+                                                "note": "no working state recorded for this session yet"}
+
+    def digest(self, max_lines: int) -> dict:
+        from stores.digest import render_store_digest
+        found = render_store_digest(self.store, max_lines=max_lines)
+        return {"text": found.text, "lines": found.lines, "facts": found.facts, "episodes": found.episodes}
+
+    def context(self, session: str, budget: int = 8000, fmt: str = "text", query: str | None = None):
+        from reducers.pack_formats import pack_in_format
+        from stores.context import push_pack
+        pack, _, info = push_pack(self.store, session, budget=budget, query=query)
+        return pack_in_format(pack, fmt, session, info)
+
+
+def build_server(store) -> MCPServer:
+    tools = TraceTools(store)
+    server = MCPServer(name="trace", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(description=RECALL_HELP)
+    def recall(
+        query: Annotated[str, Field(min_length=1, description="What to look for, in words; exact strings welcome.")],
+        k: Annotated[int, Field(ge=1, le=100, description="Hits to return.")] = 10,
+        session: Annotated[str | None, Field(description="Only this session.")] = None,
+        kinds: Annotated[list[str] | None, Field(description="Only these kinds: user, assistant, tool_call, "
+                                                             "tool_result, system, note, task_state, marker…")] = None,
+        since: Annotated[str | None, Field(description="ISO time or age (3d, 12h, 30m).")] = None,
+        until: Annotated[str | None, Field(description="ISO time or age.")] = None,
+        hops: Annotated[int, Field(ge=1, le=2, description="2: also follow identifiers the first hits contain.")] = 1,
+        min_score: Annotated[float | None, Field(ge=0, description="Drop hits scoring below this.")] = None,
+        mode: Literal["hybrid", "fulltext", "vector"] = "hybrid",
+    ) -> dict:
+        try:
+            return tools.recall(query, k, session, kinds, since, until, hops, min_score, mode)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(description=SHOW_HELP)
+    def show(
+        selector: Annotated[str | None, Field(description="A seq, a range A..B or an event id.")] = None,
+        marker: Annotated[str | None, Field(description="A marker's event id: the events it evicted.")] = None,
+        session: Annotated[str | None, Field(description="A session id (with selector: only its events).")] = None,
+        tail: Annotated[int | None, Field(ge=1, description="With session alone: only the last N events.")] = None,
+        full: Annotated[bool, Field(description="Artifacts' original bytes instead of previews.")] = False,
+        offset: Annotated[int, Field(ge=0, description="With full on one event: where to continue from.")] = 0,
+        max_chars: Annotated[int, Field(ge=100, le=200_000, description="Cap on the text returned.")] = SHOW_MAX_CHARS,
+    ) -> dict:
+        try:
+            return tools.show(selector, marker, session, tail, full, offset, max_chars)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(description=CONTEXT_HELP)
+    def context(
+        session: Annotated[str, Field(min_length=1, description="The session id.")],
+        budget: Annotated[int, Field(ge=1, description="Tokens the pack may use.")] = 8000,
+        format: Literal["text", "json", "openai", "anthropic"] = "text",
+        query: Annotated[str | None, Field(description="Recall for this instead of the last user messages.")] = None,
+    ) -> Any:
+        try:
+            return tools.context(session, budget, format, query)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    _continuity_tools(server, tools)
+    _digest_tool(server, tools)
+    return server
+
+
+def _continuity_tools(server: MCPServer, tools: TraceTools) -> None:
+    from stores.notes import CATEGORIES
+
+    @server.tool(description=(
+        "Remember something explicitly for later sessions (a decision, a preference, a correction, the task, "
+        "context). Notes are never evicted or superseded; they come back with `notes` and after compaction."))
+    def note_add(
+        text: Annotated[str, Field(min_length=1, description="What to remember, in a sentence or two.")],
+        category: Annotated[str, Field(description=f"One of: {', '.join(CATEGORIES)}.")] = "context",
+        session: Annotated[str | None, Field(description="The session it belongs to (none: every session).")] = None,
+    ) -> dict:
+        try:
+            return tools.note_add(text, category, session)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(description="Notes remembered so far, newest first (a session's own and the global ones).")
+    def notes(
+        session: Annotated[str | None, Field(description="Only this session's (and global) notes.")] = None,
+        category: Annotated[str | None, Field(description=f"Only this category: {', '.join(CATEGORIES)}.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,
+    ) -> dict:
+        try:
+            return tools.notes(session, category, limit)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(description=(
+        "A session's working state as TRACE tracked it from the transcript: the current task, open loops, files "
+        "touched, recent errors. Read it after a compaction or when resuming work."))
+    def state(session: Annotated[str, Field(min_length=1, description="The session id.")]) -> dict:
+        try:
+            return tools.state(session)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+
+def _digest_tool(server: MCPServer, tools: TraceTools) -> None:
+    @server.tool(description=(
+        "The store's digest: one line per durable fact the nightly sweep reconciled (with `trace show` pointers) "
+        "and recent episodes. Read it at the start of work to know what is already settled."))
+    def digest(max_lines: Annotated[int, Field(ge=5, le=1000, description="At most this many lines.")] = 80) -> dict:
+        try:
+            return tools.digest(max_lines)
+        except TraceError as exc:
+            raise _fail(exc) from None
+
+
+def serve(store) -> None:
+    """Serve on stdin/stdout until the client closes the pipe."""
+    build_server(store).run("stdio")
