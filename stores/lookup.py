@@ -84,10 +84,14 @@ def event_by_id(store, event_id: str) -> dict | None:
     return None
 
 
-def session_events(store, session_id: str, tail: int | None = None) -> Iterator[dict]:
+def session_events(store, session_id: str, tail: int | None = None, *, conformed: bool = False) -> Iterator[dict]:
+    """A session's events as written (`show`, `export`), or `conformed` for
+    readers that derive things from them."""
     needle = b'"session_id":' + orjson.dumps(session_id)
     keep = collections.deque(maxlen=tail) if tail else None
     for _, event in iter_log_lines(store.segments(), lambda data: needle in data):
+        if conformed:
+            event = conform(event)
         if event.get("session_id") != session_id:
             continue
         if keep is not None:

@@ -175,8 +175,13 @@ class Store:
 
     # -- reading -----------------------------------------------------------
 
-    def events(self, start_seq: int | None = None, end_seq: int | None = None) -> Iterator[dict]:
-        return iter_events(self.segments_dir, start_seq, end_seq)
+    def events(self, start_seq: int | None = None, end_seq: int | None = None, *,
+               conformed: bool = True) -> Iterator[dict]:
+        """The log's events in order, as readers that derive things from them
+        see them: a malformed line an older version wrote has its wrong-typed
+        fields read as neutral values (reducers/event_schema.conform);
+        `conformed=False` gives every line exactly as written."""
+        return iter_events(self.segments_dir, start_seq, end_seq, conformed=conformed)
 
     def segments(self):
         return list_segments(self.segments_dir)
