@@ -117,7 +117,7 @@ class _LogWalk:
 
     def __init__(self, report: VerifyReport, segments, seals: dict):
         self.report = report
-        self.sealed = {s.last_seq: s for s in seals.values()}   # seq -> the seal that names its hash
+        self.sealed = {s.last_seq: s for s in seals.values() if s.last_hash}   # seq -> the seal naming its hash
         self.segments = segments
         report.segments = len(segments)
         self.starts = {seg.path: seg.first_seq for seg in segments}

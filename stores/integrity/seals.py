@@ -88,7 +88,7 @@ def check_log(segments_dir: Path, tail_seq: int, keys_seq: int, seals: dict[int,
                 continue
             st = os.lstat(path)
             if seal is not None and seal.same_file(st):
-                prev_hash = seal.last_hash
+                prev_hash = seal.last_hash or prev_hash     # (an empty segment passes the chain on)
                 continue
             problem, last_hash, lost = _check_segment(path, first, seal, prev_hash,
                                                       may_grow=seal is None or first == last_sealed)
@@ -153,9 +153,13 @@ def current_seals(segments_dir: Path, known: dict[int, Seal]) -> dict[int, Seal]
             out[seg.first_seq] = old
             continue
         line, _, _ = read_last_line(seg.path, skip_torn=False)
+        if line is None and st.st_size == 0:          # emptied (its lines lost, acknowledged): sealed empty
+            out[seg.first_seq] = Seal(seg.first_seq, 0, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                      seg.first_seq - 1, "")
+            continue
         event = sealed_event(line) if line is not None else None
         if event is None or type(event.get("seq")) is not int:
-            continue                                   # empty, or damaged: verify's to report
+            continue                                   # damaged: verify's to report
         out[seg.first_seq] = Seal(seg.first_seq, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                                   event["seq"], str(event["hash"]))
     return out

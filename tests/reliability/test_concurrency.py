@@ -52,11 +52,13 @@ def _writers_and_readers(tmp_path, writers: int, readers: int, conversations: in
         for name, codes in s["codes"].items():
             allowed = {"0", "4"} if name.startswith("recall") else {"0"}     # 4: the index is being built
             assert set(codes) <= allowed, (name, codes)
-    events = list(Store(home).events())
+    from tests.helpers import transcript_events
+    events = transcript_events(home)
     per_source = conversations * (1 + 3 * 2 + 2 * 2)
     assert len(events) == 3 * 7 + writers * per_source
     assert all(n == 1 for n in collections.Counter(e["source"]["key"] for e in events).values())
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    every = list(Store(home).events())
+    assert [e["seq"] for e in every] == list(range(1, len(every) + 1))
     assert Store(home).verify().ok
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from stores.store import Store
 from tests.conftest import REPO
-from tests.helpers import cli, openai_conversations
+from tests.helpers import cli, openai_conversations, transcript_events
 
 ENOSPC = OSError(errno.ENOSPC, "No space left on device")
 
@@ -38,7 +38,7 @@ def _fail_after(n: int):
 
 
 def _assert_whole(home, src, expected: int):
-    events = list(Store(home).events())
+    events = transcript_events(home)
     keys = collections.Counter(e["source"]["key"] for e in events)
     assert all(n == 1 for n in keys.values()) and len(events) == expected
     assert Store(home).verify().ok
@@ -53,7 +53,7 @@ def test_a_full_disk_at_the_log_write_reports_what_got_in_and_loses_nothing(tmp_
     assert run.code == 1
     assert "No space left on device" in run.err and "Traceback" not in run.err and "please report" not in run.err
     (result,) = run.lines()
-    in_log = sum(1 for _ in Store(trace_home).events())
+    in_log = len(transcript_events(trace_home))
     assert result["added"] == in_log > 0 and result["errors"] == 1
     report = Store(trace_home).verify()
     assert report.ok and not any("torn" in n for n in report.notes)    # the failed batch left no half line
@@ -77,7 +77,7 @@ def test_a_full_disk_at_the_artifact_write_is_one_clear_line(tmp_path, trace_hom
         m.setattr(ArtifactStore, "put_chunks", full)
         run = cli("ingest", "--no-embed", str(src))
     assert run.code == 1 and "No space left on device" in run.err and "please report" not in run.err
-    assert run.lines()[0]["added"] == sum(1 for _ in Store(trace_home).events())
+    assert run.lines()[0]["added"] == len(transcript_events(trace_home))
     assert cli("ingest", "--no-embed", str(src)).code == 0
     _assert_whole(trace_home, src, 3)
 
@@ -146,7 +146,7 @@ def test_a_real_1_mb_filesystem_fills_up_cleanly_and_the_rest_goes_in_once_it_gr
     assert "please report" not in full.stderr
     import json
     result = json.loads(full.stdout.splitlines()[-1])
-    in_log = sum(1 for _ in Store(tiny_fs / "store").events())
+    in_log = len(transcript_events(tiny_fs / "store"))
     assert result["added"] == in_log
     subprocess.run(["mount", "-o", "remount,size=200m", str(tiny_fs)], check=True)
     again = trace("ingest", "--no-embed", str(src))

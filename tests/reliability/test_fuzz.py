@@ -83,7 +83,11 @@ def _good_lines(fmt: str) -> list[str]:
     files = {"claude-code": SAMPLES / "claude-code" / "demo-session.jsonl",
              "codex": SAMPLES / "codex" / "rollout-demo.jsonl",
              "openai": SAMPLES / "openai" / "support-chat.jsonl",
-             "trace": SAMPLES / "trace" / "billing-handoff.trace.jsonl"}
+             "trace": SAMPLES / "trace" / "billing-handoff.trace.jsonl",
+             "gemini-cli": next((SAMPLES / "gemini-cli").glob("*.jsonl"))}
+    if fmt == "opencode":                        # an export is one document: as one JSONL line
+        (doc,) = (SAMPLES / "opencode").glob("*.json")
+        return [json.dumps(json.loads(doc.read_text()))]
     if fmt == "anthropic":
         return [json.dumps({"model": "claude", "messages": [{"role": "user", "content": f"good anthropic {i}"},
                                                            {"role": "assistant", "content": f"reply {i}"}]})
