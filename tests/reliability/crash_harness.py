@@ -22,7 +22,10 @@ After the final, unkilled run: every event exactly once, verify clean
 
 Operations: ingest (a new source each round, all sources ingested by the
 final run), compact (successive compactions of the sessions), index
-(`trace index` after an --no-embed ingest, and `trace reindex`)."""
+(`trace index` after an --no-embed ingest, and `trace reindex`), sweep
+(new facts each round; after the clean run the facts must equal those of
+one unkilled sweep of the same log, and the sweep's files are never left
+half-written)."""
 from __future__ import annotations
 
 import argparse
@@ -53,6 +56,31 @@ def _openai_source(path: Path, tag: str, conversations: int) -> Path:
                          {"role": "assistant", "content": f"It is /srv/{tag}/{c}/{t}/needle.yaml."}]
             f.write(json.dumps({"messages": msgs}) + "\n")
     return path
+
+
+def _facts_source(path: Path, tag: str, statements: int, round_no: int) -> Path:
+    """A conversation stating facts about a fixed set of keys, with values
+    that change from round to round (so later sweeps update earlier facts)."""
+    _TAGS[path] = tag
+    msgs = []
+    for i in range(statements):
+        k = i % 40
+        msgs += [{"role": "user", "content": f"We decided to use PostgreSQL {round_no + 10} for service s{k}. "
+                                             f"Set TIMEOUT_S{k}={round_no * 10 + k} in config/s{k}.env."},
+                 {"role": "assistant", "content": f"Done: needle_{tag}_0_1.yaml records service s{k}."}]
+    path.write_text(json.dumps({"messages": msgs}) + "\n")
+    return path
+
+
+def _knowledge(store_dir: Path) -> dict:
+    """The sweep's live facts: key -> (value, status)."""
+    out = {}
+    path = store_dir / "knowledge.jsonl"
+    if path.is_file():
+        for line in path.read_bytes().splitlines():
+            row = json.loads(line)
+            out[row["key"]] = (row.get("value"), row.get("status"))
+    return out
 
 
 def _run_child(argv: list[str], log: Path) -> int:
@@ -143,6 +171,14 @@ def _invariants(store_dir: Path, expected_keys, final: bool, needle, system_tmp:
             out.append(f"{len(stray)} event(s) no source holds, e.g. {sorted(stray)[0]}")
         if final and set(keys) != expected_keys:
             out.append(f"{len(expected_keys - set(keys))} event(s) missing after the clean run")
+    for name in ("knowledge.jsonl", "ledger.jsonl"):          # the sweep installs its files whole or not at all
+        path = store_dir / name
+        for n, line in enumerate(path.read_bytes().splitlines() if path.is_file() else (), 1):
+            try:
+                json.loads(line)
+            except ValueError:
+                out.append(f"{name}:{n} is not a whole JSON line")
+                break
     leftovers = [p.name for p in system_tmp.iterdir() if p.name != "data-gym-cache"]
     if leftovers:
         out.append(f"temp files outside the store: {leftovers[:3]}")
@@ -213,6 +249,15 @@ def run(op: str, kills: int, seed: int, work: Path, conversations: int = 120) ->
                         "--budget", str(budget or rng.choice([400, 800, 1500])), "--hot-tail", "2"]
             # (markers pile up over many rounds: the clean run gets a budget that holds them)
             final_argv = lambda: argv(kills * 6 + 1, budget=100_000)  # noqa: E731
+        elif op == "sweep":
+            def argv(i):
+                more = _facts_source(work / f"facts{i}.jsonl", f"f{i}", max(conversations * 10, 40), i)
+                sources.append(more)                  # new facts each round, some updating the last round's
+                pid = _run_child(["--store", str(store), "ingest", "--wait", "30", "--no-embed", str(more)], log)
+                if _finish(pid) != 0:
+                    violations(["setup ingest failed"], f"round {i}")
+                return ["--store", str(store), "sweep", "--wait", "30"]
+            final_argv = lambda: ["--store", str(store), "sweep", "--wait", "30"]  # noqa: E731
         elif op == "index":
             def argv(i):
                 if i % 3 == 2:
@@ -252,12 +297,18 @@ def run(op: str, kills: int, seed: int, work: Path, conversations: int = 120) ->
     expected = _expected_keys(work, sources) if op != "compact" else None
     needle = f"needle_{_TAGS[sources[-1]]}_0_1.yaml"
     violations(_check(store, expected, True, needle, system_tmp), "final")
+    if op == "sweep":                          # the same facts as one sweep of the same log, never killed
+        pid = _run_child(["--store", str(work / "reference"), "sweep"], work / "reference.log")
+        if _finish(pid) != 0:
+            violations(["the reference sweep failed"], "final")
+        elif _knowledge(store) != _knowledge(work / "reference"):
+            violations(["the facts differ from one unkilled sweep of the same log"], "final")
     return report
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--op", required=True, choices=["ingest", "compact", "index"])
+    ap.add_argument("--op", required=True, choices=["ingest", "compact", "index", "sweep"])
     ap.add_argument("--kills", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--conversations", type=int, default=120)

@@ -1,4 +1,4 @@
-"""SIGKILL at seeded random moments during ingest, compact and index (the
+"""SIGKILL at seeded random moments during ingest, compact, index and sweep (the
 harness is tests/reliability/crash_harness.py): after every kill the log
 verifies, holds no event twice and no gap; after a clean run everything
 is there once and verify is clean. `make test` runs a short slice (a few
@@ -28,7 +28,7 @@ def _harness(tmp_path, op: str, kills: int, seed: int, conversations: int) -> di
     return json.loads(run.stdout.splitlines()[-1])
 
 
-@pytest.mark.parametrize("op", ["ingest", "compact", "index"])
+@pytest.mark.parametrize("op", ["ingest", "compact", "index", "sweep"])
 def test_a_short_seeded_slice_of_kills_leaves_nothing_lost_or_doubled(tmp_path, op):
     report = _harness(tmp_path, op, kills=3, seed=24, conversations=12)
     assert report["kills"] == 3, report
@@ -36,7 +36,7 @@ def test_a_short_seeded_slice_of_kills_leaves_nothing_lost_or_doubled(tmp_path, 
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("op", ["ingest", "compact", "index"])
+@pytest.mark.parametrize("op", ["ingest", "compact", "index", "sweep"])
 def test_fifty_kills_per_operation_soak(tmp_path, op):
     report = _harness(tmp_path, op, kills=50, seed=SOAK_SEED, conversations=120)
     assert report["kills"] >= 50, report
