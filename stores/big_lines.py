@@ -19,6 +19,8 @@ from typing import BinaryIO, Iterator
 
 import orjson
 
+from stores.paths import tmp_prefix
+
 SPILL_CHARS = 1 << 20          # strings longer than this (in raw bytes) go to a temp file
 _CHUNK = 1 << 20
 _MIN_LOOKAHEAD = 16            # enough for any escape sequence, even a surrogate pair
@@ -57,7 +59,7 @@ class SpillRegistry:
         if self.dir is None:
             if self.tmp_root is not None:
                 os.makedirs(self.tmp_root, mode=0o700, exist_ok=True)
-            self.dir = tempfile.mkdtemp(prefix="spill-", dir=self.tmp_root)
+            self.dir = tempfile.mkdtemp(prefix=tmp_prefix("spill"), dir=self.tmp_root)
         marker = f"{self.prefix}{len(self.spills)}\x00"
         path = os.path.join(self.dir, f"{len(self.spills)}.txt")
         self.spills[marker] = Spill(path, 0)

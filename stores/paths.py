@@ -60,10 +60,17 @@ def private_umask():
 TMP = "tmp"                            # the store's private temp folder (spills, the stdin spool)
 
 
+def tmp_prefix(kind: str) -> str:
+    """How a temp entry in tmp/ is named: its kind and the pid of the
+    process using it, so a start-up sweep removes only what a dead
+    process left (`trace anatomy record` writes there without the lock)."""
+    return f"{kind}-{os.getpid()}-"
+
+
 def clear_tmp(store: Path) -> int:
-    """Remove what a killed writer left in the store's tmp/ (transcript text
-    before redaction): call only under the writer lock, whose holder is the
-    one process that writes there. Returns how many entries went."""
+    """Remove what a killed process left in the store's tmp/ (transcript
+    text before redaction): entries of processes no longer running, and
+    any not named by tmp_prefix. Returns how many went."""
     import shutil
     root = store / TMP
     if root.is_symlink():                  # never empty a folder elsewhere: the link goes, a real tmp/ follows
@@ -73,13 +80,33 @@ def clear_tmp(store: Path) -> int:
         names = os.listdir(root)
     except (FileNotFoundError, NotADirectoryError):
         return 0
+    removed = 0
     for name in names:
+        if _owner_running(name):
+            continue
         path = root / name
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
-    return len(names)
+        removed += 1
+    return removed
+
+
+def _owner_running(name: str) -> bool:
+    parts = name.split("-", 2)
+    if len(parts) < 3 or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def exchange(new: Path, current: Path) -> None:

@@ -23,6 +23,7 @@ from typing import Iterator
 import orjson
 
 from stores.big_lines import BigLineError, SpillRegistry, decode_big_line
+from stores.paths import tmp_prefix
 
 BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bounded memory
 WHOLE_DOC_MAX_BYTES = 512 << 20     # a whole-document .json larger than this is refused
@@ -123,7 +124,7 @@ def _spool_stdin(spool_dir: Path | None) -> Source:
     """Stdin is read once into a private temp file (inside the store: it
     holds the transcript unredacted): detection and --strict both need a
     second look at the data."""
-    fd, name = tempfile.mkstemp(prefix="stdin-", suffix=".jsonl", dir=spool_dir)
+    fd, name = tempfile.mkstemp(prefix=tmp_prefix("stdin"), suffix=".jsonl", dir=spool_dir)
     with os.fdopen(fd, "wb") as out:
         shutil.copyfileobj(sys.stdin.buffer, out, _READ_CHUNK)
     return Source("-", Path(name), "-", is_stdin=True)
@@ -135,7 +136,7 @@ def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
     deletes it. Keys and session ids come from the source itself, so the
     copy reads as the file it came from."""
     import zstandard
-    fd, name = tempfile.mkstemp(prefix="zst-", suffix=".jsonl", dir=spool_dir)
+    fd, name = tempfile.mkstemp(prefix=tmp_prefix("zst"), suffix=".jsonl", dir=spool_dir)
     try:
         with os.fdopen(fd, "wb") as out, open(source.path, "rb") as raw:
             shutil.copyfileobj(zstandard.ZstdDecompressor().stream_reader(raw), out, _READ_CHUNK)

@@ -12,7 +12,7 @@ checks come at three depths:
 
   STAT   every reader (recall): a stat per recorded file; SQLite files
          must begin with SQLite's header;
-  OPEN   every writer: STAT, plus SQLite files opened and, up to 64 MiB,
+  OPEN   every writer: STAT, plus SQLite files opened and, up to 8 MiB,
          put through SQLite's quick_check;
   FULL   `trace verify`: every recorded file's sha256, quick_check always,
          every cache file's checksum.
@@ -36,7 +36,7 @@ import orjson
 SUMS = "checksums.json"
 STAT, OPEN, FULL = 1, 2, 3
 SQLITE_HEADER = b"SQLite format 3\x00"
-QUICK_CHECK_MAX_BYTES = 64 << 20
+QUICK_CHECK_MAX_BYTES = 8 << 20     # writers run quick_check on SQLite files up to this size (~100 ms)
 _CHUNK = 1 << 20
 _SQLITE_SIDE = ("-journal", "-wal", "-shm")
 _SQLITE_FILES = ("positions.db",)

@@ -172,3 +172,20 @@ def test_a_store_folder_others_can_read_is_tightened(tmp_path, trace_home):
     assert run.code == 0 and "could be read by others (mode 755): tightened to 700" in run.err
     assert stat.S_IMODE(os.stat(trace_home).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(trace_home / "segments").st_mode) == 0o700
+
+
+def test_tmp_entries_of_a_running_process_are_kept_and_a_dead_ones_removed(tmp_path, trace_home):
+    """`trace anatomy record` spools into tmp/ without the writer lock: a
+    writer starting meanwhile must not pull its files away."""
+    assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "a.jsonl", 1))).code == 0
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        (trace_home / "tmp" / f"stdin-{alive.pid}-x.jsonl").write_text(SECRET)
+        (trace_home / "tmp" / f"stdin-{dead.pid}-y.jsonl").write_text(SECRET)
+        assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b"))).code == 0
+        assert sorted(p.name for p in (trace_home / "tmp").iterdir()) == [f"stdin-{alive.pid}-x.jsonl"]
+    finally:
+        alive.kill()
+        alive.wait()
