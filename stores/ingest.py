@@ -28,6 +28,7 @@ from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.event_log import utc_now_iso
+from stores.integrity.bad_records import MAX_PARSER_RESTARTS, BadLines, RecordFeed
 from stores.paths import TMP, ensure_dir
 from stores.working_state import STATE_FORMAT, WorkingStateTracker
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
@@ -243,10 +244,10 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        said = _Reporter(result, src.display, report if emit_errors else None)
+        said = BadLines(result, src.display, report if emit_errors else None)
         without: set[int] = set()
         while True:
-            feed = _Feed(records, said, without)
+            feed = RecordFeed(records, said, without)
             collector = calls[0] if calls else None
             yielded = 0
             try:
@@ -358,65 +359,6 @@ def _holding_open_tail(drafts: Iterator[Draft], result: IngestResult) -> Iterato
         if not d.merge_group:
             yield d
     result.pending += len(held)
-
-
-MAX_PARSER_RESTARTS = 100          # records a parser may fail on in one file before the file is given up
-
-
-class _Reporter:
-    """Reports a source's bad lines as `file:line: reason`, each once (a
-    parse restarted after a record it failed on meets the same lines again)."""
-
-    def __init__(self, result: IngestResult, display: str, report):
-        self.result, self.display, self.report = result, display, report
-        self._said: set[tuple[int, str]] = set()
-
-    def bad(self, line, reason: str) -> None:
-        key = (line, reason)
-        if key in self._said:
-            return
-        if len(self._said) < 100_000:
-            self._said.add(key)
-        _bad(self.result, self.display, line, reason, self.report)
-
-    def pending(self, line: int, reason: str) -> None:
-        if (line, reason) in self._said:
-            return
-        self._said.add((line, reason))
-        self.result.pending += 1
-        if self.report:
-            self.report(f"{self.display}:{line}: {reason}")
-
-
-class _Feed:
-    """The records a parser reads, minus the lines it failed on before;
-    remembers the line it handed out last."""
-
-    def __init__(self, records, said: _Reporter, without: set[int]):
-        self._records, self._said, self._without = records, said, without
-        self.line: int | None = None
-
-    def __iter__(self):
-        for rec in self._records:
-            if isinstance(rec, SourceError):
-                if rec.pending:
-                    self._said.pending(rec.line, rec.reason)
-                else:
-                    self._said.bad(rec.line, rec.reason)
-                continue
-            if rec[0] in self._without:
-                continue
-            self.line = rec[0]
-            yield rec
-
-
-def _bad(result: IngestResult, display: str, line: int, reason: str, report) -> None:
-    result.errors += 1
-    msg = f"{display}:{line}: {reason}"
-    if len(result.error_lines) < 1000:
-        result.error_lines.append(msg)
-    if report:
-        report(msg)
 
 
 def _counting(drafts: Iterator[Draft], result: IngestResult, on_progress, display: str) -> Iterator[Draft]:

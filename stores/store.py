@@ -73,7 +73,8 @@ class Store:
         from stores.event_log import EventLog
         from stores.indexes import DerivedIndexes
         from stores.ingest_state import IngestState
-        from stores.integrity.derived import OPEN, discard, state_damage
+        from stores.integrity.derived import OPEN, damage_named_when_met, derived_write_failure, discard, state_damage
+        from stores.integrity.seals import check_before_append, seal
         from stores.lock import WriterLock
         with private_umask():
             ensure_dir(self.dir)
@@ -92,82 +93,26 @@ class Store:
                 discard(self.dir, damage)
                 state = IngestState(self.dir)
                 closing.push(_closer(state.close))
-                lost_events = self._check_log(log, state, accept_changed_log, list(lost))
+                lost_events = check_before_append(self, log, state, accept_changed_log, list(lost))
                 indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder,
                                          lock_fd=lock.fd)
                 closing.push(_closer(indexes.close))
                 indexes.force_rebuild = rebuild_fulltext or lost_events       # they still hold what was lost
                 indexes.force_rebuild_vectors = rebuild_vectors or lost_events
-                with _derived_damage_named(self):
+                with damage_named_when_met(self.dir):
                     state.catch_up(self.segments_dir, log.tail.seq)
-                    with _derived_write_failure("the indexes"):
+                    with derived_write_failure("the indexes"):
                         indexes.catch_up(log.tail.seq)
                     yield Writer(self, log, state, indexes)
                     log.wait_durable()
-                    with _derived_write_failure("the indexes"):
+                    with derived_write_failure("the indexes"):
                         indexes.commit(log.tail.seq)
-                    self._seal(log, state)
+                    seal(self.segments_dir, state)
             finally:
                 try:
                     closing.close()
                 finally:
                     lock.release()
-
-    def _check_log(self, log, state, accept: bool, lost: list[tuple[int, int]]) -> bool:
-        """Refuse to append onto a log that no longer matches its seals; with
-        `accept`, acknowledge what it lost (a loss record naming the seqs,
-        which are never used again) and trust it as it is. True when events
-        were lost (the indexes must be rebuilt without them)."""
-        from stores.event_log import note_lost_events
-        from stores.integrity.seals import LogChanged, check_log
-        seals = state.seals()
-        keys_seq = state.keys_seq
-        if not seals and keys_seq == 0:
-            keys_seq = _index_reach(self.dir)          # state.db is new: the indexes are the evidence left
-        findings = check_log(self.segments_dir, log.tail.seq, keys_seq, seals)
-        lost = sorted(set(lost) | set(findings.lost))
-        if not findings and not lost:
-            return False
-        if not accept:
-            raise LogChanged(findings)
-        for problem in findings.problems:
-            self.warn(f"accepted: {problem}")
-        if lost:
-            for first, last in lost:
-                noted = note_lost_events(self.dir, first, last, "acknowledged by a writer told to accept the change")
-            self.warn(f"events {', '.join(f'{a}..{b}' for a, b in lost)} are gone from the log; noted in {noted} "
-                      f"and in the log itself, and their seqs will not be used again")
-        state.reset()
-        state.catch_up(self.segments_dir, log.tail.seq)
-        self._append_loss_records(log, state, lost, findings.problems)
-        self._seal(log, state)
-        return bool(lost)
-
-    def _append_loss_records(self, log, state, lost: list[tuple[int, int]], problems: list[str]) -> None:
-        """The log itself keeps what was accepted: a record per lost range
-        (verify reads it as acknowledging the gap), and one naming the other
-        changes, so a rewrite accepted once is still on record."""
-        from reducers.drafts import Draft
-        from stores.appender import Appender
-        from stores.integrity.seals import LOST_KIND, LOST_SESSION, accepted_record_text, lost_record_text
-        if lost:
-            log.reserve(max(b for _, b in lost))
-        after = log.tail.seq
-        drafts = [Draft(kind=LOST_KIND, text=lost_record_text(a, b, "segments removed or cut"),
-                        session_id=LOST_SESSION, key=f"trace/lost/{a}-{b}/after-{after}",
-                        meta={"lost": [a, b]}) for a, b in lost]
-        others = [p for p in problems if " is missing" not in p and "gone from" not in p
-                  and "the log ends at seq" not in p]
-        if others:
-            drafts.append(Draft(kind=LOST_KIND, text=accepted_record_text(others), session_id=LOST_SESSION,
-                                key=f"trace/accepted/after-{after}", meta={"accepted": others[:100]}))
-        if drafts:
-            Appender(log, state, self.artifacts, redact_secrets=False).append_drafts(
-                drafts, source_format="trace", source_path="trace verify --repair")
-
-    def _seal(self, log, state) -> None:
-        from stores.integrity.seals import current_seals
-        state.record_seals(current_seals(self.segments_dir, state.seals()))
 
     def append_hooks(self, writer: Writer) -> list[Callable[[list[dict], list[tuple[int, int]], dict[int, str]], None]]:
         """Derived indexes that follow every append."""
@@ -238,52 +183,3 @@ def _closer(close: Callable[[], None]):
                 raise
         return False
     return exit_
-
-
-def _index_reach(store_dir: Path) -> int:
-    """How far the full-text index says the log reached (0 when it is
-    missing or damaged: then it vouches for nothing)."""
-    from stores.fulltext import FulltextIndex
-    from stores.integrity.derived import fulltext_damage
-    if fulltext_damage(store_dir):
-        return 0
-    ft = FulltextIndex(store_dir)
-    try:
-        return max(ft.watermark, 0)
-    finally:
-        ft.close()
-
-
-@contextlib.contextmanager
-def _derived_write_failure(what: str):
-    """Everything is in the log already: a derived file that cannot be
-    written (a full disk) is one clear line, and catches up next time."""
-    try:
-        yield
-    except TraceError:
-        raise
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise TraceError(f"{what} could not be saved ({exc}); every event is in the log and they catch up "
-                         f"from it on the next run (free space first if the disk is full)") from exc
-
-
-@contextlib.contextmanager
-def _derived_damage_named(store: Store):
-    """A SQLite file that breaks mid-command (damage deeper than the opening
-    checks look) is removed so the next command rebuilds it from the log;
-    this one ends with one clear line."""
-    import sqlite3
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        from stores.integrity.derived import FULL, discard, fulltext_damage, state_damage
-        damage = state_damage(store.dir, FULL) + [d for d in fulltext_damage(store.dir, FULL)
-                                                   if d.where.endswith(".db")]
-        if not damage:
-            if isinstance(exc, sqlite3.OperationalError):      # a full disk, a read-only file system
-                raise TraceError(f"state.db or the index bookkeeping could not be written ({exc}); every event "
-                                 f"appended is in the log: free space and run it again") from exc
-            raise
-        discard(store.dir, damage)
-        raise TraceError(f"{damage[0]} ({exc}): removed; it is rebuilt from the log by the next command, "
-                         f"so run this one again") from exc

@@ -22,6 +22,7 @@ file rewritten since the commit that recorded it. Damage that keeps both
 size and mtime (a bit flipped by the disk) is for FULL to find."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -322,3 +323,39 @@ def _sha256(path: Path) -> str:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+# -- while a writer holds the store (stores/store.py) ------------------------------------
+
+@contextlib.contextmanager
+def derived_write_failure(what: str):
+    """Everything is in the log already: a derived file that cannot be
+    written (a full disk) is one clear line, and catches up next time."""
+    from stores.errors import TraceError
+    try:
+        yield
+    except TraceError:
+        raise
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise TraceError(f"{what} could not be saved ({exc}); every event is in the log and they catch up "
+                         f"from it on the next run (free space first if the disk is full)") from exc
+
+
+@contextlib.contextmanager
+def damage_named_when_met(store: Path):
+    """A SQLite file that breaks mid-command (damage deeper than the opening
+    checks look) is removed so the next command rebuilds it from the log;
+    this one ends with one clear line."""
+    from stores.errors import TraceError
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        damage = state_damage(store, FULL) + [d for d in fulltext_damage(store, FULL) if d.where.endswith(".db")]
+        if not damage:
+            if isinstance(exc, sqlite3.OperationalError):      # a full disk, a read-only file system
+                raise TraceError(f"state.db or the index bookkeeping could not be written ({exc}); every event "
+                                 f"appended is in the log: free space and run it again") from exc
+            raise
+        discard(store, damage)
+        raise TraceError(f"{damage[0]} ({exc}): removed; it is rebuilt from the log by the next command, "
+                         f"so run this one again") from exc

@@ -189,3 +189,76 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((a, b))
     return out
+
+
+# -- at a writer's open and close (stores/store.py) -----------------------------------
+
+def check_before_append(store, log, state, accept: bool, lost: list[tuple[int, int]]) -> bool:
+    """Refuse (LogChanged, exit 5) to append onto a log that no longer
+    matches its seals; with `accept`, acknowledge what it lost (loss records
+    naming the seqs, which are never used again) and trust it as it is.
+    True when events were lost (the indexes must be rebuilt without them)."""
+    from stores.event_log import note_lost_events
+    seals = state.seals()
+    keys_seq = state.keys_seq
+    if not seals and keys_seq == 0:
+        keys_seq = _index_reach(store.dir)             # state.db is new: the index is the evidence left
+    findings = check_log(store.segments_dir, log.tail.seq, keys_seq, seals)
+    lost = sorted(set(lost) | set(findings.lost))
+    if not findings and not lost:
+        return False
+    if not accept:
+        raise LogChanged(findings)
+    for problem in findings.problems:
+        store.warn(f"accepted: {problem}")
+    if lost:
+        for first, last in lost:
+            noted = note_lost_events(store.dir, first, last, "acknowledged by a writer told to accept the change")
+        store.warn(f"events {', '.join(f'{a}..{b}' for a, b in lost)} are gone from the log; noted in {noted} "
+                   f"and in the log itself, and their seqs will not be used again")
+    state.reset()
+    state.catch_up(store.segments_dir, log.tail.seq)
+    _append_acknowledgements(store, log, state, lost, findings.problems)
+    seal(store.segments_dir, state)
+    return bool(lost)
+
+
+def seal(segments_dir: Path, state) -> None:
+    """Record the log's seals (once its appends are durable)."""
+    state.record_seals(current_seals(segments_dir, state.seals()))
+
+
+def _append_acknowledgements(store, log, state, lost: list[tuple[int, int]], problems: list[str]) -> None:
+    """The log itself keeps what was accepted: a record per lost range
+    (verify reads it as acknowledging the gap), and one naming the other
+    changes, so a rewrite accepted once is still on record."""
+    from reducers.drafts import Draft
+    from stores.appender import Appender
+    if lost:
+        log.reserve(max(b for _, b in lost))
+    after = log.tail.seq
+    drafts = [Draft(kind=LOST_KIND, text=lost_record_text(a, b, "segments removed or cut"),
+                    session_id=LOST_SESSION, key=f"trace/lost/{a}-{b}/after-{after}",
+                    meta={"lost": [a, b]}) for a, b in lost]
+    others = [p for p in problems if " is missing" not in p and "gone from" not in p
+              and "the log ends at seq" not in p]
+    if others:
+        drafts.append(Draft(kind=LOST_KIND, text=accepted_record_text(others), session_id=LOST_SESSION,
+                            key=f"trace/accepted/after-{after}", meta={"accepted": others[:100]}))
+    if drafts:
+        Appender(log, state, store.artifacts, redact_secrets=False).append_drafts(
+            drafts, source_format="trace", source_path="trace verify --repair")
+
+
+def _index_reach(store_dir: Path) -> int:
+    """How far the full-text index says the log reached (0 when it is
+    missing or damaged: then it vouches for nothing)."""
+    from stores.fulltext import FulltextIndex
+    from stores.integrity.derived import fulltext_damage
+    if fulltext_damage(store_dir):
+        return 0
+    ft = FulltextIndex(store_dir)
+    try:
+        return max(ft.watermark, 0)
+    finally:
+        ft.close()
