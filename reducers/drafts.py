@@ -52,11 +52,20 @@ class BadRecord:
 
 
 @dataclass(slots=True)
+class Pending:
+    """Source records a parser could not place yet because the file is
+    still being written (lines before the one naming their session): not
+    written now, read again on the next pass with what follows."""
+    records: int
+
+
+@dataclass(slots=True)
 class ParseContext:
     path: str                           # display path ("-" for stdin)
     source_id: str                      # absolute path, or "-": input to derived session ids
     session: str | None = None          # --session override
     options: dict[str, Any] = field(default_factory=dict)
+    growing: bool = False               # live follow: the file's end is not its last line yet
 
 
 def merge_adjacent(drafts: list[Draft]) -> list[Draft]:

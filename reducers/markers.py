@@ -8,10 +8,19 @@ the span but rare in the store) and the directive to get it back, e.g.
    Use recall("docker build ssl") or trace show 812..947.]
 
 Adjacent markers merge into one covering the union (topics capped), so the
-marker overhead does not grow with the number of compaction cycles."""
+marker overhead does not grow with the number of compaction cycles.
+
+The show directive names the exact ranges when there are few (`trace show
+812..830,835..947`), so following it prints what was evicted and nothing
+else; with many it names the covering span and the session.
+
+Topic hints are words a person would search for: escape debris (`\\nexport`
+read as `nexport`), home-directory user names, hashes and numbers are not."""
 from __future__ import annotations
 
+import bisect
 import math
+import re
 from collections import Counter
 from typing import Callable
 
@@ -22,11 +31,41 @@ MERGED_TOPICS = 6
 CANDIDATES = 24
 
 
+EXACT_RANGES = 3             # more ranges than this: the directive names the span and the session
+# A backslash escape left in text (JSON inside a tool output): `\nexport`
+# must read as "export", not "nexport". Runs of backslashes are one escape.
+_ESCAPE = re.compile(r"\\+(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbfv0])")
+# A home directory names its user: /home/alice, /Users/bob, C:\Users\carol,
+# and a shell prompt alice@laptop:~$ — never topics.
+_HOME = re.compile(r"(?:/home/|/Users/|/u/|\b[A-Za-z]:(?:\\+|/)Users(?:\\+|/))[^/\\\s'\"]+", re.IGNORECASE)
+_PROMPT = re.compile(r"[\w.-]+@[\w.-]+:(?=[~/])")
+_HEXISH = re.compile(r"^[0-9a-f]{6,}$")
+_NOISE = frozenset({"users", "home"})
+
+
+def topic_words(text: str) -> list[str]:
+    """The words of a text that can be topics."""
+    return [w for w in _words(text) if _topical(w)]
+
+
+def _words(text: str) -> list[str]:
+    return query_words(_PROMPT.sub(" ", _HOME.sub(" ", _ESCAPE.sub(" ", text[:20_000]))))
+
+
+def _topical(w: str) -> bool:
+    if len(w) < 3 or len(w) > 30 or w in _NOISE or w.isdigit() or (_HEXISH.match(w) and any(c.isdigit() for c in w)):
+        return False
+    digits = sum(c.isdigit() for c in w)
+    return digits * 3 <= len(w)                     # e2e, s3bucket yes; a1b2c3d4, 0x7f3a no
+
+
 def topic_hints(texts: list[str], df: Callable[[str], int], n_docs: int, k: int = TOPICS) -> list[str]:
     """Terms frequent in these texts and rare in the store (tf · idf)."""
     tf: Counter[str] = Counter()
     for text in texts:
-        tf.update(w for w in query_words(text[:20_000]) if len(w) >= 3 and not w.isdigit())
+        tf.update(_words(text))
+    for w in [w for w in tf if not _topical(w)]:
+        del tf[w]
     # Only the span's most frequent words can win; ask the store about those alone.
     frequent = [w for w, _ in tf.most_common(CANDIDATES)]
     scored = sorted(frequent, key=lambda w: (-tf[w] * math.log(1 + n_docs / (1 + df(w))), w))
@@ -39,18 +78,64 @@ def _clock(ts: str | None, day: str | None) -> str:
     return ts[11:16] if day and ts[:10] == day else ts[:16].replace("T", " ")
 
 
+def show_selector(ranges: list[tuple[int, int]]) -> str:
+    """`a..b,c..d`: what `trace show` takes to print exactly these ranges."""
+    return ",".join(f"{a}..{b}" if a != b else f"{a}" for a, b in ranges)
+
+
+def show_directive(ranges: list[tuple[int, int]], count: int, session_id: str | None) -> str:
+    """`trace show …` for the events a marker stands for: the exact ranges
+    when there are few, else their covering span. The session is named
+    whenever the ranges also hold other events (another session's, or this
+    session's still in context), so following it prints this session's."""
+    if len(ranges) <= EXACT_RANGES:
+        shown, width = ranges, sum(b - a + 1 for a, b in ranges)
+    else:
+        shown, width = [(ranges[0][0], ranges[-1][1])], ranges[-1][1] - ranges[0][0] + 1
+    scope = f" --session {session_id}" if session_id and count < width else ""
+    return f"trace show {show_selector(shown)}{scope}"
+
+
 def marker_text(seq_from: int, seq_to: int, ts_from: str | None, ts_to: str | None, count: int,
-                topics: list[str], session_id: str | None = None) -> str:
+                topics: list[str], session_id: str | None = None,
+                ranges: list[tuple[int, int]] | None = None) -> str:
     """The pointer. When the range holds events other than the evicted ones
     (another session's, interleaved in the log), the show directive names
     the session, so following it prints this session's events only."""
-    day = ts_to[:10] if ts_to and ts_from and ts_from[:10] == ts_to[:10] else None
-    span = f"{_clock(ts_from, None)}–{_clock(ts_to, day)}"
     topic_part = f" Topics: {', '.join(topics)}." if topics else ""
     query = " ".join(topics[:3]) if topics else "…"
-    scope = f" --session {session_id}" if session_id and count < seq_to - seq_from + 1 else ""
-    return (f"[Events {seq_from}–{seq_to} ({span}) evicted: {count} events.{topic_part} "
-            f'Use recall("{query}") or trace show {seq_from}..{seq_to}{scope}.]')
+    directive = show_directive(ranges or [(seq_from, seq_to)], count, session_id)
+    return (f"[Events {seq_from}–{seq_to} ({time_span(ts_from, ts_to)}) evicted: {count} events.{topic_part} "
+            f'Use recall("{query}") or {directive}.]')
+
+
+def time_span(ts_from: str | None, ts_to: str | None) -> str:
+    day = ts_to[:10] if ts_to and ts_from and ts_from[:10] == ts_to[:10] else None
+    return f"{_clock(ts_from, None)}–{_clock(ts_to, day)}"
+
+
+def elision_text(ranges: list[tuple[int, int]], topics: list[str], session_id: str) -> str:
+    """The pointer a render leaves for what it could not fit: every event of
+    the session in these ranges is not in the pack, and `trace show` with
+    them prints exactly those (the pack's own events are outside them)."""
+    topic_part = f" Topics: {', '.join(topics)}." if topics else ""
+    query = " ".join(topics[:3]) if topics else "…"
+    span = f"event {ranges[0][0]}" if ranges[0][0] == ranges[-1][1] else f"events {ranges[0][0]}–{ranges[-1][1]}"
+    return (f"[Not in this pack: {span} of this session.{topic_part} "
+            f'Use recall("{query}") or trace show {show_selector(ranges)} --session {session_id}.]')
+
+
+def gaps(lo: int, hi: int, blockers: list[int]) -> list[tuple[int, int]]:
+    """The ranges of [lo, hi] that hold none of `blockers` (sorted)."""
+    out: list[tuple[int, int]] = []
+    start = lo
+    for b in blockers[bisect.bisect_left(blockers, lo):bisect.bisect_right(blockers, hi)]:
+        if b > start:
+            out.append((start, b - 1))
+        start = max(start, b + 1)
+    if start <= hi:
+        out.append((start, hi))
+    return out
 
 
 def merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -67,7 +152,6 @@ def seq_ranges(seqs: list[int], kept: list[int] = ()) -> list[tuple[int, int]]:
     """Ranges covering `seqs` and none of `kept` (the session's events that
     stay): gaps holding only other sessions' events are bridged, so a span
     interleaved with other sessions is still one range."""
-    import bisect
     kept_sorted = sorted(kept)
     out: list[list[int]] = []
     for s in sorted(seqs):
@@ -97,7 +181,7 @@ def build_marker(session_id: str, evicted: list[dict], topics: list[str], cycle:
     ts_from, ts_to = (min(times), max(times)) if times else (None, None)
     count = len(evicted) + sum(int(i.get("count") or 0) for i in infos)
     if strategy == "pointer":
-        text = marker_text(seq_from, seq_to, ts_from, ts_to, count, all_topics, session_id)
+        text = marker_text(seq_from, seq_to, ts_from, ts_to, count, all_topics, session_id, ranges)
     elif strategy == "narrative":
         text = summary or ""
     else:
@@ -106,5 +190,4 @@ def build_marker(session_id: str, evicted: list[dict], topics: list[str], cycle:
             "meta": {"marker": {"strategy": strategy, "cycle": cycle, "ranges": [list(r) for r in ranges],
                                 "seq_from": seq_from, "seq_to": seq_to, "ts_from": ts_from, "ts_to": ts_to,
                                 "count": count, "topics": all_topics,
-                                # a marker made earlier in this cycle has no id yet (evict_span fills those in)
-                                "replaces": [m["id"] for m in absorbed if "id" in m]}}}
+                                "replaces": [m["id"] for m in absorbed if m.get("id")]}}}

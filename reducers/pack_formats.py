@@ -88,20 +88,22 @@ def to_json(pack: Pack, session_id: str, markers: list[dict], extra: dict | None
                           **({"tool_calls": m.tool_calls} if m.tool_calls else {}),
                           **({"tool_call_id": m.tool_call_id} if m.tool_call_id else {}),
                           "seqs": m.seqs, "tokens": m.tokens} for m in pack.messages],
-            "markers": markers, "dropped_turns": pack.dropped_turns, "recalled": pack.recalled, **(extra or {})}
+            "markers": markers, "recalled": pack.recalled, "included": pack.included(),
+            "elided": ({"ranges": [list(r) for r in pack.elision.ranges], "known_events": pack.elision.known}
+                       if pack.elision else None),
+            "cleared": pack.cleared, "shrunk": pack.shrunk, **(extra or {})}
 
 
 PACK_FORMATS = ("openai", "anthropic", "text", "json")
 
 
-def pack_in_format(pack: Pack, fmt: str, session_id: str, info: dict):
+def pack_in_format(pack: Pack, fmt: str, session_id: str, markers: list[dict], extra: dict | None = None):
     """The pack as `trace context --format` prints it: a str for text, else
-    a JSON-ready value (`info` is push_pack's third result)."""
+    a JSON-ready value (`markers` and `extra` go into the json format)."""
     if fmt == "text":
         return to_text(pack)
     if fmt == "openai":
         return to_openai(pack)
     if fmt == "anthropic":
         return to_anthropic(pack)
-    return to_json(pack, session_id, info["markers"], {"cycle": info["cycle"], "query": info["query"],
-                                                       "overflow_retries": info["overflow_retries"]})
+    return to_json(pack, session_id, markers, extra)

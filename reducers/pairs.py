@@ -51,16 +51,63 @@ def _results_after_calls(events: list[dict]) -> list[dict]:
 
 def pair_groups(events: list[dict]) -> list[list[int]]:
     """Indexes grouped so that removing a group never orphans a call or a
-    result: each tool call with its results, and each other event alone."""
-    by_call: dict = {}
+    result: each tool call with its results, and each other event alone.
+    A result belongs to the latest call before it with its id (ids are
+    reused: SWE-agent replays one recorded id for each step); one logged
+    before any call with its id joins the first such call."""
+    latest: dict = {}                     # call id -> the group of the latest call with it
+    early: dict = {}                      # call id -> results seen before any call with it
     groups: list[list[int]] = []
     for i, e in enumerate(events):
-        cid = (e.get("tool") or {}).get("call_id") if e["kind"] in ("tool_call", "tool_result") else None
+        kind = e["kind"]
+        cid = (e.get("tool") or {}).get("call_id") if kind in ("tool_call", "tool_result") else None
         if cid is None:
             groups.append([i])
-        elif cid in by_call:
-            by_call[cid].append(i)
+        elif kind == "tool_call":
+            group = early.pop(cid, None)
+            if group is None:
+                group = [i]
+                groups.append(group)
+            else:
+                group.append(i)
+            latest[cid] = group
+        elif cid in latest:
+            latest[cid].append(i)
+        elif cid in early:
+            early[cid].append(i)
         else:
-            by_call[cid] = [i]
-            groups.append(by_call[cid])
-    return groups
+            early[cid] = [i]
+            groups.append(early[cid])
+    return [sorted(g) for g in groups]
+
+
+def latest_protected(events: list[dict], protected) -> set[int]:
+    """Indexes of each protected tool's latest state: its newest answered
+    call with the results, and a newer call still waiting for its result.
+    Older calls and results of protected tools are ordinary pairs (rfc-005
+    Decision 7 keeps the tool's state, and only the latest is the state).
+    Tools are known by their calls' names (results do not always carry one)."""
+    if not protected:
+        return set()
+    calls: dict[str, list[int]] = {}          # call id -> indexes of the call and its results
+    named: dict = {}                          # call id -> tool name, for protected calls
+    for i, e in enumerate(events):
+        if e["kind"] not in ("tool_call", "tool_result"):
+            continue
+        tool = e.get("tool") or {}
+        cid = tool.get("call_id")
+        if e["kind"] == "tool_call" and tool.get("name") in protected:
+            named[cid] = tool.get("name")
+            calls[cid] = [i]                  # a reused id: the latest call with it counts
+        elif e["kind"] == "tool_result" and cid in calls:
+            calls[cid].append(i)
+    keep: set[int] = set()
+    answered, pending = set(), set()
+    for cid in sorted(calls, key=lambda c: -calls[c][0]):           # newest call first
+        name = named[cid]
+        has_result = len(calls[cid]) > 1
+        if name in answered or (not has_result and name in pending):
+            continue
+        keep.update(calls[cid])
+        (answered if has_result else pending).add(name)
+    return keep

@@ -4,8 +4,15 @@ Knowledge (notes, task state, persona: compact facts) gets 30% of the cap,
 detail (raw events, code and formatting kept) 70% plus whatever knowledge
 leaves unused. Within each, the lowest-scoring entries go first until it
 fits; the block never exceeds the cap (counted with the one tokenizer), and
-when not even one entry fits nothing is injected."""
+when not even one entry fits nothing is injected.
+
+A block that comes back in ingested text (a runtime logged the message it
+injected into) is stripped before indexing and before rendering
+(`strip_recalled`): the log keeps its bytes, but what was recalled once is
+never recalled, or shown, again as if it were new."""
 from __future__ import annotations
+
+import re
 
 from reducers.tokens import count_tokens
 
@@ -13,9 +20,21 @@ KNOWLEDGE_KINDS = frozenset({"note", "task_state", "persona"})
 KNOWLEDGE_SHARE = 0.3
 _OPEN = '<recalled-context source="trace">'
 _CLOSE = "</recalled-context>"
+# Any source attribute (OpenClaw writes source="memory-context"); an
+# unclosed block runs to the end of the text.
+_BLOCK = re.compile(r"<recalled-context(?:\s[^>]*)?>.*?(?:</recalled-context>|\Z)", re.DOTALL)
+
+
+def strip_recalled(text: str) -> str:
+    """`text` without its `<recalled-context>` blocks (unchanged, and the
+    same object, when it has none: the common case costs one search)."""
+    if "<recalled-context" not in text:
+        return text
+    return _BLOCK.sub("", text).strip()
 
 
 def build_block(hits: list[dict], cap_tokens: int) -> str:
+    hits = [h for h in hits if strip_recalled(h["text"]).strip()]     # nothing but an old block: nothing new
     if cap_tokens <= 0 or not hits:
         return ""
     knowledge = [h for h in hits if h["kind"] in KNOWLEDGE_KINDS]
@@ -52,12 +71,12 @@ def _assemble(k_lines: list[str], d_entries: list[str]) -> str:
 
 
 def _knowledge_line(h: dict) -> str:
-    return f"- [{h['kind']}] {' '.join(h['text'].split())}"
+    return f"- [{h['kind']}] {' '.join(strip_recalled(h['text']).split())}"
 
 
 def _detail_entry(h: dict) -> str:
     ts = (h.get("ts") or "")[:16].replace("T", " ")
-    return f"[{ts} {h['kind']} #{h['seq']}] {h['text'].strip()}"
+    return f"[{ts} {h['kind']} #{h['seq']}] {strip_recalled(h['text']).strip()}"
 
 
 def _fit(entries: list[str], scores: list[float], budget: int) -> list[int]:

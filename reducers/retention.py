@@ -2,22 +2,20 @@
 microcompact), run on every render: once tool results pass a trigger, old
 ones are replaced by a short placeholder — the call stays, so the model
 still knows what was done — keeping the last K, clearing at least a minimum,
-never touching excluded (protected) tools. The full output stays in the log."""
+never touching excluded tools or a protected tool's latest state (events
+marked `meta.pinned` by the renderer). The full output stays in the log."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from reducers.tokens import count_tokens
 
-PROTECTED = ("TodoWrite", "manage_todo_list")
-
-
 @dataclass(frozen=True)
 class Retention:
     trigger_tokens: int = 30_000       # clear only when tool results hold more than this
     keep_last: int = 8                  # the most recent results always stay whole
     clear_at_least: int = 0             # once triggered, clear at least this many tokens
-    excluded_tools: tuple[str, ...] = PROTECTED
+    excluded_tools: tuple[str, ...] = ()
 
 
 def placeholder(event: dict) -> str:
@@ -27,7 +25,7 @@ def placeholder(event: dict) -> str:
 def clear_old_results(events: list[dict], cfg: Retention = Retention()) -> list[dict]:
     results = [i for i, e in enumerate(events) if e["kind"] == "tool_result"
                and (e.get("tool") or {}).get("name") not in cfg.excluded_tools
-               and not (e.get("meta") or {}).get("synthetic")]
+               and not (e.get("meta") or {}).get("synthetic") and not (e.get("meta") or {}).get("pinned")]
     total = sum(events[i].get("tokens") or 0 for i in results)
     if total <= cfg.trigger_tokens:
         return events
@@ -38,10 +36,15 @@ def clear_old_results(events: list[dict], cfg: Retention = Retention()) -> list[
         if total - cleared <= cfg.trigger_tokens and cleared >= cfg.clear_at_least:
             break
         e = events[i]
-        text = placeholder(e)
-        tokens = count_tokens(text)
-        if tokens >= (e.get("tokens") or 0):
+        stub = cleared_result(e)
+        if stub["tokens"] >= (e.get("tokens") or 0):
             continue
-        out[i] = {**e, "text": text, "tokens": tokens, "meta": {**(e.get("meta") or {}), "cleared": True}}
-        cleared += (e.get("tokens") or 0) - tokens
+        out[i] = stub
+        cleared += (e.get("tokens") or 0) - stub["tokens"]
     return out
+
+
+def cleared_result(e: dict) -> dict:
+    """A tool result replaced by its placeholder (the call stays)."""
+    text = placeholder(e)
+    return {**e, "text": text, "tokens": count_tokens(text), "meta": {**(e.get("meta") or {}), "cleared": True}}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from reducers.recall_block import strip_recalled
 from reducers.tasks import TODO_TOOLS
 from reducers.terms import TRIVIAL_WORDS, words
 from reducers.tool_inputs import DONE_STATUSES, PATH_KEYS, command_text, parsed_input, todo_items
@@ -114,7 +115,7 @@ def fold(state: WorkingState, event: dict) -> WorkingState:
     if meta.get("sidechain") or meta.get("inherited"):
         return state                  # a sub-agent's or a parent's events: not this session's own work
     if kind == "user":
-        _user(state, event.get("text") or "", meta)
+        _user(state, strip_recalled(event.get("text") or ""), meta)     # an injected block is not the request
     elif kind == "assistant" and not meta.get("thinking"):
         _decisions(state, event.get("text") or "", "assistant")
     elif kind == "tool_call":

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import orjson
 
+from reducers.recall_block import strip_recalled
 from reducers.terms import exact_text
 from stores.fulltext_search import FulltextSearch
 from stores.sql_in import select_in
@@ -77,14 +78,16 @@ def index_rows(events: list[dict], locations: list[tuple[int, int]], full_texts:
     """What the index takes of each event: [seq, segment, offset, session,
     kind, ts, tool name, searchable text] (the artifact's content for an
     artifact-backed event, its text otherwise). Small, so a writer hands
-    rows to the indexer child instead of the child parsing log lines again."""
+    rows to the indexer child instead of the child parsing log lines again.
+    A `<recalled-context>` block in the text is left out: it was recalled
+    once, it must not be found again as if it were new (the log keeps it)."""
     rows = []
     for event, (seg, off) in zip(events, locations):
         seq = event["seq"]
         text = full_texts.get(seq) if full_texts else None
         tool = event.get("tool")
         rows.append([seq, seg, off, event["session_id"], event["kind"], event.get("ts") or event.get("ingested_at"),
-                     tool.get("name") if tool else None, text or event.get("text") or ""])
+                     tool.get("name") if tool else None, strip_recalled(text or event.get("text") or "")])
     return rows
 
 

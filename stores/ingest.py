@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import chain
 from typing import Callable, Iterator
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.event_schema import draft_problem
 from reducers.reconcile import AddAll, SizeAware
@@ -231,7 +231,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             return result
     result.format = fmt
     module = format_module(fmt)
-    ctx = ParseContext(path=src.display, source_id=src.source_id, session=session)
+    ctx = ParseContext(path=src.display, source_id=src.source_id, session=session, growing=hold_open_tail)
     sessions: dict[str, None] = {}
     file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
@@ -258,6 +258,9 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                 for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
                     if isinstance(item, BadRecord):
                         said.bad(item.line, item.reason)
+                        continue
+                    if isinstance(item, Pending):
+                        result.pending += item.records     # not remembered: the next pass reads them again
                         continue
                     if check:                          # (the appender checks every draft too)
                         problem = draft_problem(item)

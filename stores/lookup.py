@@ -19,8 +19,14 @@ _RANGE = re.compile(r"^(\d+)\s*(?:\.\.|-|–)\s*(\d+)$")
 
 def parse_selector(text: str) -> tuple[str, object]:
     """'812' -> ('seq', 812); '812..947' -> ('range', (812, 947));
-    a 26-char ULID -> ('id', ...)."""
+    '3..9,12,20..31' -> ('ranges', [(3, 9), (12, 12), (20, 31)]) (what a
+    marker names when its events are not one run); a 26-char ULID -> ('id', ...)."""
     text = text.strip()
+    if "," in text:
+        parts = [parse_selector(p) for p in text.split(",") if p.strip()]
+        if not parts or any(kind not in ("seq", "range") for kind, _ in parts):
+            raise UsageError(f"{text!r}: a list takes seqs and ranges only, e.g. 3..9,12,20..31")
+        return "ranges", sorted((v, v) if kind == "seq" else v for kind, v in parts)
     if text.isdigit():
         return "seq", int(text)
     m = _RANGE.match(text)
@@ -70,6 +76,14 @@ def events_by_selector(store, selector: str) -> list[dict]:
         return list(iter_events(store.segments_dir, value, value))
     if kind == "range":
         return list(iter_events(store.segments_dir, *value))
+    if kind == "ranges":
+        out, last = [], 0
+        for a, b in value:
+            a = max(a, last + 1)                    # overlapping ranges print each event once
+            if a <= b:
+                out.extend(iter_events(store.segments_dir, a, b))
+                last = b
+        return out
     found = event_by_id(store, value)
     return [found] if found else []
 

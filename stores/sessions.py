@@ -77,7 +77,7 @@ def list_sessions(store, *, source: str | None = None, since: str | None = None,
 def resolve_session(store, text: str) -> str:
     """A session id from the id itself or a unique prefix of it (git-style).
     Unknown or ambiguous: an error naming what the store has."""
-    from stores.context_cache import known_sessions
+    from stores.context.sessions import known_sessions
     sessions = known_sessions(store)
     if text in sessions:
         return text

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import orjson
 
+from reducers.recall_block import strip_recalled
+
 SCHEMA_VERSION = 2
 # Dialogue, notes and task state carry meaning a dense model can match by
 # paraphrase; tool output (code, logs, listings) is found by its exact terms
@@ -38,7 +40,7 @@ def embeddable(event: dict) -> bool:
 
 def embedding_text(event: dict) -> str:
     tool = event.get("tool") or {}
-    text = event.get("text") or ""
+    text = strip_recalled(event.get("text") or "")          # recalled once, never found again as new
     return f"{tool['name']}: {text}" if tool.get("name") else text
 
 

@@ -48,27 +48,70 @@ def test_compaction_gets_under_budget_and_never_touches_the_hot_tail():
     assert plan.items[0]["kind"] == "marker" and len(plan.markers) == 1
 
 
-def test_a_turn_is_evicted_whole_so_no_call_loses_its_result():
+def test_no_call_loses_its_result_and_prompts_outlive_the_tool_output_of_their_age():
     plan = plan_compaction(Cache("s", items=session(20)), budget=1500, headroom=0, hot_turns=2)
     kept = [e for e in plan.items if e["kind"] != "marker"]
     calls = {e["tool"]["call_id"] for e in kept if e["kind"] == "tool_call"}
     results = {e["tool"]["call_id"] for e in kept if e["kind"] == "tool_result"}
     assert calls == results
-    assert len({e["turn_id"] for e in plan.evicted_events} & {e["turn_id"] for e in kept}) == 0
+    evicted_turns = {e["turn_id"] for e in plan.evicted_events}
+    # the turns that lost their tool output still have their prompt in the cache
+    kept_prompts = {e["turn_id"] for e in kept if e["kind"] == "user"}
+    assert evicted_turns and evicted_turns <= kept_prompts
+    assert all(e["kind"] != "user" for e in plan.evicted_events)
+    assert plan.fits and len(plan.markers) == 1
 
 
-def test_system_notes_task_state_and_protected_tools_are_never_evicted():
+def test_prompts_go_too_once_the_output_of_their_age_is_gone():
+    plan = plan_compaction(Cache("s", items=session(20)), budget=500, headroom=0, hot_turns=2)
+    gone_prompts = [e["seq"] for e in plan.evicted_events if e["kind"] == "user"]
+    assert plan.fits and gone_prompts
+    # the prompts that went are the oldest ones, and no younger tool output outlived them
+    kept = [e for e in plan.items if e["kind"] != "marker"]
+    kept_prompts = [e["seq"] for e in kept if e["kind"] == "user"]
+    assert max(gone_prompts) < min(kept_prompts)
+
+
+def test_system_notes_task_state_and_the_latest_protected_state_are_never_evicted():
     items = session(10)
     items.insert(0, {"session_id": "s", "turn_id": None, "id": "sys", "seq": 0, "kind": "system",
                      "text": "you are helpful", "tokens": 5})
     items[9:9] = [{"session_id": "s", "turn_id": "s/t2", "id": "n", "seq": 9.5, "kind": "note", "text": "remember",
                    "tokens": 3}]
-    todo = turn(100, 2, tool="TodoWrite")
-    items[20:20] = todo
+    old_todo, todo = turn(100, 2, tool="TodoWrite"), turn(200, 4, tool="TodoWrite")
+    for e in old_todo + todo:
+        if e.get("tool"):
+            e["tool"] = {**e["tool"], "call_id": f"todo{e['seq'] // 100}"}
+    items[20:20] = old_todo
+    items[30:30] = todo
     plan = plan_compaction(Cache("s", items=items), budget=300, headroom=0, hot_turns=1)
     kept_ids = {e.get("id") for e in plan.items}
     assert {"sys", "n"} <= kept_ids
     assert {e["id"] for e in todo if e["kind"] in ("tool_call", "tool_result")} <= kept_ids
+    evicted_ids = {e["id"] for e in plan.evicted_events}
+    assert {e["id"] for e in old_todo if e["kind"] in ("tool_call", "tool_result")} <= evicted_ids
+    assert len(plan.markers) == 1                   # one marker across the pinned state, not two
+
+
+def test_a_long_current_turn_is_compacted_inside_but_keeps_its_prompt_and_newest_pair():
+    items = turn(1, 0)
+    for k in range(30):                              # one agentic turn: 30 tool pairs after one prompt
+        call, result = [dict(e) for e in turn(10 + 2 * k, 0)[1:3]]
+        call.update(id=f"c{k}", seq=10 + 2 * k, tool={**call["tool"], "call_id": f"k{k}"})
+        result.update(id=f"r{k}", seq=11 + 2 * k, tool={**result["tool"], "call_id": f"k{k}"})
+        items += [call, result]
+    plan = plan_compaction(Cache("s", items=items), budget=800, headroom=0, hot_turns=3)
+    kept = [e for e in plan.items if e["kind"] != "marker"]
+    assert plan.fits and plan.evicted > 0
+    assert kept[0]["kind"] == "user" and kept[-1]["id"] == "r29" and kept[-2]["id"] == "c29"
+    assert all(e["seq"] < 10 + 2 * 29 for e in plan.evicted_events)          # the oldest pairs went
+
+
+def test_a_plan_that_cannot_fit_says_what_stopped_it():
+    items = [{"session_id": "s", "turn_id": None, "id": "sys", "seq": 0, "kind": "system", "text": "x",
+              "tokens": 900}, *session(3)]
+    plan = plan_compaction(Cache("s", items=items), budget=600, headroom=100, hot_turns=3)
+    assert not plan.fits and "system/persona" in plan.stopped and "raise --budget" in plan.stopped
 
 
 def test_successive_cycles_leave_one_marker_not_a_pile():
@@ -122,6 +165,23 @@ def test_a_marker_whose_range_holds_other_events_scopes_show_to_its_session():
     assert interleaved.endswith("trace show 812..947 --session 4f1c.]")
 
 
+def test_a_marker_names_its_exact_ranges_when_they_are_few():
+    exact = marker_text(10, 40, None, None, 20, [], "s", ranges=[(10, 19), (23, 37)])
+    assert marker_text(10, 40, None, None, 25, [], "s", ranges=[(10, 19), (23, 37)]).endswith("10..19,23..37.]")
+    assert exact.endswith("trace show 10..19,23..37 --session s.]")
+    many = marker_text(10, 90, None, None, 8, [], "s", ranges=[(10, 11), (20, 21), (30, 31), (89, 90)])
+    assert many.endswith("trace show 10..90 --session s.]")
+
+
+def test_topics_are_words_a_person_would_search_for():
+    texts = ['{"cmd": "cd /home/alice/proj\\nexport PATH=/usr/bin\\nexport TOKEN=x"}',
+             "C:\\Users\\bob\\deploy.ps1 failed; bob@laptop:~/proj$ make deploy",
+             "commit 3f9a2c1e7b deploy deploy failed again"]
+    topics = topic_hints(texts, lambda w: 1, n_docs=1000, k=8)
+    assert "export" in topics and "deploy" in topics
+    assert not {"nexport", "alice", "bob", "3f9a2c1e7b", "users"} & set(topics)
+
+
 def test_topic_hints_prefer_words_frequent_here_and_rare_in_the_store():
     texts = ["docker build failed", "docker build ssl cert expired", "the the the config"]
     df = {"docker": 3, "build": 2, "ssl": 1, "cert": 1, "config": 900, "failed": 50, "expired": 40}
@@ -149,16 +209,16 @@ def test_pair_groups_never_split_a_call_from_its_results():
     assert [1, 2] in groups and [5, 6] in groups and [0] in groups
 
 
-def test_retention_clears_old_results_keeps_the_last_k_and_protected_tools():
+def test_retention_clears_old_results_keeps_the_last_k_and_the_pinned_state():
     events = session(12, tokens=300)
-    events[2]["tool"] = {**events[2]["tool"], "name": "TodoWrite"}
+    events[2] = {**events[2], "meta": {"pinned": True}}
     cfg = Retention(trigger_tokens=1000, keep_last=3, clear_at_least=0)
     out = clear_old_results(events, cfg)
     results = [e for e in out if e["kind"] == "tool_result"]
     cleared = [e for e in results if (e.get("meta") or {}).get("cleared")]
-    assert results[0]["text"].startswith("output 0")                       # protected
+    assert results[0]["text"].startswith("output 0")                       # pinned
     assert all(not (e.get("meta") or {}).get("cleared") for e in results[-3:])
-    assert len(cleared) == 12 - 1 - 3        # all but the protected one and the last three
+    assert len(cleared) == 12 - 1 - 3        # all but the pinned one and the last three
     assert all("trace show" in e["text"] and e["tokens"] < 30 for e in cleared)
     assert [e["kind"] for e in out] == [e["kind"] for e in events]         # calls stay
 

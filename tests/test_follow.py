@@ -160,3 +160,21 @@ def test_a_streamed_message_at_the_end_waits_for_its_next_block_or_for_the_file_
     _drive(follower, [look, lambda: time.sleep(0.4), lambda: None, look])
     assert "assistant" not in kinds_seen[0]               # held: its next block may come
     assert "assistant" in kinds_seen[-1]                  # still for HOLD_SECONDS: read
+
+
+def test_lines_before_the_one_naming_the_session_wait_while_the_file_may_still_grow(tmp_path, monkeypatch):
+    import stores.follow.tailer as tailer
+    monkeypatch.setattr(tailer, "HOLD_SECONDS", 30)
+    lines = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(lines[0])                             # a leading summary line: no sessionId yet
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(path)], poll=0.01, settle=0, ingest_options={"embed": False})
+    seen = []
+
+    def look():
+        seen.append(len(store.events()) if store.exists() else 0)
+    _drive(follower, [look, lambda: path.write_bytes(b"".join(lines)), lambda: None])
+    assert seen == [0]                                     # not written under a session guessed from the file name
+    sessions = {e["session_id"] for e in transcript_events(tmp_path / "store")}
+    assert sessions == {orjson.loads(lines[2])["sessionId"]}

@@ -125,10 +125,8 @@ class TraceTools:
         return {"text": found.text, "lines": found.lines, "facts": found.facts, "episodes": found.episodes}
 
     def context(self, session: str, budget: int = 8000, fmt: str = "text", query: str | None = None):
-        from reducers.pack_formats import pack_in_format
         from stores.context import push_pack
-        pack, _, info = push_pack(self.store, session, budget=budget, query=query)
-        return pack_in_format(pack, fmt, session, info)
+        return push_pack(self.store, session, budget=budget, query=query).formatted(fmt)
 
 
 def build_server(store) -> MCPServer:

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats.claude_code_text import attachment_text, fallback_text, injected_kind, system_error_text
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
@@ -120,7 +120,9 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             yield from parser.release(held)
             held = []
         yield from parser.record(line, rec)
-    if held:
+    if held and ctx.growing:
+        yield Pending(len(held))       # the line naming the session may be the next one written
+    elif held:
         yield from parser.release(held)
 
 

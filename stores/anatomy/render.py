@@ -15,10 +15,12 @@ from stores.event_log import utc_now_iso
 from stores.ids import IdGenerator
 
 
-def pack_contents(pack, cache) -> dict:
-    """Which events a pack included: every seq in message order, the
-    markers among them, and the cache's events it left out (turns dropped
-    to fit the budget)."""
+def pack_contents(result) -> dict:
+    """Which events a pack included (stores/context/pack.py PushResult):
+    every seq in message order, the logged markers among them, and what it
+    left out (the events it read and dropped to fit, and the ranges its
+    own pointer names)."""
+    pack = result.pack
     seqs: list[int] = []
     seen: set[int] = set()
     conversation = 0
@@ -29,32 +31,32 @@ def pack_contents(pack, cache) -> dict:
                 seqs.append(s)
                 if getattr(m, "part", "conversation") == "conversation":
                     conversation += 1
-    by_seq = {e["seq"]: e for e in cache.items}
-    markers = [{"id": by_seq[s]["id"], "seq": s} for s in seqs if s in by_seq and by_seq[s]["kind"] == "marker"]
-    left_out = [e["seq"] for e in cache.items if e["seq"] not in seen]
-    return {"events": seqs, "markers": markers, "leftOut": left_out, "conversationEvents": conversation}
+    shown = set(result.included["marker_ids"])
+    markers = [{"id": m["id"], "seq": m["seq"]} for m in result.markers if m.get("id") in shown]
+    return {"events": seqs, "markers": markers, "leftOut": pack.elision.seqs if pack.elision else [],
+            "leftOutRanges": result.included["elided_ranges"], "conversationEvents": conversation}
 
 
-def record_render(store, session_id: str, pack, cache, info: dict, *, fmt: str, budget: int,
-                  query: str | None = None) -> dict:
-    """Write the render's record; returns it."""
+def record_render(store, result, *, fmt: str, budget: int, query: str | None = None) -> dict:
+    """Write the record of one render (a PushResult); returns it."""
+    pack, session_id = result.pack, result.session_id
     anatomy = decompose({"model": None, "messages": to_openai(pack)})
-    contents = pack_contents(pack, cache)
+    contents = pack_contents(result)
     record = request_record(anatomy, key=f"render/{session_id}/{IdGenerator().new()}", session_id=session_id,
                             origin="render", ts=utc_now_iso(),
                             source={"command": "context", "format": fmt, "budget": budget,
-                                    **({"query": info.get("query")} if info.get("query") else {}),
+                                    **({"query": result.query} if result.query else {}),
                                     **({"explicitQuery": True} if query else {})})
     record["api"] = "trace-pack"
     record["historyEventCount"] = contents["conversationEvents"]
     record["markerCount"] = len(contents["markers"])
     record["contextTokens"], record["contextTokensSource"] = pack.tokens, "pack"
     record["context"] = {"thread": "pack", "events": contents["events"], "markers": contents["markers"],
-                         "leftOut": contents["leftOut"], "droppedTurns": pack.dropped_turns,
+                         "leftOut": contents["leftOut"], "leftOutRanges": contents["leftOutRanges"],
                          "recalled": bool(pack.recalled)}
     written = write_records(store.dir, [Pending(record, user_text=anatomy.user_text or _last_user(pack),
                                                 window=budget, window_source="budget",
-                                                cycle=int(info.get("cycle") or 0), thread="pack")], warn=store.warn)
+                                                cycle=int(result.cycle or 0), thread="pack")], warn=store.warn)
     return written.records[0] if written.records else record
 
 

@@ -169,7 +169,7 @@ def state_damage(store: Path, depth: int = OPEN) -> list[Damage]:
 def cache_damage(store: Path) -> list[Damage]:
     """Cache files that are not what save_cache wrote (verify's check; a
     load rebuilds such a file by itself)."""
-    from stores.context_cache import cache_file_problem
+    from stores.context.cache_file import cache_file_problem
     directory = store / "cache"
     if directory.is_symlink():
         return [Damage("cache", "cache/", "is a symbolic link (TRACE never makes one)")]

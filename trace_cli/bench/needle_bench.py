@@ -6,8 +6,10 @@ parts with a compaction after each (budget 4,000, headroom 200, 3-turn hot
 tail), for pointer compaction and the two baselines, each in its own store
 through the same code path. Then:
 - recall@10: pointer answers with `recall` over the lossless store; the
-  baselines have only their context (truncation keeps the newest events, a
-  narrative keeps its summary), so a needle counts if its value is there;
+  baselines have only their context, so a needle counts if its value is
+  there: a narrative keeps its summary, truncation (the paper's baseline)
+  keeps the last max(cache, 10) events, the cache being the events pointer
+  compaction must keep verbatim (the 3-turn hot tail);
 - the context stays within budget after every cycle;
 - eviction latency (the reducer's loop) at 200 events, and its scaling on
   in-memory caches of 100 … 100k events;
@@ -29,8 +31,9 @@ BUDGET, HEADROOM, HOT_TAIL, PARTS = 4000, 200, 3, 5
 
 
 def _protocol(root: Path, strategy: str, session, note) -> dict:
-    from stores.compaction import compact
+    from stores.context import compact
     from stores.context import push_pack
+    from reducers.tokens import count_tokens
     from stores.recall import Recaller, RecallQuery
     from stores.store import Store
     store = Store(root / strategy)
@@ -46,13 +49,16 @@ def _protocol(root: Path, strategy: str, session, note) -> dict:
         cycles += 1 if r.evicted else 0
         if r.evicted:
             latencies.append(r.latency_ms)
-        pack, cache, _ = push_pack(store, "bench", budget=BUDGET, recall=False)
+        result = push_pack(store, "bench", budget=BUDGET, recall=False)
+        pack = result.pack
         within = within and r.tokens_after <= BUDGET - HEADROOM and pack.tokens <= BUDGET
-        kept = sum(e.get("tokens") or 0 for e in cache.items if e["kind"] == "marker")
-        reread.append(kept)
-        markers_left = sum(1 for e in cache.items if e["kind"] == "marker" and e.get("text"))
-        events_left = sum(1 for e in cache.items if e["kind"] != "marker")
+        logged = [m for m in result.markers if m.get("id")]
+        reread.append(sum(count_tokens(m["text"]) for m in logged))
+        markers_left = len(logged)
+        events_left = r.cache_events
     context = "\n".join(m.content for m in pack.messages)
+    if strategy == "truncate":
+        context = _truncated_context(store)
     found = 0
     if strategy == "pointer":
         recaller = Recaller(store)
@@ -70,6 +76,20 @@ def _protocol(root: Path, strategy: str, session, note) -> dict:
             "within_budget_every_cycle": within,
             "eviction_ms_median": round(statistics.median(latencies), 3) if latencies else None,
             "reread_tokens_per_cycle": reread}
+
+
+def _truncated_context(store) -> str:
+    """The paper's truncation baseline: the session's last max(cache, 10)
+    events and nothing else, the cache being the hot tail's events."""
+    events = [e for e in store.events() if e["session_id"] == "bench" and e["kind"] != "marker"]
+    turns: list = []
+    for e in reversed(events):
+        if e.get("turn_id") not in turns:
+            if len(turns) == HOT_TAIL:
+                break
+            turns.append(e.get("turn_id"))
+    hot = sum(1 for e in events if e.get("turn_id") in turns)
+    return "\n".join(e["text"] for e in events[-max(hot, 10):])
 
 
 def _scaling(sizes: list[int], note) -> list[dict]:

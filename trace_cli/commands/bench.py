@@ -108,6 +108,37 @@ def bench_needle(
     return 0
 
 
+@bench_app.command("context", help=(
+    "What `trace context` costs against the session's length (1k, 10k, 100k, 250k events by default), "
+    "uncompacted and compacted: medians in process, one cold CLI call, and the peer — reading the whole "
+    "session — in the same run; the compaction in between is timed; growth against size says whether "
+    "the cost is linear or better. A session is also measured alone in its own store (vs_alone ~1: the "
+    "cost does not follow the store)."))
+def bench_context(
+    ctx: typer.Context,
+    sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Session sizes in events.")] = "1000,10000,100000,250000",
+    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Renders per measurement (median).")] = 7,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the stores here.")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.context_bench import run_context_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_context_bench(_numbers("--sizes", sizes), out.note, workdir, repeat)
+    if out.json:
+        out.emit_many(rows)
+        return 0
+    cols = ["events", "state", "median_ms", "p95_ms", "cpu_ms", "cold_cli_ms", "cold_cli_cpu_ms", "growth",
+            "cpu_growth", "size_ratio", "full_read_ms", "vs_full_read", "read_events", "pack_tokens", "vs_alone",
+            "cpu_vs_alone"]
+    out.table(cols, ([r.get(c, "") for c in cols] for r in rows if r["bench"] == "context"),
+              title="trace bench context (budget 8000)")
+    cols = ["events", "ms", "evicted", "fits"]
+    out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "compact"), title="compaction between")
+    return 0
+
+
 @bench_app.command("sweep", help=(
     "The nightly sweep over the shared real transcripts replicated to --events (ingested first), at 10% "
     "and 100% of that size: events/s (median of --repeat runs), the rate of a plain scan of the same log "

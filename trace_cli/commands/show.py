@@ -10,7 +10,8 @@ from trace_cli.options import JsonOpt
 
 def register(app: typer.Typer) -> None:
     @app.command(help=(
-        "Print events exactly as logged. SELECTOR is a seq (812), a range (812..947) or an event id; "
+        "Print events exactly as logged. SELECTOR is a seq (812), a range (812..947), a list of them "
+        "(812..830,835,840..947: what a marker names) or an event id; "
         "with --session, a range prints that session's events only. "
         "--marker ID prints what a compaction marker evicted. "
         "--full replaces artifact previews with the original output; for a single event with an "
@@ -22,7 +23,7 @@ def register(app: typer.Typer) -> None:
         "  trace show --session 4f1c… --tail 20"))
     def show(
         ctx: typer.Context,
-        selector: Annotated[str | None, typer.Argument(metavar="SEQ|SEQ..SEQ|ID")] = None,
+        selector: Annotated[str | None, typer.Argument(metavar="SEQ|SEQ..SEQ[,…]|ID")] = None,
         session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
                                                     help="Every event of a session (with a range: its events in it).")] = None,
         marker: Annotated[str | None, typer.Option("--marker", "-m", metavar="ID",

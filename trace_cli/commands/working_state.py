@@ -20,7 +20,7 @@ def show(
     session: Annotated[str, typer.Option("--session", "-s", metavar="ID", help="The session.")],
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.context_cache import require_session
+    from stores.context.sessions import require_session
     from stores.errors import NoResult
     from stores.working_state import working_state
     from trace_cli.app_state import state

@@ -1,0 +1,111 @@
+"""Conversation events -> the messages of a push pack.
+
+Consecutive assistant text joins one assistant message; a tool call joins
+the assistant message before it (or opens one); each call's results follow
+the assistant message that holds the call, before anything else, because
+that is the only order every API accepts (OpenAI wants the tool messages
+right after the call, Anthropic the tool_result blocks in the next user
+turn). Results whose call is not among the events never get here:
+`normalize_pairs` dropped them.
+
+Token accounting: a message costs its content's tokens, its calls' names
+and arguments, and MESSAGE_OVERHEAD for role and framing; counts are kept
+until the content changes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reducers.tokens import count_tokens
+
+MESSAGE_OVERHEAD = 4
+
+
+def args_text(value) -> str:
+    if isinstance(value, str):
+        return value
+    import orjson
+    return orjson.dumps(value, default=str).decode()
+
+
+def call_tokens(call: dict) -> int:
+    return count_tokens(call["name"] or "") + count_tokens(args_text(call["input"]))
+
+
+@dataclass
+class Message:
+    role: str                        # system | user | assistant | tool
+    content: str
+    tool_calls: list[dict] = field(default_factory=list)   # [{id, name, input}]
+    tool_call_id: str | None = None
+    name: str | None = None
+    seqs: list[int] = field(default_factory=list)
+    part: str = "conversation"       # system | task | notes | markers | recalled | conversation
+    _counted: tuple = field(default=(None, -1, 0), repr=False, compare=False)
+
+    @property
+    def tokens(self) -> int:
+        content, calls, n = self._counted
+        if content is not self.content or calls != len(self.tool_calls):
+            n = count_tokens(self.content) + sum(call_tokens(c) for c in self.tool_calls) + MESSAGE_OVERHEAD
+            self._counted = (self.content, len(self.tool_calls), n)
+        return n
+
+
+def event_cost(e: dict) -> int:
+    """An event's share of a pack, counted as if it were a message of its
+    own (an upper bound on what it adds when it joins a message)."""
+    if e["kind"] == "tool_call":
+        tool = e.get("tool") or {}
+        return call_tokens({"name": tool.get("name"), "input": tool.get("input")}) + MESSAGE_OVERHEAD
+    tokens = e.get("tokens")
+    if tokens is None:
+        tokens = count_tokens(e.get("text") or "")
+    return tokens + MESSAGE_OVERHEAD
+
+
+def build_messages(events: list[dict]) -> list[Message]:
+    results_of: dict[int, list[dict]] = {}          # index of a call -> its results, in order
+    last_call: dict = {}
+    for i, e in enumerate(events):
+        cid = (e.get("tool") or {}).get("call_id")
+        if e["kind"] == "tool_call":
+            last_call[cid] = i
+        elif e["kind"] == "tool_result" and cid in last_call:
+            results_of.setdefault(last_call[cid], []).append(e)
+    msgs: list[Message] = []
+    waiting: list[dict] = []                         # results of the open assistant message's calls
+
+    def open_message(m: Message) -> None:
+        flush()
+        msgs.append(m)
+
+    def flush() -> None:
+        for r in waiting:
+            tool = r.get("tool") or {}
+            msgs.append(Message("tool", r["text"], tool_call_id=tool.get("call_id"), name=tool.get("name"),
+                                seqs=[] if (r.get("meta") or {}).get("synthetic") else [r["seq"]]))
+        waiting.clear()
+
+    for i, e in enumerate(events):
+        kind = e["kind"]
+        if kind == "tool_result":
+            continue                                 # placed after its call
+        if kind == "user":
+            open_message(Message("user", e["text"], seqs=[e["seq"]]))
+        elif kind == "tool_call":
+            tool = e.get("tool") or {}
+            call = {"id": tool.get("call_id"), "name": tool.get("name"), "input": tool.get("input")}
+            if not (msgs and msgs[-1].role == "assistant" and msgs[-1].part == "conversation"):
+                open_message(Message("assistant", ""))
+            msgs[-1].tool_calls.append(call)
+            msgs[-1].seqs.append(e["seq"])
+            waiting.extend(results_of.get(i, ()))
+        else:                                        # assistant text, artifact references
+            last = msgs[-1] if msgs else None
+            if last is not None and last.role == "assistant" and not last.tool_calls and not waiting:
+                last.content = f"{last.content}\n\n{e['text']}".strip()
+                last.seqs.append(e["seq"])
+            else:
+                open_message(Message("assistant", e["text"], seqs=[e["seq"]]))
+    flush()
+    return msgs

@@ -1,0 +1,151 @@
+"""`trace context` and `trace compact` as a runtime uses them: reads that
+follow the session's tail, the automatic trigger, recall hygiene, the
+truncation setting and the bad-input exits."""
+from __future__ import annotations
+
+import json
+import shutil
+
+from reducers.tokens import count_tokens
+from stores.context import compact, push_pack
+from stores.store import Store
+from tests.helpers import cli
+from tests.pack_checks import check_pack
+from trace_cli.bench.needles import build_session
+
+
+def _ingest(tmp_path, name: str, turns: int, seed: int = 3, needles: int = 4, extra: list | None = None):
+    s = build_session(turns=turns, needles=needles, seed=seed, tag=name)
+    if extra:
+        s.messages += extra
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(s.messages))
+    assert cli("ingest", str(path), "--session", name).code == 0
+    return s
+
+
+def _events(session: str) -> list[dict]:
+    return [e for e in Store().events() if e["session_id"] == session]
+
+
+def test_a_render_reads_the_tail_it_needs_not_the_session(tmp_path):
+    _ingest(tmp_path, "long", turns=600)                      # 2,400 events, ~250k tokens
+    result = push_pack(Store(), "long", budget=1000)
+    assert result.read_events < 120 and result.pack.tokens <= 1000
+    check_pack(result, _events("long"), 1000)
+    assert result.pack.elision.ranges[0][0] == 1              # the unread start is named, not read
+
+
+def test_the_pack_reports_exactly_what_it_includes(tmp_path):
+    _ingest(tmp_path, "inc", turns=40)
+    compact(Store(), "inc", budget=1500, reflect=False)
+    js = cli("context", "--session", "inc", "--budget", "1200").lines()[0]
+    seqs = sorted({s for m in js["messages"] if m["part"] != "markers" for s in m["seqs"]})
+    assert js["included"]["seqs"] == seqs
+    assert js["included"]["marker_ids"] == [m["id"] for m in js["markers"] if m["id"]]
+    assert js["included"]["elided_ranges"] == (js["elided"] or {}).get("ranges", [])
+
+
+def test_window_compacts_first_once_the_working_set_passes_75_percent(tmp_path):
+    _ingest(tmp_path, "w", turns=60)
+    tokens = Store().stats().tokens
+    calm = push_pack(Store(), "w", budget=2000, window=int(tokens / 0.7))
+    assert calm.compacted is None and calm.working_set_tokens == tokens
+    hot = push_pack(Store(), "w", budget=2000, window=int(tokens / 0.8))
+    assert hot.compacted and hot.compacted["evicted"] > 0 and hot.cycle == 1
+    assert [m for m in hot.markers if m["id"]]
+    again = push_pack(Store(), "w", budget=2000, window=int(tokens / 0.8))
+    assert again.compacted is None and again.working_set_tokens < 0.75 * tokens / 0.8
+    check_pack(again, _events("w"), 2000)
+
+
+def test_compact_auto_runs_only_past_the_ceiling_and_window_must_hold_the_budget(tmp_path):
+    _ingest(tmp_path, "a", turns=40)
+    tokens = Store().stats().tokens
+    idle = cli("compact", "--session", "a", "--budget", "1500", "--auto", "--window", str(tokens * 2)).lines()[0]
+    assert idle["auto"]["triggered"] is False and idle["evicted"] == 0
+    ran = cli("compact", "--session", "a", "--budget", "1500", "--auto", "--window", str(tokens)).lines()[0]
+    assert ran["auto"]["triggered"] is True and ran["evicted"] > 0
+    assert cli("compact", "--session", "a", "--auto").code == 2
+    small = cli("context", "--session", "a", "--budget", "4000", "--window", "3000")
+    assert small.code == 2 and "--window" in small.err
+
+
+def test_a_long_never_compacted_session_compacts_from_its_tail(tmp_path, trace_home):
+    _ingest(tmp_path, "bulk", turns=500)
+    done = compact(Store(), "bulk", budget=2000, reflect=False)
+    assert done.fits and done.evicted > 1900 and done.markers == 1
+    events = _events("bulk")
+    cached = {e["seq"] for e in events if e["kind"] != "marker"} - {
+        s for m in Store().events() if m["kind"] == "marker" for a, b in m["meta"]["marker"]["ranges"]
+        for s in range(a, b + 1)}
+    assert len(cached) == done.cache_events                   # the marker covers everything else
+    before = cli("context", "--session", "bulk", "--budget", "2000", "--no-recall").lines()[0]
+    shutil.rmtree(trace_home / "cache")                       # the cache is a projection of the log
+    after = cli("context", "--session", "bulk", "--budget", "2000", "--no-recall").lines()[0]
+    assert before["messages"] == after["messages"]
+    check_pack(push_pack(Store(), "bulk", budget=2000), _events("bulk"), 2000)
+
+
+def test_recall_in_the_pack_is_gated_scoped_and_never_recalls_a_recalled_block(tmp_path):
+    s = _ingest(tmp_path, "one", turns=30, needles=6)
+    question = {"role": "user", "content": s.needles[0].query}
+    _ingest(tmp_path, "two", turns=30, seed=8, needles=6)
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps([question]))
+    cli("ingest", str(path), "--session", "two")           # asked in the other session
+    compact(Store(), "one", budget=1200, reflect=False)
+    scoped = push_pack(Store(), "two", budget=3000)
+    assert s.needles[0].value not in _recalled(scoped)
+    wide = push_pack(Store(), "two", budget=3000, cross_session=True)
+    assert s.needles[0].value in _recalled(wide)
+    assert not _recalled(push_pack(Store(), "two", budget=3000, cross_session=True, recall_min_score=50.0))
+    # a block injected once and logged with the next message is not found, or shown, again
+    logged = [{"role": "user", "content": f"{_recalled(wide)}\nthanks, now deploy it"}]
+    path.write_text(json.dumps(logged))
+    cli("ingest", str(path), "--session", "two")
+    hits = cli("recall", s.needles[0].value, "--session", "two", "-k", "5").lines()
+    assert all(not h["text"].startswith("<recalled-context") for h in hits)
+    shown = [e for e in cli("show", "--session", "two", "--tail", "3").lines() if e["kind"] == "user"][-1]
+    assert shown["text"].startswith("<recalled-context")     # the log keeps its bytes
+    again = push_pack(Store(), "two", budget=3000)
+    assert "<recalled-context" not in "\n".join(m.content for m in again.pack.messages if m.part != "recalled")
+
+
+def _recalled(result) -> str:
+    return next((m.content for m in result.pack.messages if m.part == "recalled"), "")
+
+
+def test_tool_output_truncation_follows_the_option_and_the_environment(tmp_path, monkeypatch):
+    big = "\n".join(f"row {i}: value {i * 7}" for i in range(3000))
+    s = build_session(turns=2, needles=0)
+    s.messages += [{"role": "user", "content": "dump the table"},
+                   {"role": "assistant", "content": None, "tool_calls": [
+                       {"id": "dump", "type": "function", "function": {"name": "sql", "arguments": "{}"}}]},
+                   {"role": "tool", "tool_call_id": "dump", "content": big},
+                   {"role": "assistant", "content": "done"}]
+    (tmp_path / "t.json").write_text(json.dumps(s.messages))
+    cli("ingest", str(tmp_path / "t.json"), "--session", "t")
+
+    def result_tokens(*args):
+        js = cli("context", "--session", "t", "--budget", "30000", "--no-recall", *args)
+        assert js.code == 0, js.err
+        return count_tokens(next(m["content"] for m in js.lines()[0]["messages"] if m.get("tool_call_id") == "dump"))
+
+    assert 1500 < result_tokens() <= 2000                                  # the default
+    assert result_tokens("--tool-max-tokens", "400") <= 400
+    monkeypatch.setenv("TRACE_TOOL_MAX_TOKENS", "600")
+    assert 400 < result_tokens() <= 600
+    monkeypatch.setenv("TRACE_TOOL_MAX_TOKENS", "lots")
+    bad = cli("context", "--session", "t")
+    assert bad.code == 2 and "TRACE_TOOL_MAX_TOKENS" in bad.err
+
+
+def test_an_unknown_session_names_the_first_five_known(tmp_path):
+    for i in range(7):
+        _ingest(tmp_path, f"s{i}", turns=2, needles=1)
+    run = cli("context", "--session", "nope")
+    assert run.code == 1 and "7 session(s)" in run.err and "s0, s1, s2, s3, s4 …" in run.err and "s5" not in run.err
+    assert len(run.err.strip().splitlines()) == 1
+    assert cli("context", "--session", "s6", "--budget", "2000").lines()[0]["session_id"] == "s6"
+    assert cli("compact", "--session", "s", "--budget", "2000").code == 1            # ambiguous prefix
