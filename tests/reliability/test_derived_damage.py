@@ -150,3 +150,40 @@ def test_recall_during_a_rebuild_is_an_error_never_an_empty_answer(tmp_path, tra
     assert run.code == 4 and "being built or rebuilt" in run.err and run.out == ""
     after = cli("recall", "config_3_1.yaml", "--mode", "fulltext")
     assert after.code == 0 and after.lines()
+
+
+@pytest.mark.parametrize("kind", ["empty", "half", "garbage", "flip", "append"])
+def test_a_damaged_overflow_record_is_named_and_the_tries_start_over(tmp_path, trace_home, kind):
+    """The overflow recovery's tries (cache/*.overflow.json) are derived
+    too: damaged, verify names them (exit 6), the next --overflow starts at
+    the first try instead of failing, and --repair leaves a clean store."""
+    src = openai_conversations(tmp_path / "c.jsonl", 6)
+    assert cli("ingest", str(src), "--session", "o").code == 0
+    args = ("context", "--session", "o", "--budget", "2000", "--no-recall", "--overflow")
+    assert [cli(*args).lines()[0]["overflow"]["try"] for _ in range(2)] == [1, 2]
+    tries = next((trace_home / "cache").glob("*.overflow.json"))
+    assert cli("verify").code == 0                     # a record of tries as written is no damage
+    damage(tries, kind, random.Random(kind))
+    verify = cli("verify")
+    assert verify.code == 6 and f"cache/{tries.name}" in verify.err and "Traceback" not in verify.err
+    again = cli(*args)
+    assert again.code == 0 and again.lines()[0]["overflow"]["try"] == 1, again.err
+    assert cli("verify", "--repair").code == 0
+    assert cli("verify").code == 0
+
+
+def test_sessions_are_known_from_the_log_while_state_db_is_damaged(tmp_path, trace_home):
+    """state.db is derived: a reader meeting it damaged (before any writer
+    rebuilt it) finds the session, its size and its context from the log."""
+    from stores.context.sessions import known_sessions, require_session, session_tokens
+    from stores.store import Store
+    src = openai_conversations(tmp_path / "c.jsonl", 3)
+    assert cli("ingest", str(src), "--session", "abc-session").code == 0
+    store = Store(trace_home)
+    tokens = session_tokens(store, "abc-session")
+    assert tokens > 0
+    damage(trace_home / "state.db", "garbage", random.Random(3))
+    assert known_sessions(store) == ["abc-session"]
+    assert require_session(store, "abc") == "abc-session"
+    assert session_tokens(store, "abc-session") == tokens
+    assert cli("context", "--session", "abc", "--budget", "2000", "--no-recall").code == 0
