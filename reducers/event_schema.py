@@ -47,6 +47,12 @@ def _id(v) -> bool:
     return type(v) is str and 0 < len(v) <= MAX_ID_CHARS
 
 
+# Marks an artifact or attachment reference an imported event brought
+# without its content (the store never held it): verify notes it, and does
+# not report it missing.
+NOT_CARRIED = "not_carried"
+
+
 def _artifact_id(v) -> bool:
     return type(v) is str and _HEX64.fullmatch(v) is not None
 

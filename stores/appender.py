@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 import orjson
 
 from reducers.drafts import Draft, merge_adjacent
-from reducers.event_schema import draft_problem
+from reducers.event_schema import NOT_CARRIED, draft_problem
 from reducers.media import redact_block
 from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
 from reducers.redact import redact
@@ -295,6 +295,9 @@ class Appender:
         elif artifact is not None and not self.artifacts.exists(artifact["id"]):
             self.warn(f"{path}:{d.line or '?'}: event {d.event_id} refers to artifact {artifact['id'][:12]}… "
                       f"which this store does not hold (export with its artifacts to carry it)")
+            artifact = {**artifact, NOT_CARRIED: True}
+        elif artifact is not None and NOT_CARRIED in artifact:
+            artifact = {k: v for k, v in artifact.items() if k != NOT_CARRIED}     # this store holds it
         elif artifact is None and self._too_big(d):
             full_text = text
             artifact, text = self.externalizer.text(text)
@@ -321,11 +324,20 @@ class Appender:
             event["meta"] = {**(d.meta or {}), "attachments": attachments}
         elif d.meta:
             event["meta"] = d.meta
-            for att in d.meta.get("attachments") or () if d.source is not None else ():
-                if not (isinstance(att, dict) and self._holds(att.get("id"))):
-                    self.warn(f"{path}:{d.line or '?'}: event {d.event_id} has attachment {str(att.get('id'))[:12]}… "
-                              f"which this store does not hold (export with its artifacts to carry it)")
+            if d.source is not None and d.meta.get("attachments"):
+                event["meta"] = {**d.meta, "attachments": [self._imported_attachment(att, d, path)
+                                                           for att in d.meta["attachments"]]}
         return event, full_text
+
+    def _imported_attachment(self, att: dict, d: Draft, path: str) -> dict:
+        """An exported event's attachment, marked when this store does not
+        hold its content (verify then notes it instead of failing)."""
+        att = {k: v for k, v in att.items() if k != NOT_CARRIED}
+        if self._holds(att.get("id")):
+            return att
+        self.warn(f"{path}:{d.line or '?'}: event {d.event_id} has attachment {str(att.get('id'))[:12]}… "
+                  f"which this store does not hold (export with its artifacts to carry it)")
+        return {**att, NOT_CARRIED: True}
 
     def _holds(self, artifact_id) -> bool:
         try:

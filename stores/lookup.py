@@ -9,7 +9,7 @@ from typing import Iterator
 
 import orjson
 
-from reducers.event_schema import conform
+from reducers.event_schema import NOT_CARRIED, conform
 from stores.errors import UsageError
 from stores.ids import is_ulid
 from stores.segments import iter_events, iter_log_lines
@@ -129,11 +129,20 @@ def export_events(store, session_id: str | None = None, with_artifacts: bool = T
     for event in events:
         if with_artifacts:
             readable = conform(event)            # a malformed old line is exported as written, contents aside
-            if readable.get("artifact"):
+            # (content an imported event never brought along stays behind: it keeps its mark)
+            art = readable.get("artifact")
+            if art and _exportable(store, art):
                 event = {**event, "artifact_content": full_text(store, readable)}
-            if (readable.get("meta") or {}).get("attachments"):
+            attachments = (readable.get("meta") or {}).get("attachments")
+            if attachments and all(_exportable(store, a) for a in attachments):
                 event = {**event, "attachments_content": attachment_blocks(store, readable)}
         yield event
+
+
+def _exportable(store, ref: dict) -> bool:
+    """False for a reference an imported event brought without its content
+    (the store never held it); a carried one that is missing is an error."""
+    return ref.get(NOT_CARRIED) is not True or store.artifacts.exists(str(ref.get("id")))
 
 
 def attachment_blocks(store, event: dict) -> list:

@@ -49,6 +49,8 @@ def test_a_store_an_older_version_poisoned_still_serves_every_command(tmp_path, 
     commands = [["stats"], ["recall", "marmalade", "-k", "5"], ["recall", "marmalade", "--mode", "fulltext"],
                 ["index"], ["reindex"], ["export"], ["show", "1..40"], ["show", "--session", "old"],
                 ["context", "--session", "good", "--format", "text"],
+                ["context", "--session", "old", "--format", "text"],       # read through the session reader
+                ["compact", "--session", "old", "--budget", "200", "--headroom", "10"],
                 ["compact", "--session", "good", "--budget", "300", "--headroom", "10"],
                 ["ingest", str(trace_events(tmp_path / "later.jsonl", [trace_line(7)]))]]
     for args in commands:
@@ -95,3 +97,31 @@ def test_the_chokepoint_refuses_a_bad_draft_from_any_parser(tmp_path, trace_home
     assert run.code == 1 and run.lines()[0]["added"] == 2 and run.lines()[0]["errors"] == 1
     assert f"{src}:2: ts is not a string; this event was not written" in run.err
     assert [e["text"] for e in Store(trace_home).events()] == ["first", "third"]
+
+
+def test_an_imported_reference_to_content_never_carried_leaves_a_store_that_verifies(tmp_path, trace_home):
+    """An exported event naming an artifact and an attachment whose content
+    did not come along is kept with a warning and marked: verify notes it
+    (exit 0, not an integrity failure no append could ever clear), export
+    carries the mark, and content that later arrives is checked as usual."""
+    art, att = "a" * 64, "b" * 64
+    bare = trace_line(2, kind="tool_result", artifact={"id": art, "bytes": 9},
+                      meta={"attachments": [{"id": att, "media_type": "image/png"}]})
+    src = trace_events(tmp_path / "bare.jsonl", [trace_line(1), bare, trace_line(3)])
+    run = cli("ingest", "--no-embed", "--format", "trace", str(src))
+    assert run.code == 0 and run.lines()[0]["added"] == 3
+    assert run.err.count("which this store does not hold") == 2
+    verify = cli("verify")
+    assert verify.code == 0 and "never in this store" in verify.err, verify.err
+    exported = cli("export")
+    assert exported.code == 0
+    again = next(e for e in exported.lines() if e["seq"] == 2)
+    assert again["artifact"]["not_carried"] is True and again["meta"]["attachments"][0]["not_carried"] is True
+    assert "artifact_content" not in again and "attachments_content" not in again
+    # the same id from an event that carries it: stored, and checked from then on
+    carried = trace_line(4, kind="tool_result", artifact_content="nine byte")
+    assert cli("ingest", "--no-embed", "--format", "trace",
+               str(trace_events(tmp_path / "carried.jsonl", [carried]))).code == 0
+    held = next(e for e in Store(trace_home).events() if e["seq"] == 4)["artifact"]["id"]
+    next((trace_home / "artifacts").rglob(f"{held}*")).unlink()
+    assert cli("verify").code == 5
