@@ -19,7 +19,7 @@ from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex, index_rows
 from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
 from stores.integrity.derived import OPEN, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
 from stores.paths import exchange
-from stores.segments import iter_log_lines, list_segments, segments_from
+from stores.segments import iter_log_lines, list_segments, segments_from, writer_pass
 from stores.vectors import VectorIndex
 
 CATCH_UP_BATCH = 5000
@@ -31,7 +31,7 @@ def iter_located(segments_dir: Path, start_seq: int) -> Iterator[tuple[dict, tup
     """(event, (segment first seq, byte offset)) from start_seq on."""
     segments = segments_from(list_segments(segments_dir), start_seq)
     firsts = {seg.path: seg.first_seq for seg in segments}
-    for raw, event in iter_log_lines(segments):        # damage is named, a torn last line passed over
+    for raw, event in iter_log_lines(segments, on_damaged=writer_pass):   # a torn last line passed over too
         if event["seq"] >= start_seq:
             yield conform(event), (firsts[raw.segment], raw.offset)
 

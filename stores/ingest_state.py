@@ -126,7 +126,7 @@ class IngestState:
         if start >= log_seq:
             return 0
         replayed, batch = 0, []
-        for event in iter_events(segments_dir, start_seq=start + 1, conformed=True):
+        for event in iter_events(segments_dir, start_seq=start + 1, conformed=True, past_damage=True):
             batch.append(event)
             if len(batch) >= 5000:
                 self.record(batch)

@@ -93,7 +93,12 @@ class VerifyReport:
 def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> VerifyReport:
     report = VerifyReport(store=str(store.dir))
     if not store.exists():
-        report.notes.append("no store here yet: nothing to verify")
+        reached = max([recorded_seq(store.dir), *(s.last_seq for s in _recorded_seals(store.dir).values())])
+        if reached > 0:                   # state.db remembers a log: segments/ was removed, not never made
+            report.fail("segments/", 0, f"is missing, but events up to seq {reached} were recorded; restore "
+                                        f"segments/ from a backup, or `trace verify --repair` to record the loss")
+        else:
+            report.notes.append("no store here yet: nothing to verify")
         return report
     walk = _LogWalk(report, store.segments(), _recorded_seals(store.dir))
     artifact_ids, log_end = walk.run()

@@ -28,8 +28,9 @@ class RepairResult:
 
 
 def repair(store, wait: float = 0.0) -> RepairResult:
-    store.require()
     before = verify(store)
+    if before.ok and not store.exists():
+        store.require()                   # (a store whose segments/ was removed is repaired: the loss recorded)
     repaired = [f"rebuilt {d.where} ({d.why})" for d in before.damage]
     unlisted = [p for p in before.derived if not any(p.segment == d.where for d in before.damage)]
     rebuild_fulltext = any(p.segment.startswith("fulltext") for p in unlisted)

@@ -158,11 +158,19 @@ def current_seals(segments_dir: Path, known: dict[int, Seal]) -> dict[int, Seal]
                                       seg.first_seq - 1, "")
             continue
         event = sealed_event(line) if line is not None else None
-        if event is None or type(event.get("seq")) is not int:
-            continue                                   # damaged: verify's to report
+        if event is None:                              # damaged last line (verify names it): sealed as it is,
+            event = _last_sealed_event(seg.path)       # by the last event in it, so an accepted change holds
+        last_seq, last_hash = (event["seq"], str(event["hash"])) if event else (seg.first_seq - 1, "")
         out[seg.first_seq] = Seal(seg.first_seq, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                  event["seq"], str(event["hash"]))
+                                  last_seq, last_hash)
     return out
+
+
+def _last_sealed_event(path: Path) -> dict | None:
+    last = None
+    for raw in iter_raw_lines(path):
+        last = sealed_event(raw.data) or last
+    return last
 
 
 def path_name(first_seq: int) -> str:

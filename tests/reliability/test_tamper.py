@@ -197,3 +197,55 @@ def test_ingest_can_accept_the_change_itself(store, tmp_path):
     assert run.code == 0 and f"events {last}..{last} are gone from the log" in run.err
     assert cli("verify").code == 0
     assert all(e["seq"] != last or e["meta"].get("lost") for e in store.events())
+
+
+@pytest.mark.parametrize("garbage", [b"not json at all\n", b"\xef\xbb\xbf", b'{"seq": 100000000000000000000, "hash": "x"}\n'],
+                         ids=["garbage", "byte-order mark", "seq past any integer"])
+def test_a_sealed_line_that_is_no_event_is_refused_then_passed_over_once_accepted(store, tmp_path, garbage):
+    """A line in the middle of the log that no longer parses as an event:
+    named, refused, and once `verify --repair` accepts it the store works
+    again (writers rebuild past it, readers of the rest are served); verify
+    keeps naming it, since an append-only log cannot put it right."""
+    last_before = max(e["seq"] for e in store.events())
+    seg = _sealed_with_lines(store)
+    lines = _lines(seg)
+    i = next(i for i, line in enumerate(lines) if b"question" in line)
+    lines[i] = garbage + lines[i] if garbage.startswith(b"\xef") else garbage
+    seg.write_bytes(b"".join(lines))
+    assert cli("verify").code == 5
+    later = openai_conversations(tmp_path / "later.jsonl", 1, prefix="later")
+    refused = cli("ingest", "--no-embed", str(later))
+    assert refused.code == 5 and "the log was changed outside TRACE" in refused.err, refused.err
+    repaired = cli("verify", "--repair")
+    assert repaired.code == 5 and "Traceback" not in repaired.err and "report it" not in repaired.err, repaired.err
+    added = cli("ingest", "--no-embed", str(later))
+    assert added.code == 0 and added.lines()[0]["added"] > 0, added.err
+    for args in (["stats"], ["recall", "later", "--mode", "fulltext", "-k", "2"], ["reindex"],
+                 ["show", "--session", added.lines()[0]["session_id"]]):
+        run = cli(*args)
+        assert run.code == 0 and "Traceback" not in run.err, (args, run.err)
+    new = [h["seq"] for h in cli("show", "--session", added.lines()[0]["session_id"]).lines()]
+    assert new and min(new) > last_before                              # no seq is used twice
+    still = cli("verify")
+    assert still.code == 5 and f"{seg.name}:{i + 1}" in still.err
+
+
+def test_a_removed_segments_folder_is_named_not_an_empty_store_and_repaired(store, tmp_path, trace_home):
+    last = max(e["seq"] for e in store.events())
+    shutil.rmtree(trace_home / "segments")
+    verify = cli("verify")
+    assert verify.code == 5 and "segments/: is missing" in verify.err, verify.err
+    assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b"))).code == 5
+    assert cli("verify", "--repair").code == 0
+    added = cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "c.jsonl", 1, prefix="c")))
+    assert added.code == 0, added.err
+    assert min(e["seq"] for e in store.events() if "lost" not in (e.get("meta") or {})) > last
+    assert cli("verify").code == 0
+
+
+def test_a_file_named_past_any_seq_in_segments_is_not_a_segment(store, tmp_path, trace_home):
+    (trace_home / "segments" / ("9" * 20 + ".jsonl")).write_text('{"a": 1}\n')
+    run = cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b")))
+    assert run.code == 0 and "report it" not in run.err, run.err
+    assert cli("recall", "b", "--mode", "fulltext").code in (0, 3)
+    assert cli("verify").code == 0
