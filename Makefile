@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := $(CURDIR)/.demo-store
 
-.PHONY: install test soak demo report bench clean
+.PHONY: install test soak demo report bench commands clean
 
 install: $(STAMP)
 
@@ -57,6 +57,11 @@ report: install
 
 bench: install
 	$(BIN)/trace bench ingest
+
+# docs/COMMANDS.md from every command's --help (tests/test_command_reference.py
+# fails when it is out of date: run this after changing a command's help).
+commands: install
+	$(BIN)/python -m trace_cli.command_reference docs/COMMANDS.md
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .hypothesis

@@ -24,6 +24,7 @@ from reducers.event_schema import draft_problem
 from reducers.reconcile import AddAll, SizeAware
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
+from stores.api.results import Result
 from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -39,7 +40,7 @@ _STORE_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)   # the store, not the s
 
 
 @dataclass
-class IngestResult:
+class IngestResult(Result):
     source: str
     format: str | None = None
     session_id: str | None = None
@@ -57,7 +58,7 @@ class IngestResult:
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         out = asdict(self)
         out.pop("error_lines")
         if out["error"] is None:

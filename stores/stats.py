@@ -6,12 +6,13 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 
+from stores.api.results import Result
 from stores.ingest_state import IngestState, tally
 from stores.segments import iter_events
 
 
 @dataclass
-class Stats:
+class Stats(Result):
     store: str
     events: int = 0
     tokens: int = 0
