@@ -22,6 +22,7 @@ from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.event_schema import draft_problem
 from reducers.reconcile import AddAll, SizeAware
+from reducers.redact import redact as redact_text
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.api.results import Result
@@ -139,7 +140,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
                    on_progress, tracker: WorkingStateTracker | None = None,
                    hold_open_tail: bool = False) -> IngestResult:
     result = IngestResult(source=src.display)
-    ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
+    ident = redact_text(f"{src.source_id}|{format}|{session or ''}|{int(redact)}")[0]   # state.db keeps it
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format
