@@ -141,22 +141,25 @@ class Store(CommandMethods):
         from stores.ingest import ingest
         return ingest(self, paths, **options)
 
-    def index(self, wait: float = 0.0, embedder: str | None = None) -> dict:
+    def index(self, wait: float = 0.0, embedder: str | None = None):
         """Bring every derived index up to the log (the cron job for
-        `ingest --no-embed`); returns watermarks before and after."""
-        before = self.index_status()
-        with self.writer(wait=wait, embed=True, embedder=embedder):
-            pass
-        return {"before": before, "after": self.index_status()}
+        `ingest --no-embed`); an IndexResult: watermarks before and after."""
+        return self._indexed(wait=wait, embed=True, embedder=embedder)
 
-    def reindex(self, wait: float = 0.0, embedder: str | None = None) -> dict:
+    def reindex(self, wait: float = 0.0, embedder: str | None = None):
         """Rebuild the full-text and vector indexes from the log. The new
         full-text index is built beside the old one, which answers recall
         until the new one takes its place."""
-        before = self.index_status()
-        with self.writer(wait=wait, embed=True, embedder=embedder, rebuild_fulltext=True, rebuild_vectors=True):
-            pass
-        return {"before": before, "after": self.index_status()}
+        return self._indexed(wait=wait, embed=True, embedder=embedder, rebuild_fulltext=True, rebuild_vectors=True)
+
+    def _indexed(self, **writer_options):
+        import time
+
+        from stores.api.results import IndexResult
+        before, t = self.index_status(), time.perf_counter()
+        with self.writer(**writer_options):
+            pass                                  # opening a writer brings the indexes up to the log
+        return IndexResult(before=before, after=self.index_status(), seconds=round(time.perf_counter() - t, 3))
 
     def index_status(self) -> dict:
         from stores.fulltext import FulltextIndex

@@ -26,6 +26,7 @@ import orjson
 
 from reducers.canonical import GENESIS, check_line
 from reducers.event_schema import NOT_CARRIED, conform, event_problem
+from stores.api.results import Result
 from stores.errors import IntegrityError
 from stores.event_log import LOST_EVENTS
 from stores.ingest_state import recorded_seq, tally
@@ -53,7 +54,7 @@ class Problem:
 
 
 @dataclass
-class VerifyReport:
+class VerifyReport(Result):
     store: str
     ok: bool = True           # nothing wrong at all
     events: int = 0
@@ -88,6 +89,12 @@ class VerifyReport:
     @property
     def exit_code(self) -> int:
         return 0 if self.ok else 5 if self.problems else EXIT_DERIVED
+
+    def to_dict(self) -> dict:
+        """What `trace verify` prints: the verdict, counts and each problem as a line."""
+        return {"ok": self.ok, "status": self.status, "events": self.events, "segments": self.segments,
+                "artifacts": self.artifacts, "last_seq": self.last_seq,
+                "problems": [str(p) for p in self.problems], "derived": [str(p) for p in self.derived]}
 
 
 def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> VerifyReport:

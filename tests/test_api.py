@@ -119,3 +119,14 @@ def test_sweep_and_digest(built, tmp_path):
     store.sweep()
     digest = store.digest(tmp_path / "MEMORY.md", max_lines=12)
     assert _same_json(digest)["lines"] <= 12 and (tmp_path / "MEMORY.md").read_text().startswith("# Memory digest")
+
+
+def test_verify_index_and_reindex_return_typed_results(tmp_path):
+    from stores.store import Store
+    store = Store(tmp_path / "s")
+    list(store.ingest([str(SAMPLES / "claude-code" / "demo-session.jsonl")], embed=False))
+    report = store.verify()
+    assert report.to_dict()["ok"] is True and json.loads(report.to_json())["events"] == report.events > 0
+    for done in (store.index(), store.reindex()):
+        d = json.loads(done.to_json())
+        assert d["after"]["fulltext_seq"] == d["after"]["log_seq"] == report.last_seq and d["seconds"] >= 0

@@ -151,3 +151,12 @@ def from_dict(cls, data: dict[str, Any]):
     """A result from a dict that may carry more keys than the type has."""
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class IndexResult(Result):
+    """What `trace index` / `trace reindex` did: the watermarks of each index
+    (log_seq, fulltext_seq, vector_seq, vectors, embedder, dim) before and after."""
+    before: dict
+    after: dict
+    seconds: float = 0.0

@@ -25,16 +25,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(ctx, what: str, embedder, wait, json_out) -> int:
-    import time
-
     from trace_cli.app_state import state
     st = state(ctx)
     out = st.output(json_out)
     store = st.store(out)
     store.require()
-    t = time.perf_counter()
-    result = store.index(wait=wait, embedder=embedder) if what == "index" else store.reindex(wait=wait, embedder=embedder)
-    result["seconds"] = round(time.perf_counter() - t, 3)
+    done = store.index(wait=wait, embedder=embedder) if what == "index" else store.reindex(wait=wait, embedder=embedder)
+    result = done.to_dict()
     if out.json:
         out.emit(result)
     else:

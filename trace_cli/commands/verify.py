@@ -45,9 +45,7 @@ def register(app: typer.Typer) -> None:
             out.problem(p.at(store.dir))
         for p in report.derived:
             out.problem(p.at(store.dir))
-        summary = {"ok": report.ok, "status": report.status, "events": report.events, "segments": report.segments,
-                   "artifacts": report.artifacts, "last_seq": report.last_seq,
-                   "problems": [str(p) for p in report.problems], "derived": [str(p) for p in report.derived]}
+        summary = report.to_dict()
         if repaired is not None:
             summary["repaired"] = repaired
         if out.json:
