@@ -6,6 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `make test` replays the same generated examples every run, so CI never
+# turns red on a case no change brought; `make soak` explores new ones.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("explore" if os.environ.get("TRACE_FUZZ_EXPLORE") else "repeatable")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TRACE_SHARED", REPO.parent / "shared"))

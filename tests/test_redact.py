@@ -601,3 +601,13 @@ def test_a_base64_key_that_opens_with_a_slash_is_a_key_and_a_path_stays_a_path()
                  "/srv/Keys/Prod/DeployKey2024", "/home/ci/.ssh/id_ed25519", "/usr/include/c++/11/bits/stl_map"):
         for text in (f"SSL_KEY={path}", f'private_key: "{path}"', f"--api-key {path}"):
             assert redact(text) == (text, 0), text
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: secrets glued to each other with no separator; the key between "
+                                       "a GitHub token and a Stripe key is found only on a second pass (found by "
+                                       "hypothesis while exploring, 2026-11-27)")
+def test_a_key_glued_between_two_other_secrets_is_redacted_on_the_first_pass():
+    text = ("ghp_" + "A" * 36 + "sk-" + "A" * 50 + "ZURE_STORAGE_KEY=ZrDXwL5aEI6NOyz8ya/IuaKHPwiZOPY2BWCSJ0LBcWyJUJtbYM3"
+            "mKmPVYo00ygVBC/fqlXMfySZ0KI1j5r7sV8==sk_live_" + "4eC3" * 6 + "sk-" + "A" * 48)
+    once, _ = redact(text)
+    assert "ZrDXwL5aEI6NOyz8" not in once
