@@ -154,7 +154,8 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     return statistics.median(times), found / len(needles), build
 
 
-def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None]) -> list[dict]:
+def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
+                     cold_runs: int = 5) -> list[dict]:
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-recall-"))
     rows = []
     try:
@@ -173,8 +174,8 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
                 row[f"{mode}_p95_ms"] = round(_pct(times, 0.95), 2)
                 row[f"{mode}_recall10"] = round(recall10, 3)
             note(f"{size} events: cold CLI starts")
-            row["cold_fulltext_ms"] = round(_cold(store_dir, sample[0].query, "fulltext"), 1)
-            row["cold_hybrid_ms"] = round(_cold(store_dir, sample[0].query, "hybrid"), 1)
+            row["cold_fulltext_ms"] = round(_cold(store_dir, sample[0].query, "fulltext", cold_runs), 1)
+            row["cold_hybrid_ms"] = round(_cold(store_dir, sample[0].query, "hybrid", cold_runs), 1)
             note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)

@@ -38,6 +38,7 @@ class Plan:
     hooks_runs: int = 30
     startup_events: int = 10_000
     startup_runs: int = 10
+    recall_cold_runs: int = 5
 
     @classmethod
     def full(cls, sizes: list[int], repeat: int, shared: Path, workdir: str | None = None) -> "Plan":
@@ -47,10 +48,10 @@ class Plan:
     def smoke(cls, shared: Path, sizes: list[int] | None = None, workdir: str | None = None) -> "Plan":
         """--quick: every section on tiny inputs, one run each (a smoke test,
         not a measurement)."""
-        return cls(sizes=sizes or [1_000, 2_000], repeat=1, shared=str(shared), quick=True, workdir=workdir,
-                   context_sizes=[200, 1_000], context_repeat=2, sweep_events=1_000,
-                   needle_scaling=[100, 200, 1_000], hooks_events=200, hooks_session_events=[100],
-                   hooks_runs=3, startup_events=1_000, startup_runs=3)
+        return cls(sizes=sizes or [500], repeat=1, shared=str(shared), quick=True, workdir=workdir,
+                   context_sizes=[200], context_repeat=1, sweep_events=1_000,
+                   needle_scaling=[100, 200], hooks_events=100, hooks_session_events=[40],
+                   hooks_runs=1, startup_events=200, startup_runs=1, recall_cold_runs=1)
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -74,7 +75,7 @@ def _ingest(plan: Plan, note: Note) -> list[dict]:
 
 def _recall(plan: Plan, note: Note) -> list[dict]:
     from trace_cli.bench.recall_bench import run_recall_bench
-    return run_recall_bench(sorted(plan.sizes), plan.workdir, note)
+    return run_recall_bench(sorted(plan.sizes), plan.workdir, note, cold_runs=plan.recall_cold_runs)
 
 
 def _needle(plan: Plan, note: Note) -> list[dict]:

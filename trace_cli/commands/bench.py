@@ -220,7 +220,7 @@ def bench_all(
     quick: Annotated[bool, typer.Option("--quick", help="Tiny sizes, one run each: a smoke test.")] = False,
     sizes: Annotated[str | None, typer.Option(
         "--sizes", metavar="N,N,…", help="Recall store sizes (the largest is also the ingest size). "
-        "[default: 10k,100k,1M; with --quick 1k,2k]")] = None,
+        "[default: 10k,100k,1M; with --quick 500]")] = None,
     repeat: Annotated[int | None, typer.Option("--repeat", "-r", min=1, help="Runs per measured phase (median). "
                                                "[default: 3; with --quick 1]")] = None,
     only: Annotated[str | None, typer.Option(
