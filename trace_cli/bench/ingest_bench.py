@@ -99,7 +99,8 @@ def _summarise(rows: list[dict]) -> list[dict]:
                     "runs": len(rs), "events_per_s_median": round(statistics.median(rates)),
                     "seconds_median": round(statistics.median(r["seconds"] for r in rs), 3),
                     "peak_rss_mb_max": round(max(r["rss_mb"] for r in rs), 1),
-                    "peak_anon_mb_max": _max_or_none(r.get("anon_mb") for r in rs)})
+                    "peak_anon_mb_max": _max_or_none(r.get("anon_mb") for r in rs),
+                    **_bytes_per_event(rs[-1])})
     by = {(r["size"], r["phase"]): r for r in out}
     phase = "ingest+embed" if ("100%", "ingest+embed") in by else "ingest"
     for size in ("10%", "100%"):
@@ -115,6 +116,15 @@ def _summarise(rows: list[dict]) -> list[dict]:
         if small["peak_anon_mb_max"] and full["peak_anon_mb_max"]:
             full["anon_growth_vs_10pct"] = round(full["peak_anon_mb_max"] / small["peak_anon_mb_max"], 2)
     return out
+
+
+def _bytes_per_event(run: dict) -> dict:
+    """The store's size on disk per event, by part (a full ingest only)."""
+    parts = run.get("store_bytes")
+    if not parts or not run["events"]:
+        return {}
+    return {"bytes_per_event": round(sum(parts.values()) / run["events"]),
+            "bytes_per_event_by_part": {k: round(v / run["events"]) for k, v in parts.items()}}
 
 
 def _max_or_none(values) -> float | None:

@@ -107,7 +107,9 @@ def phase_ingest(store: str, dirs: list[str], embed: bool) -> dict:
     for r in Store(store).ingest(dirs, embed=embed):
         added += r.added
         errors += r.errors
-    return {"events": added, "errors": errors, "seconds": time.perf_counter() - t}
+    seconds = time.perf_counter() - t
+    from trace_cli.bench.footprint import footprint
+    return {"events": added, "errors": errors, "seconds": seconds, "store_bytes": footprint(store)}
 
 
 def phase_sweep(store: str) -> dict:
