@@ -220,15 +220,15 @@ def bench_all(
     quick: Annotated[bool, typer.Option("--quick", help="Tiny sizes, one run each: a smoke test.")] = False,
     sizes: Annotated[str | None, typer.Option(
         "--sizes", metavar="N,N,…", help="Recall store sizes (the largest is also the ingest size). "
-        "[default: 10k,100k,1M; with --quick 500]")] = None,
+        "Default 10k,100k,1M; with --quick 500.")] = None,
     repeat: Annotated[int | None, typer.Option("--repeat", "-r", min=1, help="Runs per measured phase (median). "
-                                               "[default: 3; with --quick 1]")] = None,
+                                               "Default 3; with --quick 1.")] = None,
     only: Annotated[str | None, typer.Option(
         "--only", metavar="NAME,…", help="Only these sections: cold_start, ingest, recall, needle, locomo, "
         "context, sweep, hooks.")] = None,
     shared: Annotated[str | None, typer.Option(
         "--shared", metavar="DIR", help="The shared data (transcripts/, data/locomo-dev/, tools/). "
-        "[default: $TRACE_SHARED or ../shared]")] = None,
+        "Default $TRACE_SHARED or ../shared.")] = None,
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs and stores here "
                                                 "(else a temp dir, removed at the end).")] = None,
     json_out: Annotated[str | None, typer.Option("--json-out", metavar="FILE", help="Write the JSON report here.")] = None,
