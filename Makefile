@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := $(CURDIR)/.demo-store
 
-.PHONY: install test soak demo report bench clean
+.PHONY: install test soak demo report bench commands clean
 
 install: $(STAMP)
 
@@ -59,6 +59,11 @@ report: install
 bench: install
 	mkdir -p bench-out
 	$(BIN)/trace bench all --json-out bench-out/bench.json --md-out bench-out/bench.md
+
+# docs/COMMANDS.md from every command's --help (tests/test_command_reference.py
+# fails when it is out of date: run this after changing a command's help).
+commands: install
+	$(BIN)/python -m trace_cli.command_reference docs/COMMANDS.md
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .hypothesis

@@ -79,6 +79,7 @@ _NAMED_PLACEHOLDER = re.compile(r"pass|password|passwd|pwd|pw|secret|token|key|a
 _FILLER = re.compile(r"[xX*#._\-\u2022]+")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", _A)
 _PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])", _A)
+_BASE64_KEY = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}", _A)
 _PATH_EXPR = re.compile(r"[A-Za-z_]+(?:\[-?[0-9]*\])?(?:\.[A-Za-z_]+(?:\[-?[0-9]*\])?)+", _A)  # Jobs[-1].Id
 _CODE = re.compile(r"""[A-Za-z_$][A-Za-z_$.\[\]]*     # names, attributes, subscripts: no digits
     |[A-Za-z_$][\w$.]*\[.*                           # a subscript, a slice or a generic
@@ -106,6 +107,33 @@ def _classes(value: str) -> tuple[int, bool]:
         elif ch not in "_-./:[]":
             symbol = 1
     return lower + upper + digit + symbol, bool(digit or symbol)
+
+
+def _file_path(value: str) -> bool:
+    """/etc/ssl/key.pem, ~/.aws, C:\\keys: a path, not a secret. Base64 can
+    open with a slash too (1 key in 64): the base64 alphabet only, 20+
+    characters besides the slashes, padded with "=", with a "+" in 30+, a
+    third of its letters capitals, or changing between lower, upper and
+    digit at one character in three or more (random, not CamelCase words:
+    /run/secrets/ProdSigningKey2024), is a key."""
+    if _PATH.match(value) is None:
+        return False
+    if _BASE64_KEY.fullmatch(value) is None:
+        return True
+    run = value.replace("/", "")
+    if len(run) < 20:
+        return True
+    return not (value.endswith("=") or ("+" in run and len(run) >= 30) or _switches(run) >= 0.3 * (len(run) - 1)
+                or sum("A" <= c <= "Z" for c in run) >= 0.35 * sum(c.isalpha() for c in run))
+
+
+def _switches(part: str) -> int:
+    """How often the character class (lower, upper, digit, other) changes
+    along `part`, a capital opening a word (Key) not counted: about every
+    other character in random base64, one in four or five in CamelCase."""
+    def cls(c: str) -> int:
+        return 0 if "a" <= c <= "z" else 1 if "A" <= c <= "Z" else 2 if "0" <= c <= "9" else 3
+    return sum(cls(a) != cls(b) and not (cls(a) == 1 and cls(b) == 0) for a, b in zip(part, part[1:]))
 
 
 def _random_letters(value: str) -> bool:
@@ -137,7 +165,7 @@ def credential_like(value: str, quoted: bool = True, *, password: bool = False,
         return False
     if _LITERAL.fullmatch(value) or _DATE.match(value) or _PATH_EXPR.fullmatch(value):
         return False
-    if "://" in value or _PATH.match(value) or _EMAIL.fullmatch(value):
+    if "://" in value or _file_path(value) or _EMAIL.fullmatch(value):
         return False
     if not quoted and _CODE.fullmatch(value) and not _random_letters(value):
         return False

@@ -27,6 +27,7 @@ _TRAILING = re.compile(r"\s+(?:setting|settings|value|values|config|configuratio
 # flight", "the code") it is usually an action on the day's object.
 SETTING_NOUNS = frozenset("""
 port host hostname url uri endpoint domain address path dir directory root base prefix suffix
+period retention window duration frequency rate expiry expiration lifetime
 timeout timeouts ttl interval delay retries retry attempts backoff limit limits quota cap threshold max min
 size length width height count number concurrency parallelism workers worker threads pool replicas instances
 memory cpu disk ram heap cache caching queue broker bus database db datastore store storage bucket persistence

@@ -6,9 +6,11 @@ value it replaces. The shapes are how people state settings and choices in
 agent sessions, not one transcript's wording:
 
   config        set/change/switch/bump/raise X (from A) to B · X is now B ·
-                X has been changed to B · X defaults to B · X should be B ·
-                KEY=value in prose
-  decision      let's / we'll go with A (for X) · use A for X · use A
+                X has been changed to B · X was moved/raised to B · X
+                defaults to B · X should be B · the <setting> X is B (B a
+                name, number or code, not a state) · KEY=value in prose
+  decision      let's / we'll go with A (for X) · for X, we'll go with /
+                use A · use A for X (after all) · use A
                 instead of B · switch/migrate from B to A · we decided to
                 use A (for X) · decided on A · chose / settled on A ·
                 decision: …
@@ -31,8 +33,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
-from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value, label_of,
-                                norm_key, norm_value, plain_value, specific_subject, tidy_subject)
+from reducers.fact_keys import (REFERENTS, SETTING_NOUNS, STATES, FactCandidate, clean, clip, good_subject, good_value,
+                                label_of, norm_key, norm_value, plain_value, specific_subject, tidy_subject)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -53,6 +55,12 @@ _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|
                 r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
 _PAST_CHANGE = (r"(?:set|changed|switched|updated|bumped|raised|lowered|increased|decreased|reduced|moved|"
                 r"upgraded|downgraded|pinned|configured)")
+# Words that may close a sentence after its subject: "use NATS for the queue after all".
+_TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
+# A value that looks like a setting's: quoted, Capitalised words (a product),
+# code-like, or a number with its unit; not a state word ("empty", "stale").
+_SETTING_VAL = (r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){0,3})|"
+                r"[\w.+-]*\d[\w.+-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
 _WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
 _COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
               r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
@@ -90,14 +98,30 @@ class Rule:
     allow_negation: bool = False
     max_value_words: int = 6
     setting: bool = False         # a setting: its subject must be specific, its value plain
+    said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
 
 
-def _subject_value(m: re.Match, sentence: str):
-    subj = tidy_subject(_SUBJECT_START.sub("", m.group("subj")))
+_AUXILIARY = re.compile(r"(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
+
+
+def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = None):
+    subj = _SUBJECT_START.sub("", m.group("subj"))
+    subj = tidy_subject(trailing.sub("", subj) if trailing else subj)
     if subj is None:
         return None
     old = m.groupdict().get("old")
     return norm_key(subj), _value(m.group("val")), _value(old) if old else None, False
+
+
+def _named_setting(m: re.Match, sentence: str):
+    """A label that names a setting in words ("Max connections"), not a
+    file or an identifier listed with its path."""
+    built = _subject_value(m, sentence)
+    if built is None or not any(w in SETTING_NOUNS for w in built[0].split()[-2:]):
+        return None
+    if m.group("subj").strip().lower() in built[1].lower():
+        return None                                  # ".env: apps/web/.env": a file listed with its path
+    return built
 
 
 def _value_only(m: re.Match, sentence: str):
@@ -190,15 +214,20 @@ RULES: tuple[Rule, ...] = (
     Rule("go-with-instead", "decision",
          _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("go-with-for", "decision", _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
+    Rule("go-with-for", "decision", _rx(rf"(?:\b{_WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
+         _value_only, allow_plan=True),
+    Rule("for-x-go-with", "decision",
+         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
+             rf"(?:the\s+|our\s+)?{_SUBJ},?\s+(?:{_WE}\s+)?"
+             rf"(?:(?:go|going|went|stick|sticking)\s+with|use|using|pick|picked|chose|choose|settled on)\s+{_VAL}"),
          _value_only, allow_plan=True),
     Rule("go-with", "decision", _rx(rf"\b{_WE}\s+(?:go|going|stick|sticking)\s+with\s+{_VAL}"),
          _value_only, allow_plan=True),
     Rule("use-instead", "decision",
          _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
-                                    rf"(?:the\s+)?{_SUBJ}$"),
+    Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using|keep|keeping)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
+                                    rf"(?:the\s+)?{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("switch-from-to", "decision",
          _rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
@@ -207,8 +236,8 @@ RULES: tuple[Rule, ...] = (
     Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
-         _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+"
-             rf"(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}$"),
+         _rx(rf"\b(?:we|i)(?:'re|\s+are)?\s+(?:have\s+|'ve\s+)?(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
+             rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
          _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
@@ -232,6 +261,10 @@ RULES: tuple[Rule, ...] = (
     Rule("has-been-changed", "config",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{_PAST_CHANGE}\s+(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
          _subject_value, setting=True),
+    Rule("moved-to", "config",
+         _rx(rf"{_SUBJ_BEFORE}\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{_PAST_CHANGE}\s+"
+             rf"(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
+         lambda m, s: _subject_value(m, s, trailing=_AUXILIARY), setting=True),
     Rule("is-now", "config",
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
          _subject_value, setting=True),
@@ -255,6 +288,18 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"{_SUBJ_BEFORE}\s+(?:lives|is defined|is implemented|is located|now lives|is)\s+in\s+"
              rf"(?P<val>`?[\w./-]+\.\w{{1,8}}`?)"),
          _subject_value),
+    # "the staging DB host is db-staging-01": a setting noun heads the subject and
+    # the value looks like one (a name, a number, code), not a state ("empty")
+    Rule("setting-is", "config",
+         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note|update)[,:\s]+)?(?:the\s+|our\s+)?{_SUBJ_BEFORE}\s+(?:is|are)\s+"
+             rf"{_SETTING_VAL}{_TAIL}$"),
+         _subject_value, setting=True, max_value_words=4),
+    # "Max connections: 500", "New timeout: 45 seconds": a label and its value
+    Rule("setting-label", "config", _rx(rf"^(?:new\s+)?{_SUBJ_BEFORE}\s*:\s*{_SETTING_VAL}$"),
+         _named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
+    # "make the retry count 5": make as set, only with a value that looks like one
+    Rule("make-it", "config", _rx(rf"\bmake\s+(?:the\s+)?{_SUBJ}\s+{_SETTING_VAL}{_TAIL}$"),
+         _subject_value, setting=True, max_value_words=4),
     # -- issues
     Rule("bug-in", "issue",
          _rx(rf"\bthere(?:'s| is| was)\s+an?\s+(?:bug|issue|problem|regression)\s+(?:in|with)\s+{_SUBJ}"
@@ -282,12 +327,15 @@ _TRIGGERS = {
     "prefer-over": ("prefer",), "prefer": ("prefer",), "my-preferred": ("preferred", "favorite", "favourite"),
     "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
     "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
-    "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using"),
-    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided",), "decided": ("decided",),
+    "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using", "keep"),
+    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
-    "is-now": ("now",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
+    "is-now": ("now",), "moved-to": ("set to", "changed", "switched", "updated", "bumped", "raised", "lowered",
+                                         "increased", "decreased", "reduced", "moved", "upgraded", "downgraded",
+                                         "pinned", "configured"), "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
+    "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
     "component-uses": ("uses", "runs on", "talks to", "stores"),
     "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),
@@ -313,6 +361,8 @@ _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To 
 
 
 def _admissible(rule: Rule, sentence: str, speaker: str) -> bool:
+    if rule.said_by and speaker not in rule.said_by:
+        return False
     if sentence.endswith(("?", ":")) or _QUESTION_START.match(sentence) or _PURPOSE_OR_LEAD_IN.match(sentence):
         return False                 # a question, a condition, a heading introducing a list, a purpose
     if speaker == "assistant" and rule.type in ("config", "decision", "architecture") and _IMPERATIVE.match(sentence):

@@ -3,22 +3,19 @@ turns it off). Pure functions: text in, text out.
 
 Each secret becomes "[REDACTED:<kind>]" and its context stays:
 
-  shapes, wherever they appear
-    sk-ant-…                   anthropic_key     sk-…                 openai_key
-    ghp_/gho_/ghu_/ghs_/ghr_…, github_pat_…      github_token
-    xox[abposre]-…, xapp-…     slack_token       AKIA + 16            aws_access_key
-    glpat- + 20+               gitlab_token      AIza + 35            google_api_key
-    sk_live_/rk_live_/sk_test_/rk_test_ + 24+ letters and digits      stripe_key
-    eyJ….eyJ….…                jwt
-    -----BEGIN … PRIVATE KEY----- body          private_key  (BEGIN/END lines kept)
-    (sk-, glpat- and the Stripe shapes need an uppercase letter or a digit in
-    the key: sk-notification, glpat-abcdefghijklmnopqrst read as names.)
+  shapes, wherever they appear: a service's own key format (sk-…, ghp_…,
+    xoxb-…, AKIA…, npm_…, dapi…, SG.….…, hooks.slack.com/services/…, and
+    60-odd more): reducers/secret_shapes.py, which lists them; plus
+    -----BEGIN … PRIVATE KEY----- body        private_key  (BEGIN/END lines kept)
   contexts, only the credential is replaced
     Authorization: [scheme] <cred>   bearer (basic_auth for Basic)
     Bearer <cred>                    bearer
     Basic <base64 of user:pw>        basic_auth
     curl -u user:<pw>                basic_auth
     scheme://user:<pw>@host          url_password
+    --password <pw>, --token=<t>     secret_value  (command-line flags)
+    machine h login u password <pw>  netrc_password
+    NAME_KEY=<value>, "NAME_KEY": "…"     secret_value  (UPPERCASE env names; 20+ chars)
     <secret-named key> = : := => <value>   secret_value  (JSON "k": "v", YAML k: v,
         env/shell K=v and export K="v", TOML, HTTP headers X-Api-Key: v;
         the key and the quotes are kept)
@@ -28,22 +25,24 @@ apikey/api-key, access_key, private_key, credential(s) or token (ASCII case-
 insensitive) -- but not tokens/tokenizer, not page/next/sync/cursor tokens, not
 a segment of a colon or slash path (arn:aws:secretsmanager:…, AWS::X::ApiKey),
 and not a name whose remainder says it holds something else (…_url, …_path,
-…_file, …Name, …_type, …_count, …_env, …Id, …_expires_in, …_prefix …).
+…_file, …Name, …_type, …_count, …_env, …Id, …_expires_in, …_prefix …):
+reducers/secret_keys.py.
 
 Which values count as credentials, and which are never touched (git SHAs,
 UUIDs, digests: what people recall later): reducers/credentials.py.
 
-Speed: every rule starts with a trigger word, so the text is lowered once
-(bytes, ASCII only, same length) and one Aho-Corasick pass finds the exact
-positions where a rule can start; text with none returns at once (the same
-object), and the full rule set is tried only at those positions. Same result
-as trying every position (a test checks that), ~25x faster in CPython.
+Speed: every rule starts at a trigger word (or a fixed distance before
+one), so the text is lowered once (bytes, ASCII only, same length) and one
+Aho-Corasick pass finds the exact positions where a rule can start and
+which rules can; text with none returns at once (the same object), and
+only those rules are tried at those positions (one prefix-less shape is
+found from its dots instead). Same result as trying every rule at every
+position (a test checks that).
 
 Streaming: every quantifier is bounded, so whether a rule matches at position
-i depends only on the text in [i - CONTEXT, i + window) (the env-name check
-walks back at most CONTEXT characters). StreamRedactor emits
-everything whose fate is already decided and holds back the last `window`
-characters; its output equals redact() of the whole text for any chunking."""
+i depends only on the text in [i - CONTEXT, i + window) (key names are read
+back at most CONTEXT characters), so a text too big to hold can be redacted
+as it streams: reducers/redact_stream.py."""
 from __future__ import annotations
 
 import re
@@ -53,94 +52,27 @@ from ahocorasick_rs import BytesAhoCorasick
 
 from reducers.credentials import (basic_payload, credential_like, filler, labelled_credential, password_like, pem_body,
                                  recall_handle)
+from reducers.secret_contexts import PASSWORD_FLAGS, context_rules
+from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
+from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS, SHAPES, Shape, expand
 
 MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
-CONTEXT = 32                    # longest look-behind of any rule, with room to spare
-_BATCH_WINDOWS = 4              # StreamRedactor scans when this many windows are waiting
 _MAX_NESTING = 16               # values searched inside values (JSON in JSON...): stack bound
+_LOOK_INSIDE = 128              # a declined match up to this long is searched inside again
 
-KINDS = ("openai_key", "anthropic_key", "github_token", "slack_token", "aws_access_key",
-         "gitlab_token", "google_api_key", "stripe_key",
-         "jwt", "private_key", "bearer", "basic_auth", "url_password", "secret_value")
+__all__ = ["CONTEXT", "KINDS", "MAX_SECRET", "redact"]
 
 _A = re.ASCII                   # ASCII-only case folding: the trigger search lowers ASCII only
 
 _LEADING_WS = re.compile(r"(?:\s|\\[nrt])*", _A)
+_REDACTED = re.compile(r"\[REDACTED:\w+\]", _A)
 
-_KEY_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", _A)
-# The rest of a secret-named key that says the value is something else.
-_NOT_SECRET_SEGMENTS = frozenset("""url uri path file filename dir directory endpoint name names env
-    var type field header param hint prompt label len length count limit budget policy ttl format
-    usage id ids arn prefix suffix source provider process helper method mode scheme version
-    algorithm template pattern regex option size min max location expires expiry expiration
-    lifetime last used changed updated at date time""".split())
-
-
-def _names_something_else(rest: str) -> bool:
-    """`password_reset_url`, `secretName`, `access_key_id`, `token_expires_in`..."""
-    return any(seg.lower() in _NOT_SECRET_SEGMENTS for seg in _KEY_SEGMENTS.findall(rest))
-
-
-# ---- the rules ----------------------------------------------------------------------------
-
-# Lowercase words every rule starts with (its match starts exactly there), found on the
-# ASCII-lowered text in one Aho-Corasick pass (2.5 us per text of real transcripts against
-# 6.1 us for the best set of CPython regex scans; 200 against 80 MB/s on long outputs).
-_TRIGGERS = ("token", "sk-", "akia", "api_key", "api-key", "apikey", "access_key", "access-key",
-             "accesskey", "private_key", "private-key", "privatekey", "secret", "credential",
-             "bearer", "basic ", "basic\t", "passw", "pwd", "authoriz", "://",
-             "-----begin", "-u ", "-u\t", "-u=", "--user",
-             "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "xapp-", "eyj",
-             "glpat-", "aiza", "sk_live_", "sk_test_", "rk_live_", "rk_test_")
-
-
-# A key's characters, where a dash never starts "-----": a key glued to a
-# PEM header must not swallow it (the private key behind it would go unseen).
-_KEY_CHAR = r"(?:[A-Za-z0-9_]|-(?!----))"
-_DASHED_CHAR = r"(?:[A-Za-z0-9]|-(?!----))"
-
-
-def _rules_pattern(m: int) -> str:
-    third = max(m // 3, 8)
-    key, dashed = _KEY_CHAR, _DASHED_CHAR
-    return rf"""
-  (?P<pem>-----BEGIN[ ](?P<pem_label>(?:[A-Z0-9]{{1,16}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?)-----
-     (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
-       |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}})))
- |(?P<ant>(?<![A-Za-z0-9_\]-])sk-ant-(?=[a-z_-]{{0,{m}}}[A-Z0-9]){key}{{20,{m}}})
- |(?P<oai>(?<![A-Za-z0-9_\]-])sk-(?=[a-z_-]{{0,{m}}}[A-Z0-9]){key}{{20,{m}}})
- |(?P<gh>(?<![A-Za-z0-9_\]])(?:gh[pousr]_[A-Za-z0-9]{{36,{m}}}|github_pat_[A-Za-z0-9_]{{22,{m}}}))
- |(?P<slack>(?<![A-Za-z0-9\]-])(?:xox[abposre]-[0-9]{dashed}{{8,{m}}}
-                              |xapp-[0-9]-{dashed}{{8,{m}}}))
- |(?P<aws>(?<![A-Za-z0-9\]])AKIA[A-Z0-9]{{16}}(?![A-Za-z0-9]))
- |(?P<gitlab>(?<![A-Za-z0-9_\]-])glpat-(?=[a-z_-]{{0,{m}}}[A-Z0-9]){key}{{20,{m}}})
- |(?P<google>(?<![A-Za-z0-9_\]-])AIza{key}{{35}}(?![A-Za-z0-9_]|-(?!----)))
- |(?P<stripe>(?<![A-Za-z0-9_\]-])[rs]k_(?:live|test)_(?=[a-z]{{0,{m}}}[A-Z0-9])[A-Za-z0-9]{{24,{m}}})
- |(?P<jwt>(?<![A-Za-z0-9_\]-])eyJ{key}{{8,{third}}}\.eyJ{key}{{8,{third}}}
-          \.{key}{{0,{third}}})
- |(?P<authz>(?<![A-Za-z0-9_\]])(?i:authorization)(?:\\?["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\?["'])?
-     (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
-        [ \t]{{1,8}})?
-     (?P<authz_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}}))
- |(?P<bearer>(?<![A-Za-z\]])(?i:bearer)[ \t]{{1,8}}(?P<bearer_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}}))
- |(?P<basic>(?<![A-Za-z\]])(?i:basic)[ \t]{{1,8}}(?P<basic_val>[A-Za-z0-9+/]{{4,{m}}}={{0,2}})
-     (?![A-Za-z0-9+/=]))
- |(?P<url>://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})
-     @(?=[A-Za-z0-9\[_-]))
- |(?P<curl>(?<![A-Za-z0-9_\]-])(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
-     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>[^\s'"`\\]{{1,{m}}}))
- |(?P<kv>(?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
-            (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
-     (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
-                    |credentials?|token(?!s|i[sz])))
-     (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
-     (?:\\?["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
-     (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
-       |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
-       |'(?P<kv_sq>[^'\n]{{1,{m}}})'
-       |(?P<kv_bare>[^\s"'`,;&<>(){{}}\\]{{1,{m}}})(?:(?=\()(?P<kv_call>))?))
-"""
+# The order rules are tried in at one position: PEM blocks, then the shapes,
+# then the contexts (a shape inside a context's value keeps its own kind).
+_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "kv", "envkey")
+_CONTEXT_KINDS = ("private_key", "bearer", "basic_auth", "url_password", "netrc_password", "secret_value")
+KINDS = tuple(dict.fromkeys([*(s.kind for s in SHAPES), *_CONTEXT_KINDS]))
 
 
 class _Rules:
@@ -151,40 +83,125 @@ class _Rules:
         if max_secret < MIN_SECRET:
             raise ValueError(f"max_secret must be at least {MIN_SECRET}")
         self.max_secret = max_secret
-        self.pattern = re.compile(_rules_pattern(max_secret), _A | re.X)
+        context = {name: (words, pattern) for name, words, pattern in context_rules(max_secret)}
+        self.shapes: dict[str, Shape] = {s.name: s for s in SHAPES}
+        rules: list[tuple[str, tuple[str, ...], int, str]] = []     # name, triggers, back, pattern
+        for name in (*_FIRST, *self.shapes, *_LAST):
+            if name in context:
+                words, pattern = context[name]
+                rules.append((name, words, 0, pattern))
+            else:
+                s = self.shapes[name]
+                pattern = expand(s.pattern, max_secret).replace("(?P<S>", f"(?P<{name}_s>")
+                rules.append((name, s.triggers, s.back, pattern))
+        self._alternatives = [f"(?P<{name}>{pattern})" for name, _, _, pattern in rules]
         # How far past its start a match attempt can look: the widest rule is a
         # value of JSON-in-JSON escapes (up to 4 chars each) after a key of ~100.
         self.window = 4 * max_secret + 256
-        self.triggers = BytesAhoCorasick([w.encode() for w in _TRIGGERS])
+        self._bits = bit = {name: 1 << i for i, (name, *_) in enumerate(rules)}
+        # Trigger "before|word>after" -> the lowercase word the search looks
+        # for, and where rules can start around it: (chars before the word,
+        # rules, what those chars must be, what must follow the word, what
+        # must not -- all any case -- and the word as it must be written when
+        # it has capitals: SK, AKIA, sk>- try nothing at "task" or "Asia").
+        entries: dict[str, dict[tuple, int]] = {}
+        for name, words, back, _ in rules:
+            for trigger in words:
+                before, _, word = trigger.rpartition("|")
+                word, _, after = word.partition(">")
+                # ">!s,iz": not followed by any of these (token>!s: not "tokens")
+                nots = tuple(n.encode() for n in after[1:].split(",")) if after.startswith("!") else ()
+                after = "" if nots else after
+                exact = word.encode() if word != word.lower() else b""
+                key = (back + len(before), before.lower().encode(), after.lower().encode(), nots, exact)
+                at = entries.setdefault(word.lower(), {})
+                at[key] = at.get(key, 0) | bit[name]
+        self._words = list(entries)
+        self._entries = [tuple((key[0], mask, *key[1:]) for key, mask in entries[w].items()) for w in self._words]
+        self.triggers = BytesAhoCorasick([w.encode() for w in self._words])
+        self._free = [(regex, bit[name], chars, lo, hi) for regex, name, chars, lo, hi in FREE_SCANS]
+        # one search for any of them first: most texts have none (one C call)
+        self._free_search = re.compile("|".join(f"(?:{regex.pattern})" for regex, *_ in FREE_SCANS), _A).search
+        self._matchers: dict[int, object] = {}
+
+    @property
+    def pattern(self) -> str:
+        """Every rule at once (its widest match bounds the stream window);
+        compiled per set of rules a position can start, never whole."""
+        return "|".join(self._alternatives)
 
     # -- scanning --
 
-    def candidates(self, text: str, start: int = 0) -> list[int]:
-        """Sorted positions >= start where a rule can begin."""
-        low = text[start:].encode("ascii", "replace").lower()   # one byte per char
+    def candidates(self, text: str, start: int = 0) -> list[tuple[int, int]]:
+        """Sorted (position >= start, rules that can begin there)."""
+        raw = (text[start:] if start else text).encode("ascii", "replace")   # one byte per char
+        low = raw.lower()
         hits = self.triggers.find_matches_as_indexes(low, overlapping=True)   # words may overlap
-        if not hits:
+        free = len(text) - start >= FREE_SCAN_MIN and self._free_search(text, start) is not None
+        if not hits and not free:
             return []
-        return sorted({at + start for _, at, _ in hits})
+        at: dict[int, int] = {}
+        entries = self._entries
+        for i, s, e in hits:
+            for back, mask, before, after, nots, exact in entries[i]:
+                pos = s - back
+                if (pos < 0 or (before and low[pos:s] != before) or (after and low[e:e + len(after)] != after)
+                        or (nots and low.startswith(nots, e)) or (exact and raw[s:e] != exact)):
+                    continue
+                at[pos + start] = at.get(pos + start, 0) | mask
+        if free:
+            self._free_candidates(text, start, at)
+        return sorted(at.items()) if at else []
+
+    def _free_candidates(self, text: str, start: int, at: dict[int, int]) -> None:
+        """Where a prefix-less shape can start: the run of its characters
+        before the hit, when that run is as long as the shape's head."""
+        for regex, mask, chars, lo, hi in self._free:
+            for hit in regex.finditer(text, start):
+                end = i = hit.start()
+                while i > start and end - i <= hi and text[i - 1] in chars:
+                    i -= 1
+                if i - 1 > start and text[i - 1] == "\\" and text[i] in "nrt":
+                    i += 1                     # "\\nMTIz…": the run starts after the escape
+                if lo <= end - i <= hi:
+                    at[i] = at.get(i, 0) | mask
+
+    def _matcher(self, mask: int):
+        """`match` of the rules in `mask`, in their global order."""
+        match = self._matchers.get(mask)
+        if match is None:
+            chosen = [alt for i, alt in enumerate(self._alternatives) if mask >> i & 1]
+            match = self._matchers[mask] = re.compile("|".join(chosen), _A | re.X).match
+        return match
 
     def scan(self, text: str, start: int, stop: int, depth: int = 0) -> tuple[list[str], int, int]:
-        """Redact matches that begin in [start, stop). Returns (pieces, cut,
-        count): pieces are text[start:cut] redacted, and cut >= stop unless
-        stop is past the end."""
+        """Redact secrets whose match begins in [start, stop): at each
+        position, the first rule (in order) that matches and finds a secret.
+        Returns (pieces, cut, count): pieces are text[start:cut] redacted,
+        and cut >= stop unless stop is past the end."""
         pieces, count, last = [], 0, start
-        for pos in self.candidates(text, start):
+        for pos, mask in self.candidates(text, start):
             if pos >= stop:
                 break
             if pos < last:
                 continue
-            m = self.pattern.match(text, pos)
-            if m is None:
-                continue
-            out, n = self.replace(m, depth)
-            pieces.append(text[last:pos])
-            pieces.append(out)
-            count += n
-            last = m.end()
+            # A short match a rule declines (`Authorization: "client_secret: …"`
+            # holds no credential after Authorization) hides nothing: the other
+            # rules here are tried, then the positions inside it. A long one is
+            # passed over whole (its value was searched already), so that
+            # `token=token=…` stays linear.
+            while mask:
+                m = self._matcher(mask)(text, pos)
+                if m is None:
+                    break
+                out, n = self.replace(m, depth)
+                if n or m.end() - pos > _LOOK_INSIDE:
+                    pieces.append(text[last:pos])
+                    pieces.append(out)
+                    count += n
+                    last = m.end()
+                    break
+                mask &= ~self._bits[m.lastgroup]
         cut = max(last, min(stop, len(text)))
         pieces.append(text[last:cut])
         return pieces, cut, count
@@ -202,8 +219,9 @@ class _Rules:
 
     def replace(self, m: re.Match, depth: int = 0) -> tuple[str, int]:
         rule = m.lastgroup
-        if rule in _SHAPES:
-            return _shape(m, rule)
+        shape = self.shapes.get(rule)
+        if shape is not None:
+            return _shape(m, shape)
         if rule == "pem":
             return self._pem(m, depth)
         if rule == "kv":
@@ -224,6 +242,15 @@ class _Rules:
             return self._value(m, "curl_pw", "basic_auth",
                                lambda v: password_like(v) and not v.isdigit() and v[0] != "-",
                                depth, decline=digest)
+        if rule == "flag":
+            return self._flag(m, depth)
+        if rule == "netrc":
+            return self._value(m, "netrc_pw", "netrc_password", password_like, depth)
+        if rule == "envkey":
+            # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at
+            return self._value(m, "envkey_val", "secret_value",
+                               lambda v: credential_like(v, quoted=False, keep_ids=False), depth,
+                               decline=not env_key_name(m.string, m.start()))
         raise AssertionError(rule)
 
     def _value(self, m: re.Match, group: str, kind: str, is_secret, depth: int, decline: bool = False):
@@ -235,24 +262,34 @@ class _Rules:
         value = text[a:b]
         inner, n = self.redact(value, depth + 1)
         if n:
-            return text[start:a] + inner + text[b:m.end()], n
-        if decline or not is_secret(value):
+            # what is left beside the shapes found may be a secret of its own
+            rest = _REDACTED.sub("", inner)
+            if not (decline or not rest or not is_secret(rest)):
+                inner, n = f"[REDACTED:{kind}]", n + 1
+        elif decline or not is_secret(value):
             return m.group(), 0
-        return f"{text[start:a]}[REDACTED:{kind}]{text[b:m.end()]}", 1
+        else:
+            inner, n = f"[REDACTED:{kind}]", 1
+        # the rest of the match is passed over once this returns: a shape in
+        # it (-u <key>:<pw>) goes too, or redacting twice would find more
+        head, h = self.redact(text[start:a], depth + 1)
+        tail, t = self.redact(text[b:m.end()], depth + 1)
+        return head + inner + tail, n + h + t
 
     def _key_value(self, m: re.Match, depth: int):
-        group = next(g for g in ("kv_dq", "kv_eq", "kv_sq", "kv_bare") if m.group(g) is not None)
+        group = next(g for g in ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare") if m.group(g) is not None)
         word = m.group("kv_word").lower()
         # a key that names something else, or `token = make_token(...)`: a call
-        excluded = _names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None
+        excluded = names_something_else(m.group("kv_rest")) or m.group("kv_call") is not None
         quoted, token = group != "kv_bare", word.startswith("token")
         password = word.startswith("passw") or word == "pwd"
         # a name that ends in the word (db_password, GITHUB_TOKEN) holds the thing
         # itself; password_store, PASSWORD_HASHER hold something about it
         ends_in_word = not m.group("kv_rest")
-        keep_ids = token
+        # sync_token, request_token hold handles (a SHA there stays); github_token does not
+        keep_ids = token and not (ends_in_word and names_a_credential_token(m.string, m.start()))
         if (password or token) and ends_in_word:
-            name = _env_name(m, group)
+            name = env_name(m.string, m.start(), m.end("kv_rest"), m.start(group))
             # DB_PASSWORD=v: shell and .env values are literals, never a variable
             # (but PWD and OLDPWD hold the working directory);
             # GITHUB_TOKEN=<40 hex>: a credential, not a sync handle
@@ -262,6 +299,22 @@ class _Rules:
                            lambda v: credential_like(v, quoted, password=password, keep_ids=keep_ids,
                                                      one_case=ends_in_word),
                            depth, decline=excluded)
+
+    def _flag(self, m: re.Match, depth: int):
+        """`--password <pw>`, `--token=<t>`: a password flag holds a literal
+        (like a quoted password), a token flag a credential unless it reads
+        as code; neither a variable ($X), a template nor the next flag."""
+        group = next(g for g in ("flag_dq", "flag_sq", "flag_bare") if m.group(g) is not None)
+        password = m.group("flag_name").lower() in PASSWORD_FLAGS
+        quoted = group != "flag_bare"
+
+        def is_secret(v: str) -> bool:
+            if v[0] == "-":
+                return False
+            if password:
+                return credential_like(v, quoted=True, password=True, keep_ids=False)
+            return credential_like(v, quoted, keep_ids=False)
+        return self._value(m, group, "secret_value", is_secret, depth)
 
     def _pem(self, m: re.Match, depth: int):
         group = "pem_body" if m.group("pem_body") is not None else "pem_open"
@@ -277,34 +330,18 @@ class _Rules:
         return f"{text[start:a]}{lead}[REDACTED:private_key]{trail}{text[b:m.end()]}", 1
 
 
-_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*", _A)
-_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_ENV_SEPARATORS = frozenset(("=", '="', "='", '=\\"'))
-
-
-def _env_name(m: re.Match, group: str) -> str | None:
-    """The name of an env assignment `DB_PASSWORD=v`, `export GITHUB_TOKEN="v"`,
-    `-e PASSWORD=v`: a whole UPPERCASE name, then `=` and no space (shell and
-    .env syntax). None for `password=v`, `dbPASSWORD=v`, `cfg.PASSWORD=v` or
-    `PASSWORD = v` (code). Reads at most CONTEXT characters before the match
-    (the stream keeps them)."""
+def _shape(m: re.Match, shape: Shape) -> tuple[str, int]:
+    """Replace a shape's secret (its S group, else the whole match); a
+    placeholder (the rest after the prefix only filler) or a match its
+    check declines stays."""
     text = m.string
-    if text[m.end("kv_rest"):m.start(group)] not in _ENV_SEPARATORS:
-        return None
-    start = m.start()
-    lo = max(start - CONTEXT, 0)
-    while start > lo and text[start - 1] in _ENV_NAME_CHARS:
-        start -= 1
-    if _ENV_NAME.fullmatch(text, start, m.end("kv_rest")) is None:
-        return None
-    if start > lo:
-        before = text[start - 1]
-        if before == ".":
-            return None
-        # a lowercase letter glued on, unless it ends an escape: "...\nDB_PASSWORD=v"
-        if before.isascii() and before.isalpha() and not (start - 2 >= lo and text[start - 2] == "\\"):
-            return None
-    return text[start:m.end("kv_rest")]
+    group = f"{shape.name}_s"
+    part = m.span(group) if group in m.re.groupindex else (-1, -1)
+    a, b = part if part[0] >= 0 else m.span()
+    body = text[a:b] if part[0] >= 0 else text[a + shape.skip:b]     # the secret after its fixed prefix
+    if filler(body) or (shape.check is not None and not shape.check(body)):
+        return m.group(), 0
+    return f"{text[m.start():a]}[REDACTED:{shape.kind}]{text[b:m.end()]}", 1
 
 
 def _blank_tail(body: str) -> int:
@@ -326,31 +363,30 @@ def _blank_tail(body: str) -> int:
     return end
 
 
-_SHAPES = {"ant": "anthropic_key", "oai": "openai_key", "gh": "github_token",
-           "slack": "slack_token", "aws": "aws_access_key", "gitlab": "gitlab_token",
-           "google": "google_api_key", "stripe": "stripe_key", "jwt": "jwt"}
-_SHAPE_PREFIX = {"ant": 7, "oai": 3, "gh": 4, "slack": 5, "aws": 4, "gitlab": 6, "google": 4,
-                 "stripe": 8, "jwt": 3}
-
-
-def _shape(m: re.Match, rule: str) -> tuple[str, int]:
-    body = m.group()[_SHAPE_PREFIX[rule]:]
-    if filler(body):                            # sk-XXXXXXXXXXXXXXXXXXXXXXXX: a placeholder
-        return m.group(), 0
-    return f"[REDACTED:{_SHAPES[rule]}]", 1
-
-
 @lru_cache(maxsize=8)
-def _rules(max_secret: int) -> _Rules:
+def rule_set(max_secret: int) -> _Rules:
+    """The compiled rules for one MAX_SECRET (built once)."""
     return _Rules(max_secret)
 
 
-def redact(text: str, *, max_secret: int = MAX_SECRET) -> tuple[str, int]:
+def redact(text: str, *, max_secret: int = MAX_SECRET, memo: bool = True) -> tuple[str, int]:
     """(text with every secret replaced by "[REDACTED:<kind>]", how many).
-    `max_secret`: the longest secret recognised; leave it (tests shrink it)."""
-    if max_secret == MAX_SECRET and _MEMO_MIN <= len(text) <= _MEMO_MAX:
+    `max_secret`: the longest secret recognised; leave it (tests shrink it).
+    `memo`: answer a mid-size text seen lately from memory (off: benchmarks)."""
+    if memo and max_secret == MAX_SECRET and _MEMO_MIN <= len(text) <= _MEMO_MAX:
         return _redact_memo(text)
-    return _rules(max_secret).redact(text)
+    return rule_set(max_secret).redact(text)
+
+
+def may_hold_secret_at(text: str) -> list[int]:
+    """Where in `text` a rule can start (a trigger scan, no rule tried):
+    nowhere means redact() would return it unchanged."""
+    return [pos for pos, _ in rule_set(MAX_SECRET).candidates(text)]
+
+
+def forget() -> None:
+    """Drop the remembered answers (a benchmark's repeated runs start cold)."""
+    _redact_memo.cache_clear()
 
 
 # Agent transcripts repeat mid-size texts (files read again, the same tool output
@@ -360,50 +396,4 @@ _MEMO_MIN, _MEMO_MAX = 256, 32 * 1024
 
 @lru_cache(maxsize=1024)
 def _redact_memo(text: str) -> tuple[str, int]:
-    return _rules(MAX_SECRET).redact(text)
-
-
-class StreamRedactor:
-    """redact() for payloads too big to hold: feed chunks, emit what is
-    decided. Holds at most 4 windows (~1M chars at MAX_SECRET) plus one
-    chunk. Concatenated outputs equal redact(whole text)[0] for any chunking."""
-
-    def __init__(self, max_secret: int = MAX_SECRET):
-        self._rules = _rules(max_secret)
-        self._chunks: list[str] = []
-        self._pending = 0            # characters in _chunks
-        self._buf = ""               # CONTEXT chars already emitted + undecided text
-        self._emitted = 0            # how many leading chars of _buf are context only
-        self.count = 0
-
-    @property
-    def held(self) -> int:
-        """Characters held in memory (context + undecided + unscanned)."""
-        return len(self._buf) + self._pending
-
-    def feed(self, chunk: str) -> str:
-        self._chunks.append(chunk)
-        self._pending += len(chunk)
-        window = self._rules.window
-        # Batch: scan once 4 windows wait; the last window is scanned again next
-        # time, so each char is scanned ~4/3 times.
-        if len(self._buf) - self._emitted + self._pending < _BATCH_WINDOWS * window:
-            return ""
-        return self._advance(stop_margin=window)
-
-    def close(self) -> str:
-        out = self._advance(stop_margin=None)
-        self._buf, self._emitted = "", 0
-        return out
-
-    def _advance(self, stop_margin: int | None) -> str:
-        buf = self._buf + "".join(self._chunks)
-        self._chunks, self._pending = [], 0
-        # A match attempt that starts before `stop` sees only text inside buf, so
-        # its outcome is final; later starts wait for more text.
-        stop = len(buf) + 1 if stop_margin is None else len(buf) - stop_margin
-        pieces, cut, n = self._rules.scan(buf, self._emitted, stop)
-        self.count += n
-        keep = max(cut - CONTEXT, 0)        # look-behinds need a little left context
-        self._buf, self._emitted = buf[keep:], cut - keep
-        return "".join(pieces)
+    return rule_set(MAX_SECRET).redact(text)

@@ -5,7 +5,9 @@ Per turn, in order:
   1. dedupe: drop drafts whose source key is already in the log;
   2. merge the blocks of one streamed message (after dedupe, so a message
      that grew since the last ingest yields a continuation, not a repeat);
-  3. redact secrets (before anything is written, artifacts included);
+  3. redact secrets in every field of the draft, not only its text
+     (before anything is written, artifacts included; the strings that
+     name it before dedupe: reducers/redact_fields.py);
   4. the hot-path reconciler decides the turn: ADD or NONE per event;
   5. large tool output goes to the artifact store and the event keeps a
      head/tail preview (stores/externalize.py); images and documents go
@@ -20,12 +22,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-import orjson
-
 from reducers.drafts import Draft, merge_adjacent
-from reducers.media import redact_block
 from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
 from reducers.redact import redact
+from reducers.redact_fields import redact_drafts, redact_identities
 from reducers.tokens import count_tokens
 from stores.artifacts import ArtifactStore, BadArtifactId
 from stores.attachments import store_media
@@ -127,6 +127,8 @@ class Appender:
     def _append_batch(self, drafts: list[Draft], fmt: str, path: str, counts: AppendCounts) -> None:
         if not drafts:
             return
+        if self.redact_secrets:
+            drafts, path = redact_identities(drafts), redact(path)[0]
         # The previous batch may still be on its way to disk (its fsync overlaps
         # with this batch): it is not in the ingest state yet, so its keys and
         # sessions are looked up in memory.
@@ -145,9 +147,11 @@ class Appender:
         full_texts: dict[int, str] = {}      # event index -> artifact content still in memory
         kept_chars = 0
         declined: list[str] = []
-        for turn in _turns(merge_adjacent(fresh)):
-            if self.redact_secrets:
-                turn = [self._redacted(d, counts) for d in turn]
+        merged = merge_adjacent(fresh)
+        if self.redact_secrets:
+            merged, redacted = redact_drafts(merged, self.spills.holds_marker if self.spills is not None else None)
+            counts.redacted += redacted
+        for turn in _turns(merged):
             working = self._working_set(turn[0].session_id)
             tracked = working is not self._untracked
             decisions = self.reconciler.decide_turn(turn, working)
@@ -216,33 +220,6 @@ class Appender:
             ws = self._working[session_id] = WorkingSet(tokens=self.state.session_tokens(session_id))
         return ws
 
-    def _redacted(self, d: Draft, counts: AppendCounts) -> Draft:
-        if d.media:
-            media = [redact_block(b) for b in d.media]
-            if any(n for _, n in media):
-                counts.redacted += sum(n for _, n in media)
-                d = _copy(d, media=[b for b, _ in media])
-        if self.spills is not None and self.spills.holds_marker(d.text):
-            return d                              # redacted while streaming to the artifact store
-        text, n = redact(d.text)
-        art_text = d.artifact_text
-        if art_text is not None:
-            art_text, m = redact(art_text)
-            n += m
-        if not n:
-            return d
-        counts.redacted += n
-        tool = d.tool
-        if tool and tool.get("input") is not None and d.kind == "tool_call":
-            tool = {**tool, "input": _redact_json(tool["input"])}
-        meta = {**(d.meta or {}), "redacted": (d.meta or {}).get("redacted", 0) + n}
-        # a count made before redaction (an imported event's) no longer holds
-        out = _copy(d, text=text, tool=tool, meta=meta, artifact_text=art_text,
-                    tokens=d.tokens if text == d.text else None)
-        if art_text is not None and d.artifact and art_text != d.artifact_text:
-            out.artifact = None                   # content changed: re-derive the artifact
-        return out
-
     # -- building the event ------------------------------------------------
 
     def _event(self, d: Draft, fmt: str, path: str, counts: AppendCounts) -> tuple[dict, str | None]:
@@ -286,7 +263,7 @@ class Appender:
             event["artifact"] = artifact
         if d.media:
             # Images and documents are kept whole; the text has a placeholder.
-            attachments = store_media(d.media, self.artifacts, self.spills)
+            attachments = store_media(d.media, self.artifacts, self.spills, redact_secrets=self.redact_secrets)
             counts.artifacts += len(attachments)
             event["meta"] = {**(d.meta or {}), "attachments": attachments}
         elif d.meta:
@@ -320,19 +297,3 @@ def _turns(drafts: Iterable[Draft]) -> Iterator[list[Draft]]:
         turn.append(d)
     if turn:
         yield turn
-
-
-def _copy(d: Draft, **changes) -> Draft:
-    from dataclasses import replace
-    return replace(d, merged_keys=list(d.merged_keys), **changes)
-
-
-def _redact_json(value):
-    """Redact a tool input as the JSON text the model emitted (so secret-named
-    keys are seen), keeping its structure: replacements hold no quotes."""
-    if isinstance(value, str):
-        return redact(value)[0]
-    try:
-        return orjson.loads(redact(orjson.dumps(value).decode())[0])
-    except (orjson.JSONDecodeError, TypeError):
-        return value

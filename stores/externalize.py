@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterator
 
-from reducers.redact import StreamRedactor
+from reducers.redact_stream import StreamRedactor
 from reducers.tokens import count_tokens
 from reducers.truncate import count_lines, middle_stub
 from stores.artifacts import ArtifactStore

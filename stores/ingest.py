@@ -20,8 +20,10 @@ from typing import Callable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
 from reducers.reconcile import AddAll, SizeAware
+from reducers.redact import redact as redact_text
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
+from stores.api.results import Result
 from stores.appender import Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -34,7 +36,7 @@ DEFAULT_RECONCILE_BUDGET = 500_000
 
 
 @dataclass
-class IngestResult:
+class IngestResult(Result):
     source: str
     format: str | None = None
     session_id: str | None = None
@@ -52,7 +54,7 @@ class IngestResult:
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         out = asdict(self)
         out.pop("error_lines")
         if out["error"] is None:
@@ -127,7 +129,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
                    on_progress, tracker: WorkingStateTracker | None = None,
                    hold_open_tail: bool = False) -> IngestResult:
     result = IngestResult(source=src.display)
-    ident = f"{src.source_id}|{format}|{session or ''}|{int(redact)}"
+    ident = redact_text(f"{src.source_id}|{format}|{session or ''}|{int(redact)}")[0]   # state.db keeps it
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format

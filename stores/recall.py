@@ -25,6 +25,8 @@ import orjson
 from reducers.drafts import KINDS
 from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, set_task,
                              similarity_matrix, task_factor)
+from reducers.redact import MAX_SECRET, redact
+from reducers.redact_fields import redact_value
 from reducers.reflection import apply_tuning
 from reducers.snippets import snippet
 from reducers.tasks import TODO_TOOLS, open_loops_text
@@ -374,13 +376,14 @@ class Recaller:
 
     def _log(self, q: RecallQuery, hits: list[Hit], seconds: float) -> None:
         row = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-               "query": q.query[:2000], "query_id": q.query_id, "mode": q.mode, "hops": q.hops, "k": q.k,
+               "query": redact(q.query[:2000 + MAX_SECRET])[0][:2000],       # redacted before the cut
+               "query_id": q.query_id, "mode": q.mode, "hops": q.hops, "k": q.k,
                "filters": {"session": q.session, "kinds": q.kinds, "since": q.since, "until": q.until,
                            "min_score": q.min_score},
                "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
                            for h in hits],
                "latency_ms": round(seconds * 1000, 3)}
-        line = orjson.dumps(row) + b"\n"
+        line = orjson.dumps(redact_value(row)[0]) + b"\n"      # a query may quote a secret
         try:
             fd = os.open(self.store.dir / "retrievals.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:

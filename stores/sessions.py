@@ -7,10 +7,9 @@ title), so listing costs a handful of lookups per session, never a scan
 of the log."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-import orjson
-
+from stores.api.results import Result
 from stores.errors import TraceError
 from stores.segments import read_event_at
 
@@ -20,7 +19,7 @@ SHOWN_CANDIDATES = 5
 
 
 @dataclass
-class SessionInfo:
+class SessionInfo(Result):
     session_id: str
     format: str | None
     source: str | None
@@ -29,12 +28,6 @@ class SessionInfo:
     events: int
     tokens: int
     title: str | None                # the session's own title, else its first user line
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self) -> str:
-        return orjson.dumps(self.to_dict()).decode()
 
 
 def list_sessions(store, *, source: str | None = None, since: str | None = None,

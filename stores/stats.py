@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from stores.api.results import Result
 from stores.ingest_state import IngestState, tally
 from stores.segments import iter_events
 
 
 @dataclass
-class Stats:
+class Stats(Result):
     store: str
     events: int = 0
     tokens: int = 0

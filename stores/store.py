@@ -4,6 +4,10 @@
     store = Store()                      # TRACE_HOME / XDG default, or Store("/path")
     for result in store.ingest(["~/.claude/projects"]): ...
     store.stats(); store.verify(); list(store.events())
+    store.recall("gateway port", k=3); store.show("1..5"); store.sessions()
+
+The command methods (recall, compact, context, show, export, sessions,
+state, notes, sweep, digest, replay) are in stores/api/commands.py.
 
 Reading needs no lock. Writing happens inside `store.writer(wait=…)`,
 which holds the exclusive lock, recovers a torn tail, and brings the
@@ -15,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
+from stores.api.commands import CommandMethods
 from stores.artifacts import ArtifactStore
 from stores.errors import TraceError
 from stores.paths import ensure_dir, private_umask, store_dir
@@ -32,11 +37,12 @@ class Writer:
         self.artifacts = ArtifactStore(store.dir)
 
 
-class Store:
+class Store(CommandMethods):
     def __init__(self, path: str | os.PathLike | None = None, *,
-                 warn: Callable[[str], None] | None = None):
+                 warn: Callable[[str], None] | None = None, note: Callable[[str], None] | None = None):
         self.dir = store_dir(path)
         self.warn = warn or (lambda msg: None)
+        self.note = note or (lambda msg: None)           # progress worth a line on stderr, silenced by -q
 
     # -- locations ---------------------------------------------------------
 

@@ -162,3 +162,63 @@ def test_an_imported_event_whose_attachments_are_elsewhere_is_kept_with_a_warnin
     result = cli("--store", str(tmp_path / "other"), "ingest", "--format", "trace", str(tmp_path / "bare.jsonl"))
     assert result.code == 0 and result.lines()[0]["added"] == len(lines)
     assert result.err.count("which this store does not hold") == 3      # two real ids, one bogus
+
+
+def test_a_text_documents_data_is_text_and_its_secrets_are_redacted():
+    from reducers.media import redact_block
+    env = "DB_HOST=db.internal\nDB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_" + "4eC3" * 8 + "\n" + "# pad\n" * 60
+    for block in ({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": env}},
+                  {"type": "file", "file": {"file_data": "data:text/plain," + env, "filename": "x.env"}}):
+        out, n = redact_block(block)
+        assert n == 2 and "correcthorse" not in str(out) and "4eC3" not in str(out)
+    # a base64 payload, in a data: URL or under data, is bytes: untouched
+    b64 = PNG[:40] + "AKIAIOSFODNN7EXAMPLE" + PNG[40:]
+    for block in ({"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64}},
+                  {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}}):
+        assert redact_block(block) == (block, 0)
+
+
+def test_a_text_document_sent_as_base64_has_its_secrets_redacted_inside_and_stays_base64():
+    """An .env attached as data:text/plain;base64,… (OpenCode's file parts)
+    or as an Anthropic base64 document of a text type holds its keys in
+    the encoded bytes: decoded, redacted, encoded again. Binary payloads
+    (above) and base64 that is not UTF-8 text are kept byte for byte."""
+    from reducers.media import redact_block
+    env = "DB_HOST=db.internal\nDB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_" + "4eC3" * 8 + "\n"
+    b64 = base64.b64encode(env.encode()).decode()
+    for block in ({"type": "file", "mime": "text/plain", "filename": ".env", "url": "data:text/plain;base64," + b64},
+                  {"type": "document", "source": {"type": "base64", "media_type": "text/plain", "data": b64}},
+                  {"type": "document", "source": {"type": "base64", "media_type": "application/json",
+                                                  "data": base64.b64encode(b'{"token": "' + b"9x" * 20 + b'"}').decode()}}):
+        out, n = redact_block(block)
+        encoded = out.get("url") or out["source"]["data"]
+        decoded = base64.b64decode(encoded.split(",", 1)[-1]).decode()
+        assert n >= 1 and "REDACTED" in decoded and "correcthorse" not in decoded and "4eC3" * 8 not in decoded
+        assert "9x9x9x" not in decoded
+    not_text = base64.b64encode(b"\xff\xfe" + env.encode()).decode()
+    block = {"type": "file", "url": "data:text/plain;base64," + not_text}
+    assert redact_block(block) == (block, 0)
+
+
+def test_a_text_document_too_big_for_memory_is_redacted_as_it_streams_into_its_attachment(tmp_path, monkeypatch):
+    """A spilled string inside a block (a log attached whole) is streamed
+    through the redactor; a spilled image (above) is kept byte for byte."""
+    import stores.big_lines
+    import stores.sources
+    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
+    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    keys = [f"ghp_{i:02d}" + "Ab3" * 12 for i in range(8)]
+    log = "".join(f"line {i}: all good\n" + (f"export GITHUB_TOKEN={keys[i // 500]}\n" if i % 500 == 250 else "")
+                  for i in range(4000))
+    block = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": log}}
+    path = _write(tmp_path / "oa.jsonl", [{"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "read the log"}, block]}]}])
+    assert cli("ingest", str(path)).code == 0
+    (event,) = cli("export").lines()
+    (stored,) = event["attachments_content"]
+    data = stored["source"]["data"]
+    assert [k for k in keys if k in data] == [] and data.count("[REDACTED:") == len(keys)
+    assert data.replace("[REDACTED:github_token]", "K") == "".join(
+        f"line {i}: all good\n" + ("export GITHUB_TOKEN=K\n" if i % 500 == 250 else "") for i in range(4000))

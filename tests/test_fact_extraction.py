@@ -141,3 +141,28 @@ def test_a_call_waiting_for_its_result_survives_the_extractors_state():
     x.facts(_call("Write", {"file_path": ".env", "content": "PORT=1\n"}))
     resumed = FactExtractor(x.state())
     assert [(f.key, f.value) for f in resumed.facts(_result("ok"))] == [("port", "1")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("For the message queue we'll go with RabbitMQ.", ("decision", "message queue", "RabbitMQ")),
+    ("We decided to use NATS for the message queue after all.", ("decision", "message queue", "NATS")),
+    ("We're standardizing on pnpm as the package manager.", ("decision", "package manager", "pnpm")),
+    ("Going with Terraform for infra.", ("decision", "infra", "Terraform")),
+    ("The staging database host is db-staging-01.", ("config", "staging database host", "db-staging-01")),
+    ("Also the staging database host moved to db-staging-02.", ("config", "staging database host", "db-staging-02")),
+    ("The API timeout was raised to 30s.", ("config", "api timeout", "30s")),
+    ("Let's make the retry count 5.", ("config", "retry count", "5")),
+    ("Update: cache TTL is 10 minutes now.", ("config", "cache ttl", "10 minutes")),
+    ("Max connections: 500", ("config", "max connections", "500")),
+])
+def test_subjects_fronted_stated_plainly_or_told_in_the_past_keep_their_key(text, expected):
+    found = [(f.type, f.key, f.value) for f in prose_facts(text, "user")]
+    assert found == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "The queue is empty.", "The cache is stale now.", "The main branch is protected.", "For now, use the old client.",
+    "Make the tests pass.", "Step 2: Run the tests", ".env: apps/web/.env", "I moved to Berlin last year.",
+])
+def test_states_listings_and_asides_are_not_settings(text):
+    assert [f for f in prose_facts(text, "user") if f.type == "config" or f.key == "now"] == []

@@ -85,29 +85,47 @@ def test_three_sessions_of_changes_leave_only_the_latest_values(trace_home, inge
     assert again == [again[-1]] and again[-1]["sweep"]["decisions"] == {}  # nothing new to decide
 
 
-HELD_OUT = [
-    ("bus-1", "2026-07-01", ["We'll use Kafka for the event bus.",
-                             "The page size defaults to 50 for every list endpoint."]),
-    ("bus-2", "2026-07-02", ["Ops can't run Kafka. We're moving the event bus from Kafka to NATS.",
-                             "Raise the page size to 100, clients complained."]),
-    ("bus-3", "2026-07-03", ["After the benchmark, the event bus is now Redpanda.",
-                             "I've bumped the page size from 100 to 200."]),
-]
+STORIES = {
+    "bus": ([
+        ("bus-1", "2026-07-01", ["We'll use Kafka for the event bus.",
+                                 "The page size defaults to 50 for every list endpoint."]),
+        ("bus-2", "2026-07-02", ["Ops can't run Kafka. We're moving the event bus from Kafka to NATS.",
+                                 "Raise the page size to 100, clients complained."]),
+        ("bus-3", "2026-07-03", ["After the benchmark, the event bus is now Redpanda.",
+                                 "I've bumped the page size from 100 to 200."]),
+    ], {"event bus": ["Kafka", "NATS", "Redpanda"],
+        "page size": ["50", "200"]}),          # "Raise … to 100" is the agent's imperative: a plan, not a change
+    # the subject fronted or stated plainly, a trailing "after all", a change told in the past tense
+    "queue": ([
+        ("mq-1", "2026-08-01", ["For the message queue we'll go with RabbitMQ.",
+                                "Done, RabbitMQ it is.", "The staging database host is db-staging-01."]),
+        ("mq-2", "2026-08-02", ["Actually, switch the message queue to Kafka instead of RabbitMQ.",
+                                "Switched.", "The staging database host was moved to db-staging-07."]),
+        ("mq-3", "2026-08-03", ["We decided to use NATS for the message queue after all.",
+                                "Understood.", "Also the staging database host moved to db-staging-02."]),
+    ], {"message queue": ["RabbitMQ", "Kafka", "NATS"],
+        "staging database host": ["db-staging-01", "db-staging-07", "db-staging-02"]}),
+}
 
 
-def test_other_phrasings_of_the_same_story_reconcile_the_same_way(tmp_path, trace_home):
+@pytest.mark.parametrize("story", sorted(STORIES))
+def test_other_phrasings_of_the_same_story_reconcile_the_same_way(tmp_path, trace_home, story):
     """Phrasings the sample sessions do not use: keys follow the thing
     talked about, whoever says it and however."""
-    for sid, day, said in HELD_OUT:
+    sessions, expected = STORIES[story]
+    for sid, day, said in sessions:
         s = ClaudeSession(sid, day=day)
         for i, text in enumerate(said):
             (s.user if i % 2 == 0 else s.assistant)(text)
         cli("ingest", str(s.write(tmp_path / f"{sid}.jsonl")))
     cli("sweep")
     live = {f["key"]: f["value"] for f in facts(Store(trace_home))}
-    assert live["event bus"] == "Redpanda" and live["page size"] == "200"
-    assert [r["new"] for r in ledger_rows(Store(trace_home), "event bus") if r["action"] != "NONE"] == \
-        ["Kafka", "NATS", "Redpanda"]
+    for key, values in expected.items():
+        assert live[key] == values[-1], key
+        assert [r["new"] for r in ledger_rows(Store(trace_home), key) if r["action"] != "NONE"] == values, key
+    digest = cli("digest").out
+    for key, values in expected.items():
+        assert values[-1] in digest and not any(f": {old} (" in digest for old in values[:-1]), key
 
 
 def test_a_dry_run_prints_its_decisions_and_writes_nothing(trace_home, ingest_scenario):

@@ -20,7 +20,7 @@ class AppState:
 
     def store(self, out: Output):
         from stores.store import Store
-        return Store(self.store_path, warn=out.warn)
+        return Store(self.store_path, warn=out.warn, note=out.note)
 
 
 def state(ctx: typer.Context) -> AppState:

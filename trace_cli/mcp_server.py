@@ -47,28 +47,18 @@ def _fail(exc: TraceError) -> ToolError:
 
 
 class TraceTools:
-    """The tools' state: one store, one recaller kept warm across calls."""
+    """The tools over one store, whose recaller stays warm across calls
+    (Store.recall catches the indexes up with what hooks appended since)."""
 
     def __init__(self, store):
         self.store = store
-        self._recaller = None
-
-    @property
-    def recaller(self):
-        if self._recaller is None:
-            from stores.recall import Recaller
-            self._recaller = Recaller(self.store)
-        return self._recaller
 
     def recall(self, query: str, k: int = 10, session: str | None = None, kinds: list[str] | None = None,
                since: str | None = None, until: str | None = None, hops: int = 1, min_score: float | None = None,
                mode: str = "hybrid") -> dict:
-        from stores.recall import RecallQuery
-        q = RecallQuery(query=query, k=k, session=session, kinds=kinds or None, since=since, until=until,
-                        mode=mode, hops=hops, min_score=min_score)
-        warnings = q.validate()
-        self.recaller.prepare(q.mode)         # catches the indexes up with what hooks appended since
-        hits = self.recaller.recall(q)
+        result = self.store.recall(query, k=k, session=session, kinds=kinds or None, since=since, until=until,
+                                   mode=mode, hops=hops, min_score=min_score)
+        hits, warnings = result.hits, result.warnings
         out: dict[str, Any] = {"hits": [{"id": h.event_id, "seq": h.seq, "session": h.session_id, "kind": h.kind,
                                          "time": h.ts, "score": round(h.score, 4), "scores": h.scores,
                                          "hop": h.hop, "snippet": h.snippet} for h in hits]}
@@ -106,18 +96,17 @@ class TraceTools:
         return out
 
     def note_add(self, text: str, category: str, session: str | None) -> dict:
-        from stores.notes import add_note
-        return add_note(self.store, text, category, session, wait=5.0)
+        return self.store.add_note(text, category, session, wait=5.0).to_dict()
 
     def notes(self, session: str | None, category: str | None, limit: int) -> dict:
-        from stores.notes import list_notes
-        return {"notes": list_notes(self.store, session=session, category=category, limit=limit)}
+        return self.store.notes(session, category=category, limit=limit).to_dict()
 
     def state(self, session: str) -> dict:
-        from stores.working_state import working_state
-        found = working_state(self.store, session)
-        return found if found is not None else {"session_id": session, "state": None,
-                                                "note": "no working state recorded for this session yet"}
+        from stores.errors import NoResult
+        try:
+            return self.store.state(session).to_dict()
+        except NoResult:
+            return {"session_id": session, "state": None, "note": "no working state recorded for this session yet"}
 
     def digest(self, max_lines: int) -> dict:
         from stores.digest import render_store_digest
@@ -125,8 +114,7 @@ class TraceTools:
         return {"text": found.text, "lines": found.lines, "facts": found.facts, "episodes": found.episodes}
 
     def context(self, session: str, budget: int = 8000, fmt: str = "text", query: str | None = None):
-        from stores.context import push_pack
-        return push_pack(self.store, session, budget=budget, query=query).formatted(fmt)
+        return self.store.context(session, budget=budget, query=query, fmt=fmt, record=False).formatted(fmt)
 
 
 def build_server(store) -> MCPServer:

@@ -31,6 +31,8 @@ from typing import Iterator
 
 import orjson
 
+from reducers.redact import redact
+from reducers.redact_fields import redact_value
 from stores.errors import IntegrityError
 from stores.paths import FILE_MODE, ensure_dir, fsync_dir
 
@@ -61,7 +63,10 @@ class SessionRecords:
         return self.records[-1] if self.records else None
 
     def add(self, record: dict) -> bool:
-        """Queue a record; False when the session already holds its key."""
+        """Queue a record, redacted (every writer comes here: a record
+        quotes paths, ids and usage as the source wrote them); False when
+        the session already holds its key."""
+        record = redact_value(record)[0]
         if record.get("key") in self.keys:
             return False
         self.keys.add(record.get("key"))
@@ -74,7 +79,7 @@ class AnatomyLog:
         self.dir = Path(store_dir) / DIRNAME
 
     def path(self, session_id: str) -> Path:
-        return self.dir / session_file_name(session_id)
+        return self.dir / session_file_name(redact(session_id)[0])     # no secret in a file name
 
     def exists(self, session_id: str) -> bool:
         return self.path(session_id).is_file()

@@ -21,6 +21,22 @@ from stores.ingest_state import event_keys
 from stores.lookup import session_events
 
 
+def resolve_session(store, text: str) -> str:
+    """The session whose records `text` names: the id itself, else a unique
+    prefix of one (git-style; an ambiguous one lists the candidates)."""
+    known = AnatomyLog(store.dir).sessions()
+    if text in known:
+        return text
+    matches = [s for s in known if s.startswith(text)] if text else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise TraceError(f"session prefix {text!r} is ambiguous: {len(matches)} sessions with anatomy records "
+                         f"start with it ({', '.join(matches[:5])}{' …' if len(matches) > 5 else ''}); "
+                         f"give more of the id")
+    return text
+
+
 def session_records(store, session_id: str, window: int | None = None) -> list[dict]:
     """The session's records in call order (TraceError with a hint when it has none)."""
     records = AnatomyLog(store.dir).read(session_id)
@@ -34,7 +50,7 @@ def session_records(store, session_id: str, window: int | None = None) -> list[d
 
 
 def replay(store, session_id: str, window: int | None = None) -> list[dict]:
-    return rows(session_records(store, session_id, window))
+    return rows(session_records(store, resolve_session(store, session_id), window))
 
 
 def pick(records: list[dict], n: int, session_id: str, option: str = "--turn") -> dict:
@@ -99,6 +115,7 @@ def _in_thread(event: dict, thread: str | None, session_id: str | None) -> bool:
 def turn(store, session_id: str, n: int, window: int | None = None) -> dict:
     """What call `n` had in context: its record (slices, A.4 fields,
     messages), its markers and the log events."""
+    session_id = resolve_session(store, session_id)
     records = session_records(store, session_id, window)
     record = pick(records, n, session_id)
     events = SessionEvents(store, session_id).in_context(record)
@@ -116,6 +133,7 @@ def turn(store, session_id: str, n: int, window: int | None = None) -> dict:
 
 def diff(store, session_id: str, a: int, b: int, window: int | None = None) -> dict:
     """What entered and left the context between calls A and B."""
+    session_id = resolve_session(store, session_id)
     records = session_records(store, session_id, window)
     ra, rb = pick(records, a, session_id, "A ="), pick(records, b, session_id, "B =")
     log = SessionEvents(store, session_id)
@@ -140,6 +158,7 @@ def diff(store, session_id: str, a: int, b: int, window: int | None = None) -> d
 def html_report(store, session_id: str, window: int | None = None) -> str:
     """The self-contained HTML report of a session's calls."""
     from reducers.anatomy import report_html
+    session_id = resolve_session(store, session_id)
     records = session_records(store, session_id, window)
     log = SessionEvents(store, session_id)
     seqs: list[list[int] | None] = []

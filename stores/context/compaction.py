@@ -14,7 +14,7 @@ for the index lookups behind the markers' topic hints."""
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from reducers.cache import project
 from reducers.drafts import Draft
@@ -23,6 +23,7 @@ from reducers.markers import topic_hints
 from reducers.narrative import summarize
 from reducers.terms import exact_terms, query_words
 from reducers.tokens import encoding
+from stores.api.results import Result
 from stores.appender import Appender
 from stores.context.bulk import BULK_FACTOR, bulk_cache
 from stores.context.cache_file import WINDOW_CEILING, load_cache, read_saved, save_cache, working_set_tokens
@@ -35,7 +36,7 @@ REFLECTION_SAMPLE = 5
 
 
 @dataclass
-class CompactResult:
+class CompactResult(Result):
     session_id: str
     cycle: int
     evicted: int
@@ -53,10 +54,6 @@ class CompactResult:
     reflection: dict | None = None
     stopped: str | None = None        # why it could not reach the budget
     auto: dict | None = None          # {window, working_set_tokens, triggered} with --auto
-
-    def as_json(self) -> dict:
-        return asdict(self)
-
 
 def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, hot_tail: int = 3,
             strategy: str = "pointer", dry_run: bool = False, wait: float = 0.0,

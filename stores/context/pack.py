@@ -30,6 +30,7 @@ from reducers.render import (NOTES_CAP, PROTECTED_TOOLS, TOOL_MAX_TOKENS, Budget
                              assemble)
 from reducers.retention import Retention
 from reducers.terms import TRIVIAL_WORDS, query_words
+from stores.api.results import Result
 from stores.context.sessions import require_session
 from stores.errors import StoreLocked, TraceError, UsageError
 
@@ -40,7 +41,7 @@ QUERY_MESSAGES = 3
 SELF_CONTAINED = 4
 
 @dataclass
-class PushResult:
+class PushResult(Result):
     session_id: str
     pack: Pack
     cycle: int = 0
@@ -66,6 +67,10 @@ class PushResult:
         return pack_in_format(self.pack, fmt, self.session_id, self.markers, {
             "cycle": self.cycle, "query": self.query, "overflow": self.overflow, "compacted": self.compacted,
             "working_set_tokens": self.working_set_tokens, "read_events": self.read_events})
+
+    def to_dict(self) -> dict:
+        """The pack as `trace context --format json` prints it."""
+        return self.formatted("json")
 
     _markers: list[dict] = field(default_factory=list, repr=False)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from reducers.digest import Digest, render_digest
+from stores.api.results import Result
 from stores.errors import TraceError, UsageError
 
 DEFAULT_MAX_LINES = 80
@@ -31,7 +32,7 @@ DETAIL_DIR = "digest.d"
 
 
 @dataclass
-class DigestResult:
+class DigestResult(Result):
     digest: Digest
     path: Path | None = None
     written: list[str] = field(default_factory=list)
@@ -39,7 +40,7 @@ class DigestResult:
     removed: list[str] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {"out": str(self.path) if self.path else None, "lines": self.digest.lines,
                 "facts": self.digest.facts, "episodes": self.digest.episodes, "demoted": len(self.digest.demoted),
                 "written": self.written, "proposed": self.proposed, "removed": self.removed}

@@ -77,10 +77,18 @@ def _payload(text: str) -> dict:
     try:
         value = orjson.loads(text) if text.strip() else None
     except orjson.JSONDecodeError as exc:
-        raise _Refused(f"payload is not JSON ({exc}); first bytes: {text[:80]!r}") from None
+        raise _Refused(f"payload is not JSON ({exc}); first bytes: {_head(text)!r}") from None
     if not isinstance(value, dict):
-        raise _Refused(f"payload is not a JSON object: {text[:80]!r}")
+        raise _Refused(f"payload is not a JSON object: {_head(text)!r}")
     return value
+
+
+def _head(text: str, n: int = 80) -> str:
+    """The first n characters, redacted before the cut (a key cut in half
+    no longer looks like one): for the log, and for a prompt's recall
+    query (logged in retrievals.jsonl)."""
+    from reducers.redact import MAX_SECRET, redact
+    return redact(text[:n + MAX_SECRET])[0][:n]
 
 
 def _transcript(agent: str, event: str, payload: dict) -> Path | None:
@@ -133,7 +141,7 @@ def _recalled_block(store, prompt: str, min_score: float) -> str:
         return ""
     recaller = Recaller(store)
     recaller.prepare("fulltext")                 # no embedder load on the prompt path
-    hits = recaller.recall(RecallQuery(query=prompt[:4000], k=5, mode="fulltext", min_score=min_score))
+    hits = recaller.recall(RecallQuery(query=_head(prompt, 4000), k=5, mode="fulltext", min_score=min_score))
     return build_block([h.as_json() for h in hits], PROMPT_BLOCK_TOKENS) if hits else ""
 
 
@@ -145,6 +153,7 @@ def log_failure(store, agent: str, event: str, message: str) -> None:
     """One line (a traceback indented under it) in `<store>/hooks.log`;
     the log is rotated to hooks.log.1 past 1 MiB. Never raises."""
     try:
+        from reducers.redact import redact
         from stores.paths import ensure_dir, private_umask
         with private_umask():
             ensure_dir(store.dir)
@@ -154,6 +163,7 @@ def log_failure(store, agent: str, event: str, message: str) -> None:
             now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
             head, _, rest = message.partition("\n")
             text = f"{now} {agent} {event}: {head}\n" + "".join(f"    {ln}\n" for ln in rest.splitlines())
+            text = redact(text)[0]                   # an error may quote the payload it choked on
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, text.encode("utf-8", "replace"))

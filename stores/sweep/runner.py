@@ -31,6 +31,7 @@ import orjson
 from reducers.episodes import Segmenter
 from reducers.fact_reconcile import Reconciler
 from reducers.fact_sources import NAME as EXTRACTOR, VERSION as EXTRACTOR_VERSION, FactExtractor
+from stores.api.results import Result
 from stores.sweep.files import (EPISODES, JOURNAL, KNOWLEDGE, LEDGER, LOCK, RUNS, SPOOL, STATE, TUNING, Commit,
                                 append_line, jsonl, read_jsonl, recover)
 from stores.sweep.knowledge_file import knowledge_lines, valid_knowledge
@@ -43,7 +44,7 @@ _MESSAGE_KINDS = ("user", "assistant", "note")
 
 
 @dataclass
-class SweepReport:
+class SweepReport(Result):
     dry_run: bool
     from_seq: int = 0
     to_seq: int = 0
@@ -60,7 +61,7 @@ class SweepReport:
     recovered: str | None = None
     seconds: float = 0.0
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {"dry_run": self.dry_run, "from_seq": self.from_seq, "to_seq": self.to_seq, "events": self.events,
                 "decisions": dict(sorted(self.decisions.items())), "facts_live": self.facts_live,
                 "facts_total": self.facts_total, "episodes_closed": self.episodes_closed,

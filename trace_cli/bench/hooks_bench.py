@@ -11,6 +11,7 @@ CLI (`trace --help`)."""
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,12 +57,18 @@ def _write_turns(path: Path, start: int, count: int, parent: str | None, session
     return parent
 
 
-def _timed(argv: list[str], stdin: bytes | None = None) -> float:
+def _timed(argv: list[str], stdin: bytes | None = None, cpu: list[float] | None = None) -> float:
+    """Wall seconds of one run; its CPU seconds (user + system, which a
+    busy machine inflates far less than wall time) appended to `cpu`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, input=stdin, capture_output=True)
     elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{argv[:4]} exited {done.returncode}: {done.stderr.decode()[-300:]}")
+    if cpu is not None:
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return elapsed
 
 
@@ -94,14 +101,14 @@ def _one_size(events: int, session_events: int, runs: int, workdir: str | None, 
                               "hook_event_name": "Stop", "stop_hook_active": False}).encode()
         hook = [trace, "--store", str(store), "hooks", "run", "--agent", "claude-code", "Stop"]
         floor = [trace, "--help"]
-        hook_s, floor_s = [], []
+        hook_s, floor_s, hook_cpu, floor_cpu = [], [], [], []
         note(f"{runs} runs: append a turn, fire the Stop hook (and the peer: `trace --help`)")
         for i in range(runs):
             parent = _write_turns(transcript, turns + i, 1, parent)
-            hook_s.append(_timed(hook, payload))
-            floor_s.append(_timed(floor))
+            hook_s.append(_timed(hook, payload, hook_cpu))
+            floor_s.append(_timed(floor, cpu=floor_cpu))
         from stores.store import Store
-        total = sum(1 for _ in Store(store).events())
+        total = sum(1 for e in Store(store).events() if e["kind"] != "task_state")   # ingest's own snapshots
         failures = (store / "hooks.log").read_text() if (store / "hooks.log").exists() else ""
     row = {"bench": "hooks", "store_events": events - left, "session_events": turns * 4, "runs": runs,
            "events_after": total, "events_expected": events - left + runs * 4,
@@ -109,6 +116,9 @@ def _one_size(events: int, session_events: int, runs: int, workdir: str | None, 
            "hook_p50_ms": round(statistics.median(hook_s) * 1000, 1),
            "hook_p95_ms": round(_pct(hook_s, 0.95) * 1000, 1), "hook_max_ms": round(max(hook_s) * 1000, 1),
            "peer_cli_start_p50_ms": round(statistics.median(floor_s) * 1000, 1),
-           "peer_cli_start_p95_ms": round(_pct(floor_s, 0.95) * 1000, 1)}
+           "peer_cli_start_p95_ms": round(_pct(floor_s, 0.95) * 1000, 1),
+           "hook_cpu_p50_ms": round(statistics.median(hook_cpu) * 1000, 1),
+           "hook_cpu_p95_ms": round(_pct(hook_cpu, 0.95) * 1000, 1),
+           "peer_cli_start_cpu_p50_ms": round(statistics.median(floor_cpu) * 1000, 1)}
     row["hook_p95_vs_peer_p95"] = round(row["hook_p95_ms"] / row["peer_cli_start_p95_ms"], 2)
     return row

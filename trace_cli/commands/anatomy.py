@@ -94,7 +94,7 @@ def record(
     "(a table with a utilisation sparkline on a terminal, JSON Lines when piped or with --json). --turn N "
     "rebuilds what call N had in context: its slices, the markers present and the log events. --html FILE "
     "writes a self-contained report (stacked slices per call, compactions marked, details on click).\n\n"
-    "Example:  trace anatomy replay --session 4f1c… --html anatomy.html"))
+    "Example:  trace anatomy replay --session 5b1f0c2e --html anatomy.html"))
 def replay(
     ctx: typer.Context,
     session: SessionReq,
@@ -115,14 +115,14 @@ def replay(
         out.note(f"wrote {html_file} ({len(page.encode()):,} bytes)")
         if turn is None:
             return 0
+    result = store.replay(session, turn=turn, window=window)
     if turn is not None:
-        shown = api.turn(store, session, turn, window)
         if out.json:
-            out.emit(shown)
+            out.emit(result.turn)
         else:
-            _print_turn(out, shown)
+            _print_turn(out, result.turn)
         return 0
-    rows = api.replay(store, session, window)
+    rows = result.calls
     if out.json:
         out.emit_many(rows)
         return 0
@@ -134,7 +134,7 @@ def replay(
     "What entered and left the context between calls A and B of a session: the events (each one that left "
     "says why when it can: evicted into a marker, dropped to fit the budget), the markers, and the change "
     "per slice. The direct answer to \"when did X fall out\".\n\n"
-    "Example:  trace anatomy diff --session 4f1c… 3 9"))
+    "Example:  trace anatomy diff --session 5b1f0c2e 2 5"))
 def diff(
     ctx: typer.Context,
     a: Annotated[int, typer.Argument(metavar="A", help="The earlier call.")],

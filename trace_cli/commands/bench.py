@@ -94,6 +94,29 @@ def bench_recall(
     return 0
 
 
+@bench_app.command("redact", help=(
+    "The redactor on every string of the shared real transcripts (texts) and on every record whole "
+    "(records: the structured path meta, tool inputs and ids take), in CPU seconds, against a peer in "
+    "the same process: each text encoded and lowercased, the one pass any scan needs (vs peer: the ratio)."))
+def bench_redact(
+    ctx: typer.Context,
+    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per phase (median).")] = 5,
+    corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to read.")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.redact_bench import run_redact_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_redact_bench(corpus, repeat, out.note)
+    if out.json:
+        out.emit_many(rows)
+    else:
+        cols = ["phase", "items", "chars_m", "cpu_s_median", "us_per_item", "mb_per_s", "vs_peer", "found"]
+        out.table(cols, ([r[c] for c in cols] for r in rows), title="trace bench redact")
+    return 0
+
+
 @bench_app.command("needle", help=(
     "The paper's 10.4 protocol on generated data: 50 needles in 200 events streamed in 5 parts with a "
     "compaction after each (budget 4000, headroom 200, 3-turn hot tail), pointer vs truncate vs narrative "

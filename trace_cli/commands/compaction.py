@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         "event stays in the log: `trace recall` or `trace show A..B` brings it back. Exits 1, saying what "
         "stopped it, when the budget cannot be reached. With --auto it compacts only when the working set "
         "has passed 75% of --window (for cron or a hook).\n\n"
-        "Example:  trace compact --session 4f1c… --budget 4000 --dry-run"))
+        "Example:  trace compact --session 5b1f0c2e --budget 4000 --dry-run"))
     def compact(
         ctx: typer.Context,
         session: SessionReq,
@@ -47,18 +47,16 @@ def register(app: typer.Typer) -> None:
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.context import compact as run
         from stores.errors import TraceError
         from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)
-        result = run(st.store(out), session, budget=budget, headroom=headroom, hot_tail=hot_tail,
-                     strategy=strategy, dry_run=dry_run, wait=wait, protected=_protected(protect),
-                     auto=auto, window=window)
-        data = result.as_json()
+        result = st.store(out).compact(session, budget=budget, headroom=headroom, hot_tail=hot_tail,
+                                       strategy=strategy, dry_run=dry_run, wait=wait, protect=protect,
+                                       auto=auto, window=window)
         if out.json:
-            out.emit(data)
+            out.emit(result.to_dict())
         elif result.auto and not result.auto["triggered"]:
             out.console.print(f"working set {result.auto['working_set_tokens']} tokens, under 75% of the "
                               f"{result.auto['window']}-token window: nothing to do")
@@ -91,7 +89,7 @@ def register(app: typer.Typer) -> None:
         "Reads only the session's tail, whatever the session or store size. Exits 1 naming the smallest "
         "possible pack when even that exceeds --budget. Each render leaves an anatomy record of exactly "
         "what it sent (`trace anatomy replay`).\n\n"
-        "Example:  trace context --session 4f1c… --budget 8000 --window 200000 --format openai"))
+        "Example:  trace context --session 5b1f0c2e --budget 8000 --window 200000 --format openai"))
     def context(
         ctx: typer.Context,
         session: SessionReq,
@@ -117,21 +115,17 @@ def register(app: typer.Typer) -> None:
         clear_at_least: Annotated[int, typer.Option("--clear-at-least", min=0, metavar="TOKENS",
                                                     help="Once clearing, clear at least this much.")] = 0,
     ) -> int:
-        from reducers.pack_formats import PACK_FORMATS
-        from reducers.retention import Retention
-        from stores.context import push_pack
-        from stores.errors import UsageError
         from trace_cli.app_state import state
 
-        if fmt not in PACK_FORMATS:
-            raise UsageError(f"unknown --format {fmt!r}; choose one of: openai, anthropic, text, json")
         st = state(ctx)
         out = st.output(True)
-        retention = Retention(trigger_tokens=clear_trigger, keep_last=keep_results, clear_at_least=clear_at_least)
-        result = push_pack(st.store(out), session, budget=budget, query=query, overflow=overflow,
-                           recall=not no_recall, retention=retention, tool_max_tokens=tool_max_tokens,
-                           recall_min_score=recall_min_score, cross_session=cross_session, window=window,
-                           protected=tuple(_protected(protect)))
+        store = st.store(out)
+        # record=False: the anatomy record is written after the pack is printed (below)
+        result = store.context(session, budget=budget, query=query, fmt=fmt, overflow=overflow,
+                               recall=not no_recall, tool_max_tokens=tool_max_tokens,
+                               recall_min_score=recall_min_score, cross_session=cross_session, window=window,
+                               protect=protect, keep_tool_results=keep_results, clear_trigger=clear_trigger,
+                               clear_at_least=clear_at_least, record=False)
         for note in result.notes:
             out.warn(note)
         rendered = result.formatted(fmt)
@@ -139,7 +133,7 @@ def register(app: typer.Typer) -> None:
             out.raw(rendered)
         else:
             out.emit(rendered)
-        _record_render(st.store(out), out, result, fmt=fmt, budget=budget, query=query)
+        _record_render(store, out, result, fmt=fmt, budget=budget, query=query)
         return 0
 
 
@@ -147,20 +141,10 @@ def _record_render(store, out, result, **how) -> None:
     """Every render leaves an anatomy record of what it sent (after it is
     sent: a pack the agent never got is no call). Failing to write one
     never costs the agent its pack."""
-    from stores.anatomy.render import record_render
     from stores.errors import TraceError
     try:
-        record_render(store, result, **how)
+        store.record_render(result, **how)
     except (OSError, TraceError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         out.warn(f"the render's anatomy record was not written ({why}); the pack above is complete")
 
-
-def _protected(tools: list[str] | None) -> frozenset[str]:
-    import os
-
-    from reducers.evict import PROTECTED_TOOLS
-    if tools:
-        return frozenset(tools)
-    env = os.environ.get("TRACE_PROTECTED_TOOLS")
-    return frozenset(t.strip() for t in env.split(",") if t.strip()) if env else frozenset(PROTECTED_TOOLS)

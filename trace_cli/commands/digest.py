@@ -26,12 +26,11 @@ def register(app: typer.Typer) -> None:
                                                      help="Write it here (its directory must exist).")] = None,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.digest import write_digest
         from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)
-        result = write_digest(st.store(out), out_file, max_lines=max_lines)
+        result = st.store(out).digest(out_file, max_lines=max_lines)
         if result.digest.demoted:
             out.note(f"{len(result.digest.demoted)} lower-importance entr"
                      f"{'y' if len(result.digest.demoted) == 1 else 'ies'} moved to detail pages")
@@ -40,7 +39,7 @@ def register(app: typer.Typer) -> None:
                      f"the new version is {page} (diff on stdout)")
         if out_file is None:
             if json_out:
-                out.emit({**result.as_json(), "text": result.digest.text, "demotions": result.digest.demoted})
+                out.emit({**result.to_dict(), "text": result.digest.text, "demotions": result.digest.demoted})
             else:
                 out.raw(result.digest.text)
             return 0
@@ -49,7 +48,7 @@ def register(app: typer.Typer) -> None:
         elif out.quiet:
             pass                                   # -q (cron): written; nothing to say
         elif out.json:
-            out.emit(result.as_json())
+            out.emit(result.to_dict())
         else:
             out.console.print(f"wrote {result.path} ({result.digest.lines} lines, {result.digest.facts} facts, "
                               f"{len(result.digest.demoted)} demoted)", markup=False)

@@ -11,24 +11,19 @@ def register(app: typer.Typer) -> None:
         "Write the log (or one session) as JSON Lines in the `trace` format, with each artifact's "
         "content inlined as artifact_content (and an event's images and documents as "
         "attachments_content). `trace ingest --format trace` reads it back and adds nothing twice.\n\n"
-        "Example:  trace export --session 4f1c… > session.trace.jsonl"))
+        "Example:  trace export --session 5b1f0c2e > session.trace.jsonl"))
     def export(
         ctx: typer.Context,
         session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session.")] = None,
         no_artifacts: Annotated[bool, typer.Option("--no-artifacts", help="Do not inline artifact content.")] = False,
     ) -> int:
-        from stores.lookup import export_events
         from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(True)
-        store = st.store(out)
-        store.require()
-        if session:
-            from stores.sessions import resolve_session
-            session = resolve_session(store, session)
-        n = out.emit_many(export_events(store, session, with_artifacts=not no_artifacts))
-        if n == 0 and session:
-            out.warn(f"session {session} has no events; `trace sessions` lists them")
+        result = st.store(out).export(session, with_artifacts=not no_artifacts)
+        n = out.emit_many(result.events)
+        if n == 0 and result.session_id:
+            out.warn(f"session {result.session_id} has no events; `trace sessions` lists them")
             return 1
         return 0

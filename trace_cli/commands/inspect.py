@@ -1,8 +1,6 @@
 """`trace stats`: what the store holds."""
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import typer
 
 from trace_cli.options import JsonOpt
@@ -18,7 +16,7 @@ def register(app: typer.Typer) -> None:
         store = st.store(out)
         s = store.stats()
         if out.json:
-            out.emit(asdict(s))
+            out.emit(s.to_dict())
             return 0
         out.table(["", ""], [
             ("store", s.store), ("events", s.events), ("tokens", s.tokens), ("sessions", s.sessions),

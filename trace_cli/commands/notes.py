@@ -21,7 +21,7 @@ CategoryOpt = Annotated[str, typer.Option("--category", "-c", metavar="task|deci
     "note is global: for every session.\n\n"
     "Examples:\n\n"
     "  trace note add --category decision \"squash-merge PRs; never rebase shared branches\"\n\n"
-    "  echo \"staging DB is read-only until Friday\" | trace note add -c context -s 4f1c…"))
+    "  echo \"staging DB is read-only until Friday\" | trace note add -c context -s 5b1f0c2e"))
 def add(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(metavar="TEXT", help="The note (- for stdin).")] = None,
@@ -31,7 +31,6 @@ def add(
     json_out: JsonOpt = False,
 ) -> int:
     from stores.errors import UsageError
-    from stores.notes import add_note
     from trace_cli.app_state import state
 
     if text is None or text == "-":
@@ -40,11 +39,11 @@ def add(
         text = sys.stdin.read()
     st = state(ctx)
     out = st.output(json_out)
-    note = add_note(st.store(out), text, category, session, wait=wait)
+    note = st.store(out).add_note(text, category, session, wait=wait)
     if out.json:
-        out.emit(note)
+        out.emit(note.to_dict())
     else:
-        out.console.print(f"noted #{note['seq']} ({note['category']}) in session {note['session_id']}", markup=False)
+        out.console.print(f"noted #{note.seq} ({note.category}) in session {note.session_id}", markup=False)
     return 0
 
 
@@ -57,16 +56,15 @@ def list_(
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most this many.")] = None,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.notes import list_notes
     from trace_cli.app_state import state
 
     st = state(ctx)
     out = st.output(json_out)
-    notes = list_notes(st.store(out), session=session, category=category, limit=limit)
+    notes = st.store(out).notes(session, category=category, limit=limit).notes
     if out.json:
-        out.emit_many(notes)
+        out.emit_many(n.to_dict() for n in notes)
     else:
         out.table(["seq", "time", "session", "category", "note"],
-                  ([n["seq"], (n["ts"] or "")[:16].replace("T", " "), n["session_id"], n["category"], n["text"]]
+                  ([n.seq, (n.ts or "")[:16].replace("T", " "), n.session_id, n.category, n.text]
                    for n in notes), title=f"{len(notes)} note(s)")
     return 0

@@ -18,10 +18,10 @@ def register(app: typer.Typer) -> None:
         "active task. Every hit carries scores {fulltext, vector, recency, task} and a final score to "
         "gate on; --min-score exits 3 when nothing clears it.\n\n"
         "Examples:\n\n"
-        "  trace recall \"which file holds the payments key\" -k 5\n\n"
-        "  trace recall \"checksum of the payments key\" --hops 2\n\n"
+        "  trace recall \"which file sets the payments timeout\" -k 5\n\n"
+        "  trace recall \"checksum of the release tarball\" --hops 2\n\n"
         "  trace recall --queries questions.jsonl > hits.jsonl    (JSONL {\"id\",\"query\",…filters})\n\n"
-        "  trace recall \"ssl error\" --block --budget 2000          (a <recalled-context> block)"))
+        "  trace recall \"why did checkout fail\" --block --budget 2000          (a <recalled-context> block)"))
     def recall(
         ctx: typer.Context,
         query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for.")] = None,
@@ -40,7 +40,6 @@ def register(app: typer.Typer) -> None:
         window: Annotated[int, typer.Option("--window", metavar="TOKENS", help="Context window; --block stays within 10% of it.")] = 200_000,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.recall import Recaller, RecallQuery
         from trace_cli.app_state import state
 
         st = state(ctx)
@@ -50,37 +49,26 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
         base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
                     min_score=min_score, mmr=mmr)
-        recaller = Recaller(store, note=out.note)
         if queries:
-            return _batch(recaller, queries, base, out)
-        q = RecallQuery(query=query, **base)
-        for w in q.validate():
+            return _batch(store, queries, base, out)
+        result = store.recall(query, **base)
+        for w in result.warnings:
             out.warn(w)
-        recaller.prepare(q.mode)
-        hits = recaller.recall(q)
         if block:
-            from reducers.recall_block import build_block
-            text = build_block([h.as_json() for h in hits], min(budget, window // 10))
+            text = result.block(min(budget, window // 10))
             out.raw(text + ("\n" if text else ""))
         elif out.json:
-            out.emit_many(_with_lag(h.as_json(), recaller) for h in hits)
+            out.emit_many(result.hit_dicts())
         else:
-            _table(out, hits, query)
-        if not hits and min_score is not None:
+            _table(out, result.hits, query)
+        if not result.hits and min_score is not None:
             raise NoResult(f"no hit scored {min_score} or more; try other words, --mode hybrid, or --hops 2")
         return 0
 
 
-def _with_lag(hit: dict, recaller) -> dict:
-    if recaller.vector_lag:
-        hit["vector_lag"] = recaller.vector_lag
-    return hit
-
-
-def _batch(recaller, source: str, base: dict, out) -> int:
+def _batch(store, source: str, base: dict, out) -> int:
     from stores.recall import RecallQuery
     stream = sys.stdin.buffer if source == "-" else open(source, "rb")
-    prepared = set()
     any_hit = False
     with stream:
         for n, line in enumerate(stream, 1):
@@ -95,18 +83,14 @@ def _batch(recaller, source: str, base: dict, out) -> int:
                 if "kind" in spec or "kinds" in spec:
                     kinds = spec.get("kinds", spec.get("kind"))
                     opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
-                q = RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts)
-                for w in q.validate():
+                result = store.recall(RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts))
+                for w in result.warnings:
                     out.warn(f"{source}:{n}: {w}")
             except (ValueError, UsageError) as exc:
                 out.problem(f"{source}:{n}: {exc}")
                 continue
-            if q.mode not in prepared:
-                recaller.prepare(q.mode)
-                prepared.add(q.mode)
-            hits = recaller.recall(q)
-            any_hit = any_hit or bool(hits)
-            out.emit_many(_with_lag(h.as_json(), recaller) for h in hits)
+            any_hit = any_hit or bool(result.hits)
+            out.emit_many(result.hit_dicts())
     return 0
 
 

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
         "line), newest first. Any command taking --session accepts a unique prefix of these ids.\n\n"
         "Examples:\n\n"
         "  trace sessions --since 3d\n\n"
-        "  trace sessions --source codex --grep payments"))
+        "  trace sessions --source codex --grep gateway"))
     def sessions(
         ctx: typer.Context,
         source: Annotated[str | None, typer.Option(
@@ -25,12 +25,11 @@ def register(app: typer.Typer) -> None:
             "--grep", metavar="TEXT", help="Only sessions whose id, title or source path holds TEXT.")] = None,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.sessions import list_sessions
         from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)
-        found = list_sessions(st.store(out), source=source, since=since, grep=grep)
+        found = st.store(out).sessions(source=source, since=since, grep=grep).sessions
         if not found:
             out.note("no sessions match" if (source or since or grep) else "the store holds no sessions yet")
             return 3

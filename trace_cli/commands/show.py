@@ -17,10 +17,10 @@ def register(app: typer.Typer) -> None:
         "--full replaces artifact previews with the original output; for a single event with an "
         "artifact it writes the original bytes as they were (use --json to get the event instead).\n\n"
         "Examples:\n\n"
-        "  trace show 812..947\n\n"
-        "  trace show 812..947 --session 4f1c…\n\n"
-        "  trace show 812 --full > output.txt\n\n"
-        "  trace show --session 4f1c… --tail 20"))
+        "  trace show 16..28\n\n"
+        "  trace show 1..40 --session 5b1f0c2e\n\n"
+        "  trace show 23 --full > output.txt\n\n"
+        "  trace show --session 5b1f0c2e --tail 20"))
     def show(
         ctx: typer.Context,
         selector: Annotated[str | None, typer.Argument(metavar="SEQ|SEQ..SEQ[,…]|ID")] = None,
@@ -33,22 +33,17 @@ def register(app: typer.Typer) -> None:
         raw: Annotated[bool, typer.Option("--raw", help="Print only the text of each event.")] = False,
         json_out: JsonOpt = False,
     ) -> int:
-        from stores.lookup import attachment_blocks, full_text, select_events
         from trace_cli.app_state import state
 
         st = state(ctx)
         out = st.output(json_out)
-        store = st.store(out)
-        events = select_events(store, selector, session, marker, tail)
-        if full and len(events) == 1 and events[0].get("artifact") and not json_out:
-            for chunk in store.artifacts.iter_bytes(events[0]["artifact"]["id"]):
+        result = st.store(out).show(selector, session=session, marker=marker, tail=tail, full=full,
+                                    original=not json_out)
+        if result.original is not None:
+            for chunk in result.original:
                 out.raw(chunk)
             return 0
-        if full:
-            events = [{**e, "text": full_text(store, e), "full": True} if e.get("artifact") else e for e in events]
-            if out.json:
-                events = [{**e, "attachments_content": attachment_blocks(store, e)}
-                          if (e.get("meta") or {}).get("attachments") else e for e in events]
+        events = result.events
         if raw:
             for e in events:
                 out.raw(e["text"] if e["text"].endswith("\n") else e["text"] + "\n")

@@ -44,7 +44,7 @@ def sweep(
     if ctx.invoked_subcommand is not None:
         return 0
     from stores.errors import UsageError
-    from stores.sweep import repair as repair_ledger, run_sweep
+    from stores.sweep import repair as repair_ledger
     from trace_cli.app_state import state
     from trace_cli.progress import SweepProgress
 
@@ -70,9 +70,9 @@ def sweep(
     silent = out.quiet and not dry_run
     emit = (lambda row: None) if silent else out.emit if out.json else rows.append
     with SweepProgress(out) as progress:
-        report = run_sweep(store, dry_run=dry_run, wait=wait, allow_delete=allow_delete, model=model,
+        report = store.sweep(dry_run=dry_run, wait=wait, allow_delete=allow_delete, model=model,
                            on_decision=emit, on_progress=progress.update)
-    summary = report.as_json()
+    summary = report.to_dict()
     if silent:
         return 0
     if out.json:

@@ -14,29 +14,21 @@ state_app = typer.Typer(help=("A session's working state: current task, open ste
 
 @state_app.command("show", help=(
     "The latest working state of a session (exit 3 when it has none yet).\n\n"
-    "Example:  trace state show --session 4f1c…"))
+    "Example:  trace state show --session 5b1f0c2e"))
 def show(
     ctx: typer.Context,
     session: Annotated[str, typer.Option("--session", "-s", metavar="ID", help="The session.")],
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.context.sessions import require_session
-    from stores.errors import NoResult
-    from stores.working_state import working_state
     from trace_cli.app_state import state
 
     st = state(ctx)
     out = st.output(json_out)
-    store = st.store(out)
-    found = working_state(store, session)
-    if found is None:
-        require_session(store, session)
-        raise NoResult(f"no working state for session {session!r} yet: it is kept when the session is "
-                       f"ingested (not with --no-state)")
+    found = st.store(out).state(session)
     if out.json:
-        out.emit(found)
+        out.emit(found.to_dict())
     else:
-        out.console.print(f"session {session} · task_state #{found['seq']}" + (f" · {found['ts']}" if found["ts"] else ""),
+        out.console.print(f"session {session} · task_state #{found.seq}" + (f" · {found.ts}" if found.ts else ""),
                           markup=False)
-        out.console.print(found["text"], markup=False)
+        out.console.print(found.text, markup=False)
     return 0

@@ -1,0 +1,68 @@
+"""Context rules: where a credential is known by what stands around it
+(an Authorization header, `user:pw@` in a URL, `curl -u`, a `--password`
+flag, a .netrc line, a secret-named key, an UPPERCASE env name ending in
+_KEY) rather than by its own shape.
+Pure data: reducers/redact.py compiles them and decides each value
+(reducers/credentials.py); reducers/secret_keys.py reads key names.
+
+Each rule is (name, trigger words, pattern) and its match starts at a
+trigger word ("--|token": the word is `token`, the match starts at the
+`--` before it; see reducers/secret_shapes.py for the notation). Every quantifier is bounded, by `m` (MAX_SECRET) for
+values: the stream redactor's window depends on it. No value runs into a
+"-----" (a PEM header glued on: the private key behind it must be seen)."""
+from __future__ import annotations
+
+from reducers.secret_shapes import B, B_WORD, after_none_of
+
+_AFTER_LETTER = after_none_of(r"A-Za-z\]")       # bearer9x is a word; 9 Bearer x is not
+
+PASSWORD_FLAGS = ("password", "passwd", "pass", "passphrase")
+TOKEN_FLAGS = ("token", "api-key", "apikey", "secret", "client-secret", "auth-token", "access-token")
+
+
+def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
+    """The rules for values up to m characters long."""
+    flags = "|".join(sorted(PASSWORD_FLAGS + TOKEN_FLAGS, key=len, reverse=True))
+    return [
+        ("pem", ("-----begin",), rf"""
+     -----BEGIN[ ](?P<pem_label>(?:[A-Z0-9]{{1,16}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?)-----
+     (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
+       |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}}))"""),
+        ("authz", ("authoriz",), rf"""
+     {B_WORD}(?i:authorization)(?:\\{{0,7}}["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\{{0,7}}["'])?
+     (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|bot|sso-key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
+        [ \t]{{1,8}})?
+     (?P<authz_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}})"""),
+        ("bearer", ("bearer",),
+         rf"{_AFTER_LETTER}(?i:bearer)[ \t]{{1,8}}(?P<bearer_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}})"),
+        ("basic", ("basic ", "basic\t"), rf"""
+     {_AFTER_LETTER}(?i:basic)[ \t]{{1,8}}(?P<basic_val>[A-Za-z0-9+/]{{4,{m}}}={{0,2}})(?![A-Za-z0-9+/=])"""),
+        ("url", ("://",), rf"""
+     ://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})@(?=[A-Za-z0-9\[_-])"""),
+        ("curl", ("-u ", "-u\t", "-u=", "--user"), rf"""
+     {B}(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
+     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\-]|-(?!----)){{1,{m}}})"""),
+        ("flag", ("--pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
+                  "--|api-key", "--|apikey"), rf"""
+     {B}--(?P<flag_name>(?i:{flags}))(?:[ \t]{{1,8}}|=)
+     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>(?:[^\s"'`;&|<>(){{}}\\-]|-(?!----)){{1,{m}}}))"""),
+        ("netrc", ("machine",), rf"""
+     {B}machine[ \t]{{1,8}}[^\s\\]{{1,100}}(?:\s|\\n){{1,8}}login[ \t]{{1,8}}[^\s\\]{{1,100}}
+     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>-]|-(?!----)){{1,{m}}})"""),
+        ("envkey", ("_key",), rf"""
+     _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
+     (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
+        ("kv", ("token>!s,iz,is", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
+                "secret", "credential", "passw", "pwd"), rf"""
+     (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
+            (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
+     (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
+                    |credentials?|token(?!s|i[sz])))
+     (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
+     (?:\\{{0,7}}["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
+     (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
+       |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
+       |\\{{2,7}}"(?P<kv_deep>[^"\\\n]{{1,{m}}})\\{{2,7}}"
+       |'(?P<kv_sq>[^'\n]{{1,{m}}})'
+       |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
+    ]
