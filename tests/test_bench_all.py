@@ -22,6 +22,7 @@ NUMERIC = {
     "needle": [],
     "context": [],
     "sweep": ["events_per_s_median", "scan_events_per_s", "vs_scan"],
+    "redact": ["cpu_s_median", "us_per_item"],
     "hooks": ["hook_p50_ms", "peer_cli_start_p50_ms", "hook_p95_vs_peer_p95"],
 }
 

@@ -145,6 +145,11 @@ def headline(sections: list[dict]) -> list[dict]:
     for r in sweep:
         add("sweep", f"nightly sweep, {r['events']} events", r["events_per_s_median"], "events/s",
             "plain scan of the log", r["scan_events_per_s"], r["vs_scan"], "higher")
+    for r in _rows(sections, "redact"):
+        if r["phase"] != "peer" and r["vs_peer"]:
+            add("redact", f"redaction of every {'string' if r['phase'] == 'texts' else 'record'} of the transcripts",
+                r["cpu_s_median"], "s CPU", "one lowercasing pass over the same texts",
+                round(r["cpu_s_median"] / r["vs_peer"], 4) if r["vs_peer"] else None, r["vs_peer"], "lower")
     for r in _rows(sections, "hooks"):
         add("hooks", f"Stop hook p95, {r['session_events']}-event session", r["hook_p95_ms"], "ms",
             "trace --help p95", r["peer_cli_start_p95_ms"], r["hook_p95_vs_peer_p95"], "lower")

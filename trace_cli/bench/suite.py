@@ -108,6 +108,11 @@ def _sweep(plan: Plan, note: Note) -> list[dict]:
     return run_sweep_bench(plan.sweep_events, _corpus(plan), plan.workdir, plan.repeat, note)
 
 
+def _redact(plan: Plan, note: Note) -> list[dict]:
+    from trace_cli.bench.redact_bench import run_redact_bench
+    return run_redact_bench(_corpus(plan), plan.repeat, note)
+
+
 def _hooks(plan: Plan, note: Note) -> list[dict]:
     from trace_cli.bench.hooks_bench import run_hooks_bench
     return run_hooks_bench(plan.hooks_events, plan.hooks_session_events, plan.hooks_runs, plan.workdir, note)
@@ -117,12 +122,12 @@ def _hooks(plan: Plan, note: Note) -> list[dict]:
 # the two that grow with --sizes last, so a run stopped early keeps the rest.
 SECTIONS: dict[str, Callable[[Plan, Note], list[dict]]] = {
     "cold_start": _startup, "needle": _needle, "locomo": _locomo, "context": _context, "sweep": _sweep,
-    "hooks": _hooks, "recall": _recall, "ingest": _ingest,
+    "redact": _redact, "hooks": _hooks, "recall": _recall, "ingest": _ingest,
 }
 
 TITLES = {
     "cold_start": "Cold start", "ingest": "Ingest vs SQLite and SQLite FTS5",
     "recall": "Recall vs grep -F / ripgrep and SQLite FTS5", "needle": "Needle protocol (paper 10.4)",
     "locomo": "LoCoMo dev", "context": "Context assembly (`trace context`)", "sweep": "Nightly sweep",
-    "hooks": "Stop hook",
+    "redact": "Redaction", "hooks": "Stop hook",
 }

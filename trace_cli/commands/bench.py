@@ -234,7 +234,7 @@ def bench_hooks(
     "Every benchmark in one run, each section in its own process: cold start (vs the bare interpreter), ingest "
     "(vs SQLite inserts and SQLite with an FTS5 index), recall at --sizes (vs grep -F, ripgrep if installed, "
     "SQLite FTS5), the needle protocol (pointer vs truncate vs narrative), LoCoMo dev (vs FTS5; skipped with "
-    "the reason when ../shared lacks it), context assembly, the sweep and the Stop hook. Medians of --repeat "
+    "the reason when ../shared lacks it), context assembly, the sweep, redaction and the Stop hook. Medians of --repeat "
     "runs, ratios against the peer in the same run, peak RSS per section. JSON to --json-out (or stdout when "
     "piped), Markdown to --md-out (or stdout on a terminal); progress on stderr. --quick: tiny sizes, a smoke "
     "test in a minute or two."))
@@ -247,8 +247,8 @@ def bench_all(
     repeat: Annotated[int | None, typer.Option("--repeat", "-r", min=1, help="Runs per measured phase (median). "
                                                "Default 3; with --quick 1.")] = None,
     only: Annotated[str | None, typer.Option(
-        "--only", metavar="NAME,…", help="Only these sections: cold_start, ingest, recall, needle, locomo, "
-        "context, sweep, hooks.")] = None,
+        "--only", metavar="NAME,…", help="Only these sections: cold_start, needle, locomo, context, sweep, "
+        "redact, hooks, recall, ingest.")] = None,
     shared: Annotated[str | None, typer.Option(
         "--shared", metavar="DIR", help="The shared data (transcripts/, data/locomo-dev/, tools/). "
         "Default $TRACE_SHARED or ../shared.")] = None,
