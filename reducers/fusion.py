@@ -1,109 +1,197 @@
-"""Scoring recall candidates: the paper's score(e, q, τ) made concrete.
+"""Scoring recall candidates: the paper's score(e, q, τ) made concrete, as a
+calibrated probability.
 
-    base(e, q)  = bm25(e) / BM25_SCALE + W_VEC · vector(e)
-    smoothed    = base + A1 · Σ base(neighbours ±1) + A2 · Σ base(neighbours ±2)
-    score       = smoothed · (1 + W_REC · recency(e)) · task(e) · (1 − sup(e))
+Each candidate gets a logit, a weighted sum of what recall knows about it:
 
-- BM25 enters linearly, on a fixed scale (not normalised per query: a
-  strong lexical match should dominate, a weak one should stay weak, so the
-  final score means the same across queries and can be gated on). The
-  reported `fulltext` score is BM25 squashed to [0, 1) as bm25 / (bm25 + K);
-- vector is the cosine similarity, clipped at 0;
-- neighbours are the events just before and after in the same session: in
-  conversation the answer sits next to its question (the index's `ctx` field
-  does most of this; smoothing adds ~+0.01 recall@10 on LoCoMo dev);
-- recency decays with age relative to the newest candidate (half-life
-  HALF_LIFE_DAYS), a light tie-breaker;
-- task ≥ 1 boosts events that share terms with the session's active task
-  state and open loops; sup is 0.5 for a fact the ledger marks superseded,
-  0.9 for one it marks deleted (never removed: still recallable).
-Weights were tuned on LoCoMo dev (../shared/data/locomo-dev) — see README."""
+    z = BIAS + Σ WEIGHTS[f] · x_f  + log task(e) + log(1 − sup(e)) + W_REC · recency(e)
+
+    x_bm25       the lexical score, / BM25_SCALE (fixed, not per query: a
+                 strong match is strong in any query): BM25 over body (+ ctx)
+                 and exact terms, plus the IDF of each rare query term the
+                 event holds, counted once (stores/fulltext_search.py lexical)
+    x_coverage   the share of the query's IDF the event's own text holds: an
+                 event with the query's rarest terms beats one that repeats
+                 its common terms, however long it is (BM25's length
+                 normalisation favours short lines)
+    x_vector     cosine to the query minus the median cosine of the query's
+                 embedded candidates; 0 for an event with no vector (tool
+                 output is not embedded: neutral, not penalised)
+    x_speaker    1 when the query names the event's speaker (reducers/speakers.py)
+    x_near       the lexical scores of the events just before and after it in
+                 its session, over the query's best lexical score
+    x_far        the same for the events two away (in conversation the
+                 answer sits next to the question that prompted it)
+    x_substance  how much the event says (characters, capped): "ok, thanks"
+                 rarely answers anything
+    x_near_vector  the best vector feature of the events just before and
+                 after it (a terse reply is about what it answers)
+    x_session    the best lexical score of another candidate in its session,
+                 over the query's best
+    x_bm25_rel   its lexical score over the query's best; x_top_lexical 1
+                 for the query's best lexical match
+(Neighbour and session scores are relative to the query's best: a long
+query's BM25 is large everywhere, and a pushed context's query holds the
+user's last lines, which are in the log next to their own neighbours.)
+
+Every feature comes from the indexes (BM25 scores, the IDF each event
+holds, stored vectors, the index's columns), so every candidate is scored
+without reading its text; only the hits shown are read from the log.
+score = σ(z) is the estimated probability that the hit is an answer to the
+query: the weights are a logistic regression fitted on dev data (LoCoMo dev
+questions, generated needles, and queries with no answer in the store;
+`trace bench fit`), checked across held-out conversations. task ≥ 1 lifts
+events that share terms with the session's open task; sup is the ledger's
+demotion (0.5 superseded, 0.9 deleted: never removed). Hits are returned in
+the order of the score they print."""
 from __future__ import annotations
 
 import math
+from operator import mul
 from dataclasses import dataclass, field
 
-K_BM25 = 10.0
 BM25_SCALE = 20.0
-VEC_CENTER = False
-W_VEC = 0.15
-A1, A2 = 0.15, 0.03
-W_REC = 0.05
+# Fitted by `trace bench fit` (listwise on LoCoMo dev + needles, then R@10);
+# only their ratios matter: reducers/calibration.py turns z into probabilities.
+WEIGHTS = {"bm25": 0.7653, "coverage": 4.9469, "vector": 2.0413, "speaker": 2.7964, "near": 0.5102, "far": 0.8008,
+           "substance": 0.4061, "near_vector": 2.9231, "session": 1.7173, "bm25_rel": 1.0406, "top_lexical": 2.0522,
+           "recency": 0.1}
+BIAS = 0.0
+FEATURES = ("bm25", "coverage", "vector", "speaker", "near", "far", "substance", "near_vector", "session",
+            "bm25_rel", "top_lexical")
+SUBSTANCE_CHARS = 400
+W_REC = 0.1
 HALF_LIFE_DAYS = 30.0
 TASK_BOOST = 0.25
+# Ledger demotion: the share of a fact's probability taken away when the
+# ledger marks it superseded / deleted.
 SUPERSEDED, DELETED = 0.5, 0.9
+EXACT_SCORE = 0.97          # an event holding the whole query verbatim
 
 
 @dataclass(slots=True)
 class Candidate:
     seq: int
-    session_id: str
-    pos: int
+    gp: int                                     # session ordinal << 32 | position in the session
     ts_ms: int = 0
     kind: str = ""
-    bm25: float = 0.0
+    bm25: float = 0.0                           # the lexical query's score (BM25, plus the rare terms' IDF held)
+    held: float = 0.0                           # IDF of the query terms the event holds
     cosine: float | None = None
+    speaker_key: int = 0
+    chars: int = 0
     hop: int = 1
     task: float = 1.0
+    tuning: float = 1.0                          # the nightly reflection's term boosts (reducers/reflection.py)
     sup: float = 0.0
-    base: float = 0.0
-    score: float = 0.0
-    scores: dict = field(default_factory=dict)
+    f: tuple = ()                                # the features, in FEATURES order
+    rec: float = 0.0                             # recency in [0, 1]
+    z: float = 0.0                               # logit
+    score: float = 0.0                           # σ(z), or the MMR-adjusted score when diversity moved it
+    exact: bool = False                          # holds the query verbatim
     segment: int = 0            # where the event lives in the log
     offset: int = 0
-    floor: float = 0.0          # a second-hop hit scores at least this (its seed's score, decayed)
+    floor: float = -math.inf    # a second-hop hit's logit is at least this (its seed's, decayed)
+    measured: bool = False      # held / bm25 / cosine filled in against the query
+    p_hit: float = 0.0          # the probability that this very hit is an answer (reducers/calibration.py)
 
 
-def squash_bm25(bm25: float) -> float:
-    return bm25 / (bm25 + K_BM25) if bm25 > 0 else 0.0
+def sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 
-def recency(ts_ms: int, newest_ms: int) -> float:
-    if not ts_ms or not newest_ms:
-        return 0.0
-    age_days = max(newest_ms - ts_ms, 0) / 86_400_000
-    return math.exp(-math.log(2) * age_days / HALF_LIFE_DAYS)
-
-
-def score_candidates(cands: list[Candidate], *, w_vec: float | None = None, a1: float | None = None,
-                     a2: float | None = None, w_rec: float | None = None,
-                     bm25_scale: float | None = None) -> list[Candidate]:
-    """Fill base/score/scores on every candidate; returns them best first."""
-    # Read the module constants at call time, so tuning can adjust them.
-    w_vec = W_VEC if w_vec is None else w_vec
-    a1, a2 = (A1 if a1 is None else a1), (A2 if a2 is None else a2)
-    w_rec = W_REC if w_rec is None else w_rec
-    bm25_scale = BM25_SCALE if bm25_scale is None else bm25_scale
-    by_pos: dict[tuple[str, int], Candidate] = {}
-    # Cosines of unrelated texts are far from 0 for averaged word vectors:
-    # count only what a candidate has above the typical candidate.
+def score_all(cands: list[Candidate], named: set[int], total_idf: float,
+              weights: dict | None = None, bias: float | None = None) -> list[Candidate]:
+    """Fill every candidate's features and logit; best first. `named`: the
+    speaker keys the query names; `total_idf`: the query's IDF, all terms.
+    (Plain locals, no per-candidate dicts: this runs for a few hundred
+    candidates in every query.)"""
     cosines = sorted(c.cosine for c in cands if c.cosine is not None)
-    floor = cosines[len(cosines) // 2] if cosines and VEC_CENTER else 0.0
+    median = cosines[len(cosines) // 2] if cosines else 0.0
+    bm_at = {c.gp: c.bm25 for c in cands}
+    cos_at = {c.gp: c.cosine - median for c in cands if c.cosine is not None}
+    # The best two lexical scores of each session: a session that holds
+    # other strong matches is more likely the one the question is about.
+    best2: dict[int, list[float]] = {}
     for c in cands:
-        ft = squash_bm25(c.bm25)
-        vec = max((c.cosine or 0.0) - floor, 0.0) / (1.0 - floor) if c.cosine is not None else 0.0
-        c.base = c.bm25 / bm25_scale + w_vec * vec
-        c.scores = {"fulltext": ft, "vector": c.cosine}
-        by_pos[(c.session_id, c.pos)] = c
+        top = best2.setdefault(c.gp >> 32, [0.0, 0.0])
+        if c.bm25 > top[0]:
+            top[1], top[0] = top[0], c.bm25
+        elif c.bm25 > top[1]:
+            top[1] = c.bm25
+    top_bm25 = max((c.bm25 for c in cands), default=0.0)
+    inv_top = 1.0 / top_bm25 if top_bm25 > 0 else 0.0
+    get, vget = bm_at.get, cos_at.get
     newest = max((c.ts_ms for c in cands), default=0)
-    base_at = {key: c.base for key, c in by_pos.items()}
+    per_ms = math.log(2) / (HALF_LIFE_DAYS * 86_400_000)
+    inv_total = 1.0 / (total_idf or 1.0)
+    inv_scale = 1.0 / BM25_SCALE
+    inv_sub = 1.0 / SUBSTANCE_CHARS
     for c in cands:
-        sid, pos = c.session_id, c.pos
-        near = base_at.get((sid, pos - 1), 0.0) + base_at.get((sid, pos + 1), 0.0)
-        far = base_at.get((sid, pos - 2), 0.0) + base_at.get((sid, pos + 2), 0.0)
-        smoothed = c.base + a1 * near + a2 * far
-        rec = recency(c.ts_ms, newest)
-        c.score = max(smoothed * (1 + w_rec * rec), c.floor) * c.task * (1 - c.sup)
-        c.scores["recency"], c.scores["task"] = rec, c.task * (1 - c.sup)
-    return sorted(cands, key=lambda c: (-c.score, c.seq))
+        gp, bm = c.gp, c.bm25
+        top = best2[gp >> 32]
+        held = c.held * inv_total
+        chars = c.chars
+        cos = c.cosine
+        c.f = (bm * inv_scale,
+               held if held < 1.0 else 1.0,
+               cos - median if cos is not None else 0.0,
+               1.0 if c.speaker_key in named and c.speaker_key else 0.0,
+               (get(gp - 1, 0.0) + get(gp + 1, 0.0)) * inv_total,
+               (get(gp - 2, 0.0) + get(gp + 2, 0.0)) * inv_total,
+               (chars if chars < SUBSTANCE_CHARS else SUBSTANCE_CHARS) * inv_sub,
+               max(vget(gp - 1, 0.0), vget(gp + 1, 0.0)),
+               (top[1] if bm >= top[0] else top[0]) * inv_total,
+               bm * inv_top,
+               1.0 if bm > 0 and bm >= top_bm25 else 0.0)
+        c.rec = math.exp(-max(newest - c.ts_ms, 0) * per_ms) if c.ts_ms and newest else 0.0
+    settle_all(cands, weights, bias)
+    cands.sort(key=lambda c: (-c.z, c.seq))
+    return cands
 
 
-def set_task(c: Candidate, task: float) -> None:
-    """Give a scored candidate a new task factor without rescoring the pool
-    (the score is a product, so the old factor divides out)."""
-    c.score = c.score / c.task * task
-    c.task = task
-    c.scores["task"] = task * (1 - c.sup)
+def settle_all(cands: list[Candidate], weights: dict | None = None, bias: float | None = None) -> None:
+    """The logit and score of each candidate from its features, recency,
+    the session's task and the ledger."""
+    w = WEIGHTS if weights is None else weights
+    ws = [w.get(name, 0.0) for name in FEATURES]
+    b = BIAS if bias is None else bias
+    rec = W_REC if "recency" not in w else w["recency"]
+    log, exp = math.log, math.exp
+    for c in cands:
+        z = b + rec * c.rec + sum(map(mul, ws, c.f))        # the weighted sum in C: this runs for every candidate
+        if c.task != 1.0:
+            z += log(c.task)
+        if c.tuning != 1.0:
+            z += log(c.tuning)
+        if c.sup:
+            z += log(max(1.0 - c.sup, 1e-6))       # ledger demotion
+        if z < c.floor:
+            z = c.floor
+        c.z = z
+        c.score = 1.0 / (1.0 + exp(-z)) if z > -700.0 else 0.0
+
+
+def features(c: Candidate) -> dict:
+    """A candidate's features by name."""
+    return dict(zip(FEATURES, c.f))
+
+
+def shown_scores(c: Candidate) -> dict:
+    """What a hit prints beside its score: the signals (fulltext and vector
+    for people, recency, task), every feature and the logit."""
+    out = {"fulltext": round(squash(c.bm25), 4), "vector": None if c.cosine is None else round(c.cosine, 4),
+           "recency": round(c.rec, 4), "task": round(c.task * (1 - c.sup), 4)}
+    if c.tuning != 1.0:
+        out["tuning"] = round(c.tuning, 4)
+    out.update({name: round(v, 4) for name, v in zip(FEATURES, c.f)})
+    out["logit"] = round(c.z, 4)
+    out["p_hit"] = round(c.p_hit, 4)
+    return out
+
+
+def squash(bm25: float, k: float = 10.0) -> float:
+    """BM25 squashed to [0, 1), for display."""
+    return bm25 / (bm25 + k) if bm25 > 0 else 0.0
 
 
 def task_factor(event_terms: set[str], task_terms: set[str]) -> float:
@@ -115,22 +203,25 @@ def task_factor(event_terms: set[str], task_terms: set[str]) -> float:
 
 def mmr(ranked: list[Candidate], k: int, lam: float, similarity) -> list[Candidate]:
     """Maximal Marginal Relevance: pick k, trading relevance (λ) against
-    similarity to what is already picked (1 − λ). λ = 1 keeps the order.
-    Each candidate's redundancy is updated only against the newest pick, so
-    the cost is O(k · pool) similarity calls."""
+    similarity to what is already picked (1 − λ); λ = 1 keeps the order.
+    A pick's score becomes the adjusted score that chose it, so hits print
+    in the order of their scores (each round's best can only be lower than
+    the round before: redundancy only grows). Each candidate's redundancy is
+    updated only against the newest pick: O(k · pool) similarity calls."""
     if lam >= 1.0 or len(ranked) <= 1:
         return ranked[:k]
-    top = ranked[0].score or 1.0
     pool = list(ranked)
     redundancy = [0.0] * len(pool)
     picked: list[Candidate] = []
     alive = list(range(len(pool)))
     while alive and len(picked) < k:
-        best = max(alive, key=lambda i: lam * (pool[i].score / top) - (1 - lam) * redundancy[i])
-        picked.append(pool[best])
+        best = max(alive, key=lambda i: pool[i].score - (1 - lam) * redundancy[i])
+        chosen = pool[best]
+        chosen.score = max(chosen.score - (1 - lam) * redundancy[best], 0.0)
+        picked.append(chosen)
         alive.remove(best)
         for i in alive:
-            redundancy[i] = max(redundancy[i], similarity(pool[i], pool[best]))
+            redundancy[i] = max(redundancy[i], similarity(pool[i], chosen))
     return picked
 
 

@@ -3,14 +3,14 @@ last sweep, find the queries recall served badly, and learn bounded term
 boosts that recall applies next time.
 
 - A query is *empty* when it returned nothing and *weak* when its best
-  fused score stayed under WEAK_SCORE.
+  score (recall's calibrated probability) stayed under WEAK_SCORE.
 - A content word of such queries that the store does hold (document
   frequency > 0, so ranking, not absence, is the problem) and that recurs
   in at least MIN_QUERIES of them gets its boost raised by STEP, up to
   MAX_BOOST; at most MAX_TERMS terms are boosted (the weakest boosts go
   first). Each change is one TUNE ledger row, revertable like any decision.
-- Recall multiplies a candidate's score by the product of the boosts of
-  the terms it contains, capped at MAX_FACTOR (`tuning_factor`).
+- Recall multiplies the odds of its best candidates by the product of the
+  boosts of the terms each contains, capped at MAX_FACTOR (`tuning_factor`).
 Pure: rows and document frequencies in, adjustments out."""
 from __future__ import annotations
 
@@ -99,15 +99,12 @@ def tuning_factor(text_words: set[str], boosts: dict[str, float]) -> float:
 
 
 def apply_tuning(candidates, events: dict[int, dict], boosts: dict[str, float]) -> None:
-    """Multiply each candidate's score by its tuning factor (recall's hook:
-    the pool it is about to sort, and the events it read for them)."""
+    """Set each candidate's tuning factor (recall's hook: the best of the
+    ranked list, and the events it read for them); recall adds its log to
+    the candidate's logit."""
     if not boosts:
         return
     for c in candidates:
         event = events.get(c.seq)
-        if event is None:
-            continue
-        factor = tuning_factor(set(words((event.get("text") or "")[:4000])), boosts)
-        if factor != 1.0:
-            c.score *= factor
-            c.scores["tuning"] = round(factor, 4)
+        if event is not None:
+            c.tuning = tuning_factor(set(words((event.get("text") or "")[:4000])), boosts)

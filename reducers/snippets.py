@@ -7,13 +7,13 @@ WIDTH = 240
 
 
 def snippet(text: str, terms: list[str], width: int = WIDTH) -> str:
-    """A window of about `width` characters around the earliest match of any
-    term (case-insensitive), cut at word boundaries, with … where cut."""
+    """A window of about `width` characters around the first match of the
+    first term found (terms come most telling first, e.g. rarest first;
+    case-insensitive), cut at word boundaries, with … where cut."""
     if len(text) <= width:
         return text.strip()
     low = text.lower()
-    hits = [i for i in (low.find(t.lower()) for t in terms if t) if i >= 0]
-    center = min(hits) if hits else 0
+    center = next((i for i in (low.find(t.lower()) for t in terms if t) if i >= 0), 0)
     start = max(center - width // 3, 0)
     end = min(start + width, len(text))
     start = max(end - width, 0)

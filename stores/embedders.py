@@ -19,6 +19,7 @@ import numpy as np
 from stores.errors import TraceError
 
 DEFAULT_EMBEDDER = "wordllama"
+TOKENIZER_FILE = "l2_supercat_tokenizer_config.json"
 EMBED_MAX_CHARS = 1000        # the head of a long text carries its topic; embedding all of it costs more
 _MAX_TOKENS = 512
 
@@ -31,19 +32,50 @@ class HashEmbedder:
         from reducers.hash_embed import hash_embed
         return hash_embed([t[:EMBED_MAX_CHARS] for t in texts], self.dim)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
 
 class WordLlamaEmbedder:
     name = "wordllama"
 
     def __init__(self, dim: int = 256):
-        root = _wordllama_dir()
-        from tokenizers import Tokenizer
-        self.tokenizer = Tokenizer.from_file(str(root / "tokenizers" / "l2_supercat_tokenizer_config.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
-        weights = _read_safetensor(root / "weights" / "l2_supercat_256.safetensors", "embedding.weight")
-        self.table = np.ascontiguousarray(weights[:, :dim].astype(np.float32))
+        self.root = _wordllama_dir()
+        # Memory-mapped: a query reads the rows of its few tokens, not the
+        # whole 16 MB table (a cold `trace recall` embeds one short text).
+        self.weights = _read_safetensor(self.root / "weights" / "l2_supercat_256.safetensors", "embedding.weight")
         self.dim = dim
+        self._tokenizer = None
+        self._bpe: tuple[dict, dict] | None = None
+
+    @property
+    def tokenizer(self):
+        """The Rust tokenizer, for batches (built on first use: ~0.1 s)."""
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+            self._tokenizer = Tokenizer.from_file(str(self.root / "tokenizers" / TOKENIZER_FILE))
+            self._tokenizer.no_padding()
+            self._tokenizer.no_truncation()
+        return self._tokenizer
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One text's vector, tokenized in Python (reducers/bpe.py): the
+        same ids as the Rust tokenizer without building it."""
+        from reducers.bpe import bpe_ids
+        if self._bpe is None:
+            import orjson
+            model = orjson.loads((self.root / "tokenizers" / TOKENIZER_FILE).read_bytes())["model"]
+            merges = model["merges"]
+            self._bpe = (model["vocab"], {m if isinstance(m, str) else " ".join(m): i for i, m in enumerate(merges)})
+        ids = bpe_ids(text[:EMBED_MAX_CHARS], *self._bpe)[:_MAX_TOKENS]
+        out = np.zeros(self.dim, dtype=np.float32)
+        if ids:
+            rows = self.weights[np.clip(np.asarray(ids, dtype=np.int64), 0, self.weights.shape[0] - 1), :self.dim]
+            out[:] = rows.astype(np.float64).sum(0) / len(ids)
+            norm = np.linalg.norm(out)
+            if norm > 0:
+                out /= norm
+        return out
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -58,9 +90,9 @@ class WordLlamaEmbedder:
         nonempty = lengths > 0
         if nonempty.any():
             ids = np.concatenate([np.asarray(x, dtype=np.int64) for x in lists if x])
-            np.clip(ids, 0, self.table.shape[0] - 1, out=ids)
+            np.clip(ids, 0, self.weights.shape[0] - 1, out=ids)
             running = np.zeros((ids.size + 1, self.dim), dtype=np.float64)
-            np.cumsum(self.table[ids], axis=0, dtype=np.float64, out=running[1:])
+            np.cumsum(self.weights[ids, :self.dim], axis=0, dtype=np.float64, out=running[1:])
             ends = np.cumsum(lengths)[nonempty]
             starts = ends - lengths[nonempty]
             out[nonempty] = (running[ends] - running[starts]) / lengths[nonempty, None]
@@ -77,19 +109,17 @@ def _wordllama_dir() -> Path:
 
 
 def _read_safetensor(path: Path, name: str) -> np.ndarray:
-    """One tensor from a .safetensors file (8-byte header length, JSON
-    header, raw little-endian data)."""
+    """One tensor of a .safetensors file (8-byte header length, JSON
+    header, raw little-endian data), memory-mapped, read-only."""
     with open(path, "rb") as f:
         header_len = int.from_bytes(f.read(8), "little")
         header = json.loads(f.read(header_len))
-        info = header[name]
-        start, end = info["data_offsets"]
-        f.seek(8 + header_len + start)
-        data = f.read(end - start)
+    info = header[name]
+    start, end = info["data_offsets"]
     dtype = {"F16": "<f2", "F32": "<f4", "BF16": None}[info["dtype"]]
     if dtype is None:
         raise TraceError(f"{path.name}: bf16 weights are not supported")
-    return np.frombuffer(data, dtype=dtype).reshape(info["shape"])
+    return np.memmap(path, dtype=dtype, mode="r", offset=8 + header_len + start, shape=tuple(info["shape"]))
 
 
 def load_embedder(name: str, dim: int | None = None):

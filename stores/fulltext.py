@@ -7,10 +7,15 @@ before and the two after it in its session, not stemmed, weighted lower: a tool
 result is found by the question that prompted it, a question by its answer;
 +0.03 recall@10 on LoCoMo dev over query-time smoothing alone), `exact` (hashes,
 paths, addresses, identifiers kept whole, plus their parts; see
-reducers/terms.py), and `session`, `kind`, `ts`, `seq` so filters run
-inside the index. Stored: where the event lives in the log (segment,
-offset) and its position in its session, so a hit is one seek away from
-the verbatim event.
+reducers/terms.py), `speaker` (the label a "Name: words" turn opens with, see
+reducers/speakers.py), and `session`, `kind`, `ts`, `seq` so filters run
+inside the index. Nothing is stored: what recall needs of a hit without
+reading it lives in fast (columnar) fields read in one batch per query —
+where the event is in the log (`seg`, `off`), its place in its session
+(`pos`, and `gp` = the session's ordinal in this index << 32 | pos, so the
+events around one are a range of one column), its kind (`kno`), speaker
+(`spk`, a 63-bit key of the label), time and length (`chars`). A stored-document fetch cost ~4 µs a hit and a Python
+object per field; a column read is ~0.1 µs a hit.
 
 Bookkeeping lives in `fulltext/positions.db` (SQLite): the watermark (last
 seq indexed) and, per session, the next position and the recent texts that
@@ -20,6 +25,7 @@ watermark (a crash between the two commits) are deleted before catch-up
 re-adds them, so nothing is indexed twice."""
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 from collections import OrderedDict, deque
@@ -30,11 +36,12 @@ from pathlib import Path
 import orjson
 
 from reducers.recall_block import strip_recalled
+from reducers.speakers import speaker_of
 from reducers.terms import exact_text
-from stores.fulltext_search import FulltextSearch
+from stores.fulltext_search import KIND_CODES, FulltextSearch
 from stores.sql_in import select_in
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 12
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
 CTX_EVENTS = 2
 CTX_CHARS = 300                      # of each neighbour (with stemmed ctx, 600 cost 4.5% more CPU for LoCoMo dev 0.698 vs 0.703)
@@ -91,6 +98,15 @@ def index_rows(events: list[dict], locations: list[tuple[int, int]], full_texts:
     return rows
 
 
+def key63(text: str) -> int:
+    """A stable 63-bit key of a session id or speaker label (0 for none),
+    for the index's numeric columns."""
+    if not text:
+        return 0
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                          "little") >> 1 or 1
+
+
 def _persisted(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k != "body"}
 
@@ -108,8 +124,15 @@ def _document(entry: dict, body: str, after: list[str]):
     doc.add_unsigned("off", entry["off"])
     doc.add_unsigned("pos", entry["pos"])
     doc.add_text("session", entry["session"])
+    doc.add_unsigned("gp", entry["ord"] << 32 | entry["pos"])
     doc.add_text("kind", entry["kind"])
+    doc.add_unsigned("kno", KIND_CODES.get(entry["kind"], len(KIND_CODES)))
     doc.add_integer("ts", entry["ts"])
+    speaker = entry.get("speaker")
+    if speaker:
+        doc.add_text("speaker", speaker)
+    doc.add_unsigned("spk", key63(speaker))
+    doc.add_unsigned("chars", len(body))
     doc.add_text("body", body)
     ctx = entry["before"] + after
     if ctx:
@@ -121,13 +144,18 @@ def _document(entry: dict, body: str, after: list[str]):
 def _schema():
     import tantivy
     sb = tantivy.SchemaBuilder()
-    sb.add_unsigned_field("seq", stored=True, indexed=True, fast=True)
-    sb.add_unsigned_field("seg", stored=True)
-    sb.add_unsigned_field("off", stored=True)
-    sb.add_unsigned_field("pos", stored=True, indexed=True)
-    sb.add_text_field("session", stored=True, tokenizer_name="raw")
-    sb.add_text_field("kind", stored=True, tokenizer_name="raw")
-    sb.add_integer_field("ts", stored=True, indexed=True, fast=True)
+    sb.add_unsigned_field("seq", indexed=True, fast=True)
+    sb.add_unsigned_field("seg", fast=True)
+    sb.add_unsigned_field("off", fast=True)
+    sb.add_unsigned_field("pos", indexed=True, fast=True)
+    sb.add_text_field("session", tokenizer_name="raw", index_option="basic")
+    sb.add_unsigned_field("gp", indexed=True, fast=True)
+    sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
+    sb.add_unsigned_field("kno", fast=True)
+    sb.add_integer_field("ts", indexed=True, fast=True)
+    sb.add_text_field("speaker", tokenizer_name="raw", index_option="basic")
+    sb.add_unsigned_field("spk", fast=True)
+    sb.add_unsigned_field("chars", fast=True)
     # No positions: every query is terms, never phrases (positions cost
     # indexing time and a third of the index).
     # Not stemmed: stemming every token cost a third of Tantivy's indexing CPU
@@ -157,7 +185,8 @@ class FulltextIndex(FulltextSearch):
         # Within one add(): rows fetched for the batch's sessions, and the
         # state of sessions closed since (written at the end of the batch).
         self._fetched: dict[str, tuple | None] = {}
-        self._closed: dict[str, tuple[int, str]] = {}
+        self._closed: dict[str, tuple[int, str, int]] = {}
+        self._ordinals: int | None = None     # sessions numbered so far (their ordinals are 1, 2, ...)
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -169,8 +198,8 @@ class FulltextIndex(FulltextSearch):
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.executescript("""
                 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, next_pos INTEGER, recent TEXT)
-                    WITHOUT ROWID;""")
+                CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, next_pos INTEGER, recent TEXT,
+                    ordinal INTEGER) WITHOUT ROWID;""")
         return self._db
 
     def _meta(self, name: str) -> str | None:
@@ -250,21 +279,29 @@ class FulltextIndex(FulltextSearch):
             row = self._fetched.pop(sid)
         else:
             row = self._positions().execute(
-                "SELECT next_pos, recent FROM sessions WHERE session_id=?", (sid,)).fetchone()
+                "SELECT next_pos, recent, ordinal FROM sessions WHERE session_id=?", (sid,)).fetchone()
         recent = orjson.loads(row[1]) if row else []
-        state = self._ctx[sid] = [row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS)]
+        ordinal = row[2] if row else self._new_ordinal()
+        state = self._ctx[sid] = [row[0] if row else 0, deque(recent, maxlen=CTX_EVENTS), ordinal]
         if len(self._ctx) > OPEN_SESSIONS:
             self._close_session(next(iter(self._ctx)))
         return state
+
+    def _new_ordinal(self) -> int:
+        """The next session's number, for the `gp` column (committed with the watermark)."""
+        if self._ordinals is None:
+            self._ordinals = int(self._meta("sessions") or 0)
+        self._ordinals += 1
+        return self._ordinals
 
     def _fetch_sessions(self, rows: list[list]) -> None:
         """The stored state of a batch's sessions that are not in memory, in
         one query per 500 (a query per session cost more than indexing a
         short session's events)."""
         wanted = list({row[3]: None for row in rows if row[3] not in self._ctx})
-        for sid, pos, recent in select_in(self._positions(), "SELECT session_id, next_pos, recent FROM sessions "
-                                                            "WHERE session_id IN ({})", wanted):
-            self._fetched[sid] = (pos, recent)
+        for sid, pos, recent, ordinal in select_in(self._positions(), "SELECT session_id, next_pos, recent, ordinal "
+                                                                     "FROM sessions WHERE session_id IN ({})", wanted):
+            self._fetched[sid] = (pos, recent, ordinal)
         for sid in wanted:
             self._fetched.setdefault(sid, None)
 
@@ -285,8 +322,8 @@ class FulltextIndex(FulltextSearch):
             recent = state[1]
             body = _body(tool_name, text[:INDEX_MAX_CHARS])
             head = body[:CTX_CHARS]
-            entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "session": sid,
-                     "kind": kind, "ts": ts_millis(ts),
+            entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "ord": state[2], "session": sid,
+                     "kind": kind, "ts": ts_millis(ts), "speaker": "" if tool_name else speaker_of(text),
                      "head": head, "before": [e["head"] for e in recent], "indexed": False, "body": body}
             if len(recent) == CTX_EVENTS:                 # the oldest now has both successors
                 self._index_entry(writer, recent[0], [recent[1]["head"], head])
@@ -338,12 +375,12 @@ class FulltextIndex(FulltextSearch):
         context they have, and its state goes to positions.db inside the
         transaction that commit() closes (a crash rolls it back with the
         rest)."""
-        pos, recent = self._ctx.pop(sid)
+        pos, recent, ordinal = self._ctx.pop(sid)
         self._index_waiting(recent)
         items = list(recent)
         for entry in items:
             entry.pop("body", None)
-        self._closed[sid] = (pos, orjson.dumps(items).decode())
+        self._closed[sid] = (pos, orjson.dumps(items).decode(), ordinal)
 
     def _store_closed(self) -> None:
         """Write the closed sessions' state, inside the transaction commit() closes."""
@@ -352,8 +389,8 @@ class FulltextIndex(FulltextSearch):
         db = self._positions()
         if not db.in_transaction:
             db.execute("BEGIN")
-        db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
-                       ((sid, pos, recent) for sid, (pos, recent) in self._closed.items()))
+        db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
+                       ((sid, pos, recent, ordinal) for sid, (pos, recent, ordinal) in self._closed.items()))
         self._closed.clear()
 
     def _index_waiting(self, recent) -> None:
@@ -369,7 +406,7 @@ class FulltextIndex(FulltextSearch):
             self._index_entry(self._writer_for(), entry, [e["head"] for e in after])
 
     def _flush_waiting(self) -> None:
-        for _, recent in self._ctx.values():
+        for _, recent, _ in self._ctx.values():
             self._index_waiting(recent)
 
     def commit(self, seq: int) -> None:
@@ -386,9 +423,11 @@ class FulltextIndex(FulltextSearch):
             return
         if not db.in_transaction:
             db.execute("BEGIN")
-        db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
-                       ((sid, pos, orjson.dumps([_persisted(e) for e in recent]).decode())
-                        for sid, (pos, recent) in self._ctx.items()))
+        db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
+                       ((sid, pos, orjson.dumps([_persisted(e) for e in recent]).decode(), ordinal)
+                        for sid, (pos, recent, ordinal) in self._ctx.items()))
+        if self._ordinals is not None:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('sessions', ?)", (str(self._ordinals),))
         db.execute("INSERT OR REPLACE INTO meta VALUES ('seq', ?)", (str(seq),))
         db.execute("COMMIT")
         self._ctx.clear()
@@ -396,6 +435,7 @@ class FulltextIndex(FulltextSearch):
     def close(self) -> None:
         self._fetched.clear()
         self._closed.clear()
+        self._ordinals = None
         self._writer = None
         self._index = None
         if self._db is not None:

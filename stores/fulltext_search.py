@@ -1,17 +1,27 @@
 """Reading the full-text index: BM25 search inside filters, lookups by
 seq, an event's neighbours in its session, the newest event of some kinds,
 and document frequencies. `FulltextIndex` (stores/fulltext.py) owns the
-index's files and writing; this is the query side it inherits."""
+index's files and writing; this is the query side it inherits.
+
+A hit's numbers (where it lives in the log, its session key, position,
+kind, speaker key, time, length) come from the index's fast columns, read
+once per query for all hits together; no stored document is fetched."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from reducers.drafts import KINDS
 from reducers.terms import inflection_candidates
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
+COVER_SHARE = 0.002            # the rare-term bonus counts terms in at most this share of the events...
+COVER_MIN_DOCS = 1_000         # ...or this many (their posting lists are short: the bonus is nearly free)
+HIT_COLUMNS = ("seq", "seg", "off", "gp", "kno", "ts", "spk", "chars")
+KIND_CODES = {kind: i for i, kind in enumerate(KINDS)}      # the `kno` column
+KIND_NAMES = {i: kind for kind, i in KIND_CODES.items()}
 
 
 @dataclass(slots=True)
@@ -20,10 +30,20 @@ class FulltextHit:
     score: float
     segment: int
     offset: int
-    pos: int
-    session_id: str
+    gp: int                     # the session's ordinal in the index << 32 | the event's position in it
     kind: str
     ts_ms: int
+    speaker_key: int = 0        # key63 of the speaker label, 0 for none
+    chars: int = 0              # length of the indexed text
+
+
+@dataclass(slots=True, frozen=True)
+class QueryTerm:
+    forms: frozenset[str]       # the spellings (or the exact term) that count as holding it
+    idf: float
+    exact: bool
+    dfs: tuple = ()             # (spelling, events holding it in body) for a word
+    df: int = 0                 # events holding any spelling (at most the index size)
 
 
 @dataclass(slots=True)
@@ -58,7 +78,18 @@ class FulltextSearch:
 
     def search(self, words: list[str], exact: list[str], filters: Filters | None = None, *,
                limit: int = 100, exact_boost: float = 2.0, ctx_boost: float = 0.5) -> list[FulltextHit]:
-        """BM25 over body (+ ctx, weighted lower) and exact terms, inside the filters.
+        """BM25 over body (+ ctx, weighted lower) and exact terms, inside the filters."""
+        return self.lexical(self.query_terms(words, exact), filters, limit,
+                            exact_boost=exact_boost, ctx_boost=ctx_boost)
+
+    def lexical(self, terms: list[QueryTerm], filters: Filters | None, limit: int, *, cover: float = 0.0,
+                exact_boost: float = 2.0, ctx_boost: float = 0.5) -> list[FulltextHit]:
+        """One query, score = BM25 over body (+ ctx, weighted lower; 0 leaves
+        ctx out) and exact terms, plus `cover` × the IDF of each rare query
+        term (in at most COVER_SHARE of the events) the event holds, counted
+        once however long the event is: a rare term in a long tool output is
+        not buried by BM25's length normalisation under short lines that
+        repeat common terms.
 
         In a big index a term found in more than COMMON_SHARE of the events
         (`commit`, `test`, `file` in agent logs) has a posting list of
@@ -70,31 +101,37 @@ class FulltextSearch:
         common terms alone runs in full."""
         import tantivy
         index = self.open()
-        if index is None:
+        if index is None or not terms:
             return []
         schema = index.schema
         searcher = index.searcher()
-        common_df = max(COMMON_MIN_DOCS, int(searcher.num_docs * COMMON_SHARE))
-        rare, common, common_ctx = [], [], []
         n_docs = searcher.num_docs
-        for token in dict.fromkeys(t for w in words for t in self._plain(w)):
-            # ctx holds other events' text: a spelling no body holds is in no ctx either
-            in_body = [(f, df) for f in _forms(token) if (df := searcher.doc_freq("body", f))]
-            body, body_df = _any_spelling(schema, "body", in_body, n_docs, 1.0)
-            in_ctx = [(f, df) for f, _ in in_body if (df := searcher.doc_freq("ctx", f))]
-            ctx, ctx_df = _any_spelling(schema, "ctx", in_ctx, n_docs, ctx_boost)
-            if body is None and ctx is None:
-                continue
-            if max(body_df, ctx_df) > common_df:
-                common += [q for q in (body,) if q is not None]
-                common_ctx += [q for q in (ctx,) if q is not None]
+        common_df = self._common_df(n_docs)
+        cover_df = max(COVER_MIN_DOCS, int(n_docs * COVER_SHARE))
+        rare, common, common_ctx = [], [], []
+        for t in terms:
+            if t.exact:
+                term = next(iter(t.forms))
+                parts = [tantivy.Query.boost_query(
+                    tantivy.Query.term_query(schema, "exact", term, index_option="basic"), exact_boost)]
+                ctx = None
             else:
-                rare += [q for q in (body, ctx) if q is not None]
-        for term in exact:
-            q = tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "exact", term, index_option="basic"), exact_boost)
-            (common if searcher.doc_freq("exact", term) > common_df else rare).append(q)
-        should = lambda qs: tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in qs])
+                body, _ = _any_spelling(schema, "body", list(t.dfs), n_docs, 1.0)
+                ctx = None
+                if ctx_boost:
+                    # ctx holds other events' text: a spelling no body holds is in no ctx either
+                    in_ctx = [(f, df) for f, _ in t.dfs if (df := searcher.doc_freq("ctx", f))]
+                    ctx, _ = _any_spelling(schema, "ctx", in_ctx, n_docs, ctx_boost)
+                parts = [body]
+            if t.df > common_df:
+                common += parts
+                common_ctx += [ctx] if ctx is not None else []
+                continue
+            if cover and t.df <= cover_df:
+                parts.append(tantivy.Query.const_score_query(_holding(schema, t), cover * t.idf))
+            rare += parts + ([ctx] if ctx is not None else [])
+        should = lambda qs: qs[0] if len(qs) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in qs])
         if rare and common:
             # A common term's share from ctx has IDF ~0: skip that posting
             # list of most of the index.
@@ -105,6 +142,27 @@ class FulltextSearch:
         else:
             return []
         return self._run(query, filters, limit)
+
+    def held_idf(self, seqs: list[int], terms: list[QueryTerm]) -> dict[int, float]:
+        """For each of `seqs`, the IDF of the query terms its text holds
+        (each counted once): one query, the events restricted to `seqs`."""
+        import tantivy
+        index = self.open()
+        if index is None or not seqs or not terms:
+            return {}
+        schema = index.schema
+        clauses = [(tantivy.Occur.Should, tantivy.Query.const_score_query(_holding(schema, t), t.idf))
+                   for t in terms]
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, _seqs_query(schema, seqs)),
+            (tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))])
+        searcher = index.searcher()
+        res = searcher.search(query, len(seqs), count=False).hits
+        found = searcher.fast_field_values("seq", [addr for _, addr in res])
+        return {seq: score for seq, (score, _) in zip(found, res)}
+
+    def _common_df(self, n_docs: int) -> int:
+        return max(COMMON_MIN_DOCS, int(n_docs * COMMON_SHARE))
 
     def _plain(self, word: str) -> list[str]:
         """A word as the index's tokenizer splits it (lowercased, not stemmed)."""
@@ -118,35 +176,28 @@ class FulltextSearch:
         index = self.open()
         if index is None or not seqs:
             return []
-        q = tantivy.Query.term_set_query(index.schema, "seq", list(seqs))
-        return [self._zero(h) for h in self._run(q, filters, len(seqs))]
+        return self._run(_seqs_query(index.schema, seqs), filters, len(seqs))
 
-    def neighbours(self, anchors: list[tuple[str, int]], radius: int,
-                   filters: Filters | None = None) -> list[FulltextHit]:
-        """Events within `radius` positions of each (session, pos) anchor."""
+    def neighbours(self, anchors: list[int], radius: int, filters: Filters | None = None) -> list[FulltextHit]:
+        """Events within `radius` positions of each anchor (its `gp`) in its session, score 0."""
         import tantivy
         index = self.open()
         if index is None or not anchors:
             return []
         schema = index.schema
-        clauses = []
-        for session, pos in anchors:
-            clauses.append((tantivy.Occur.Should, tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)),
-                (tantivy.Occur.Must, tantivy.Query.range_query(
-                    schema, "pos", tantivy.FieldType.Unsigned, max(pos - radius, 0), pos + radius,
-                    use_inverted_index=True))])))
-        return [self._zero(h) for h in self._run(tantivy.Query.boolean_query(clauses), filters,
-                                                 len(anchors) * (2 * radius + 1))]
+        wanted = sorted({g for gp in anchors for g in range(gp - min(radius, gp & 0xFFFFFFFF), gp + radius + 1)})
+        query = tantivy.Query.const_score_query(tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "gp", g)) for g in wanted]), 0.0)
+        return self._run(query, filters, len(wanted))
 
-    def latest(self, session: str, kinds: list[str], words: list[str] | None = None) -> FulltextHit | None:
+    def latest(self, session_id: str, kinds: list[str], words: list[str] | None = None) -> FulltextHit | None:
         """The newest event of these kinds in a session (optionally matching words)."""
         import tantivy
         index = self.open()
         if index is None:
             return None
         schema = index.schema
-        parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)),
+        parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session_id)),
                  (tantivy.Occur.Must, tantivy.Query.boolean_query(
                      [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
         tokens = [f for w in words or () for t in self._plain(w) for f in _forms(t)]
@@ -154,10 +205,12 @@ class FulltextSearch:
             parts.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in tokens])))
         searcher = index.searcher()
-        res = searcher.search(tantivy.Query.boolean_query(parts), 1, order_by_field="seq")
-        if not res.hits:
-            return None
-        return self._hit(searcher, 0.0, res.hits[0][1])
+        res = searcher.search(tantivy.Query.boolean_query(parts), 1, count=False, order_by_field="seq")
+        return self._hits(searcher, [(0.0, addr) for _, addr in res.hits])[0] if res.hits else None
+
+    def kind_count(self, kind: str) -> int:
+        index = self.open()
+        return index.searcher().doc_freq("kind", kind) if index is not None else 0
 
     def newest(self, kinds: list[str], session: str | None = None, limit: int = 1000) -> list[FulltextHit]:
         """The newest events of these kinds (in one session, or all), newest first."""
@@ -171,8 +224,8 @@ class FulltextSearch:
         if session:
             parts.append((tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session)))
         searcher = index.searcher()
-        res = searcher.search(tantivy.Query.boolean_query(parts), limit, order_by_field="seq")
-        return [self._hit(searcher, 0.0, addr) for _, addr in res.hits]
+        res = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False, order_by_field="seq")
+        return self._hits(searcher, [(0.0, addr) for _, addr in res.hits])
 
     def _run(self, query, filters: Filters | None, limit: int) -> list[FulltextHit]:
         import tantivy
@@ -183,19 +236,72 @@ class FulltextSearch:
         if len(clauses) > 1:
             query = tantivy.Query.boolean_query(clauses)
         searcher = index.searcher()
-        return [self._hit(searcher, score, addr) for score, addr in searcher.search(query, limit).hits]
+        return self._hits(searcher, searcher.search(query, limit, count=False).hits)
 
     @staticmethod
-    def _hit(searcher, score: float, addr) -> FulltextHit:
-        doc = searcher.doc(addr)
-        return FulltextHit(seq=doc["seq"][0], score=score, segment=doc["seg"][0], offset=doc["off"][0],
-                           pos=doc["pos"][0], session_id=doc["session"][0], kind=doc["kind"][0],
-                           ts_ms=doc["ts"][0])
+    def _hits(searcher, scored: list) -> list[FulltextHit]:
+        """Hits for (score, address) pairs, their numbers read column by column."""
+        if not scored:
+            return []
+        addrs = [addr for _, addr in scored]
+        cols = [searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS]
+        return [FulltextHit(seq, score, seg, off, gp, KIND_NAMES.get(kno, ""), ts, spk or 0, chars or 0)
+                for (score, _), seq, seg, off, gp, kno, ts, spk, chars in zip(scored, *cols)]
 
-    @staticmethod
-    def _zero(hit: FulltextHit) -> FulltextHit:
-        hit.score = 0.0
-        return hit
+    def speaker_known(self, label: str) -> bool:
+        """Whether `label` opens at least two events as their speaker."""
+        index = self.open()
+        return index is not None and index.searcher().doc_freq("speaker", label) >= 2
+
+    def query_terms(self, words: list[str], exact: list[str]) -> list[QueryTerm]:
+        """The query's searchable terms: each distinct word with the spellings
+        the index holds that share its stem, each exact term as itself, and
+        the IDF of each (all spellings together)."""
+        index = self.open()
+        if index is None:
+            return []
+        searcher = index.searcher()
+        n_docs = max(searcher.num_docs, 1)
+        out, seen = [], set()
+        for token in dict.fromkeys(t for w in words for t in self._plain(w)):
+            forms = [(f, df) for f in _forms(token) if (df := searcher.doc_freq("body", f))]
+            key = frozenset(f for f, _ in forms)
+            if forms and key not in seen:
+                seen.add(key)
+                together = min(sum(df for _, df in forms), n_docs)
+                out.append(QueryTerm(key, _idf(together, n_docs), False, tuple(forms), together))
+        for term in dict.fromkeys(exact):
+            df = searcher.doc_freq("exact", term)
+            if df:
+                out.append(QueryTerm(frozenset((term,)), _idf(df, n_docs), True, (), df))
+        return out
+
+    def unknown_shares(self, words: list[str], exact: list[str], terms: list[QueryTerm]) -> tuple[float, float]:
+        """The shares of a query's words, and of its exact terms, that no
+        event holds (`terms` from query_terms): a question about something
+        the store never saw."""
+        known = {f for t in terms for f in t.forms}
+        tokens = list(dict.fromkeys(t for w in words for t in self._plain(w)))
+        missing = sum(1 for tok in tokens if known.isdisjoint(_forms(tok)))
+        ids = list(dict.fromkeys(exact))
+        return missing / len(tokens) if tokens else 0.0, sum(1 for e in ids if e not in known) / len(ids) if ids else 0.0
+
+    def holding_all(self, tokens: list[str], exact: list[str], filters: Filters | None,
+                    limit: int) -> list[FulltextHit]:
+        """Events that hold every token (as written) and every exact term,
+        newest first: the candidates for a query that is an exact string."""
+        import tantivy
+        index = self.open()
+        if index is None or not (tokens or exact):
+            return []
+        schema = index.schema
+        parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "body", t)) for t in tokens]
+        parts += [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "exact", t)) for t in exact]
+        parts += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+                  for f in _filter_queries(schema, filters)]
+        searcher = index.searcher()
+        res = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False, order_by_field="seq")
+        return self._hits(searcher, [(0.0, addr) for _, addr in res.hits])
 
     def doc_freq(self, term: str) -> int:
         index = self.open()
@@ -226,10 +332,10 @@ class FulltextSearch:
         searcher = index.searcher()
         offset = 0
         while True:
-            hits = searcher.search(query, page, order_by_field="seq", order=tantivy.Order.Asc, offset=offset).hits
-            for _, addr in hits:
-                doc = searcher.doc(addr)
-                yield doc["seq"][0], doc["seg"][0], doc["off"][0]
+            hits = searcher.search(query, page, count=False, order_by_field="seq", order=tantivy.Order.Asc,
+                                   offset=offset).hits
+            addrs = [addr for _, addr in hits]
+            yield from zip(*(searcher.fast_field_values(name, addrs) for name in ("seq", "seg", "off")))
             if len(hits) < page:
                 return
             offset += page
@@ -240,6 +346,24 @@ class FulltextSearch:
 
 
 SPELLING_TIE = 0.4       # a second spelling in one event adds 0.4 of its score (BM25's tf 1 -> 2 adds ~0.375)
+
+
+def _seqs_query(schema, seqs: list[int]):
+    """The events with these seqs, score 0. (A term-set query scans the
+    whole seq dictionary: ~4 ms at 100k events against ~0.6 ms for an OR
+    of single-term lookups.)"""
+    import tantivy
+    return tantivy.Query.const_score_query(tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
+
+
+def _holding(schema, term: QueryTerm):
+    """Matches the events whose text holds the term in any spelling."""
+    import tantivy
+    if term.exact:
+        return tantivy.Query.term_query(schema, "exact", next(iter(term.forms)), index_option="basic")
+    forms = [tantivy.Query.term_query(schema, "body", f, index_option="basic") for f in sorted(term.forms)]
+    return forms[0] if len(forms) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in forms])
 
 
 def _any_spelling(schema, field: str, dfs: list[tuple[str, int]], n_docs: int, boost: float):

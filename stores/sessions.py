@@ -111,10 +111,10 @@ def _events(store, index, session_id: str, kinds: list[str] | None, *, newest: b
     searcher = index.searcher()
     order = tantivy.Order.Desc if newest else tantivy.Order.Asc
     hits = searcher.search(tantivy.Query.boolean_query(parts), limit, order_by_field="seq", order=order).hits
+    addrs = [addr for _, addr in hits]
     out = []
-    for _, addr in hits:
-        doc = searcher.doc(addr)
-        event = read_event_at(store.segments_dir, doc["seg"][0], doc["off"][0])
+    for seg, off in zip(searcher.fast_field_values("seg", addrs), searcher.fast_field_values("off", addrs)):
+        event = read_event_at(store.segments_dir, seg, off)
         if event is not None:
             out.append(event)
     return out

@@ -18,7 +18,7 @@ NUMERIC = {
     "cold_start": ["wall_ms_median", "cpu_ms_median", "peak_rss_mb"],
     "ingest": ["events_per_s_median", "seconds_median", "peak_rss_mb_max"],
     "recall": ["fulltext_p50_ms", "hybrid_p50_ms", "exact_p50_ms", "grep_p50_ms", "fts5_p50_ms",
-               "fulltext_p50_vs_fts5", "cold_fulltext_ms"],
+               "fulltext_vs_fts5", "tantivy_p50_ms", "cold_fulltext_ms"],
     "needle": [],
     "context": [],
     "sweep": ["events_per_s_median", "scan_events_per_s", "vs_scan"],

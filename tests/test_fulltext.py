@@ -115,9 +115,12 @@ def test_sessions_interleaved_in_one_batch_keep_their_positions_and_context(tmp_
     try:
         hits = ft.lookup([e["seq"] for e in events])
         assert sorted(h.seq for h in hits) == [e["seq"] for e in events]           # each once
+        session_of = {e["seq"]: e["session_id"] for e in events}
+        assert len({h.gp >> 32 for h in hits}) == 3                                  # one ordinal per session
         for sid in ("s-a", "s-b", "s-c"):
-            mine = sorted((h.seq, h.pos) for h in hits if h.session_id == sid)
-            assert [pos for _, pos in mine] == list(range(len(mine)))
+            mine = sorted((h.seq, h.gp) for h in hits if session_of[h.seq] == sid)
+            assert len({gp >> 32 for _, gp in mine}) == 1
+            assert [gp & 0xFFFFFFFF for _, gp in mine] == list(range(len(mine)))
         for sid in ("s-a", "s-b", "s-c"):
             seqs = [e["seq"] for e in events if e["session_id"] == sid]
             for before, after in zip(seqs, seqs[1:]):

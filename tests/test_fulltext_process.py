@@ -29,8 +29,8 @@ def _ingest(tmp_path, name: str, after: str, monkeypatch, notes: list | None = N
 def _index_view(store: Store) -> tuple[int, int, list]:
     ft = FulltextIndex(store.dir)
     try:
-        hits = [[(h.seq, round(h.score, 4), h.pos) for h in ft.search(q, [], limit=20)] for q in QUERIES]
-        hits.append([(h.seq, h.pos) for h in ft.search([], ["config_7_1.yaml"], limit=5)])
+        hits = [[(h.seq, round(h.score, 4), h.gp) for h in ft.search(q, [], limit=20)] for q in QUERIES]
+        hits.append([(h.seq, h.gp) for h in ft.search([], ["config_7_1.yaml"], limit=5)])
         return ft.watermark, ft.num_docs(), hits
     finally:
         ft.close()

@@ -1,51 +1,92 @@
-"""Scoring recall candidates (reducers/fusion.py): pure functions, so each
-rule is checked on hand-made candidates."""
+"""Scoring recall candidates (reducers/fusion.py) and what the scores mean
+(reducers/calibration.py): pure functions, so each rule is checked on
+hand-made candidates."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reducers.fusion import (DELETED, SUPERSEDED, Candidate, mmr, score_candidates, similarity_matrix,
+from reducers.calibration import answerable, query_features, window_scores
+from reducers.fusion import (DELETED, SUPERSEDED, Candidate, features, mmr, score_all, similarity_matrix,
                              task_factor)
 
 DAY = 86_400_000
 
 
-def cand(seq, bm25=0.0, pos=None, session="s", ts_ms=100 * DAY, **kw) -> Candidate:
-    return Candidate(seq=seq, session_id=session, pos=seq if pos is None else pos, ts_ms=ts_ms, bm25=bm25, **kw)
+def cand(seq, bm25=0.0, pos=None, session=1, ts_ms=100 * DAY, **kw) -> Candidate:
+    return Candidate(seq=seq, gp=session << 32 | (seq if pos is None else pos), ts_ms=ts_ms, bm25=bm25, **kw)
 
 
-def test_a_stronger_lexical_match_ranks_first_and_scores_are_on_a_fixed_scale():
-    ranked = score_candidates([cand(1, bm25=4.0, pos=10), cand(2, bm25=12.0, pos=20)])
-    assert [c.seq for c in ranked] == [2, 1]
-    # The same bm25 gives the same score whatever else is in the pool.
-    alone = score_candidates([cand(2, bm25=12.0, pos=20)])[0].score
-    assert alone == pytest.approx(ranked[0].score)
+def ranked(cands, named=frozenset(), idf=10.0):
+    return score_all(list(cands), set(named), idf)
+
+
+def test_a_stronger_lexical_match_ranks_first():
+    out = ranked([cand(1, bm25=4.0, pos=10, held=3.0), cand(2, bm25=12.0, pos=20, held=3.0)])
+    assert [c.seq for c in out] == [2, 1]
+    assert features(out[0])["bm25"] == pytest.approx(12.0 / 20)         # a fixed scale, not per query
 
 
 def test_a_neighbour_of_a_strong_match_is_lifted_above_an_unrelated_weak_match():
-    ranked = score_candidates([cand(1, bm25=20.0, pos=5), cand(2, bm25=0.0, pos=6),
-                               cand(3, bm25=0.0, pos=50, session="other")])
-    scores = {c.seq: c.score for c in ranked}
-    assert scores[2] > 0 and scores[3] == 0
+    out = ranked([cand(1, bm25=20.0, pos=5), cand(2, bm25=0.0, pos=6), cand(3, bm25=0.0, pos=50, session=2)])
+    z = {c.seq: c.z for c in out}
+    assert z[2] > z[3]
 
 
 def test_neighbours_count_only_within_the_same_session():
-    ranked = score_candidates([cand(1, bm25=20.0, pos=5, session="a"), cand(2, pos=6, session="b")])
-    assert {c.seq: c.score for c in ranked}[2] == 0
+    out = ranked([cand(1, bm25=20.0, pos=5, session=1), cand(2, pos=6, session=2)])
+    assert features(next(c for c in out if c.seq == 2))["near"] == 0
 
 
-def test_superseded_and_deleted_facts_are_penalised_but_kept():
-    live, sup, gone = (score_candidates([cand(1, bm25=10.0, sup=s)])[0] for s in (0.0, SUPERSEDED, DELETED))
-    assert live.score > sup.score > gone.score > 0
-    assert sup.scores["task"] == pytest.approx(1 - SUPERSEDED)
+def test_the_named_speakers_turns_outrank_what_others_said_about_them():
+    out = ranked([cand(1, bm25=8.0, speaker_key=7), cand(2, bm25=8.0, speaker_key=9, pos=40)], named={7})
+    assert [c.seq for c in out] == [1, 2]
+
+
+def test_rare_term_coverage_outranks_common_term_matches_however_long_the_text():
+    # A long tool output holding the query's rare terms once (low BM25) against a short
+    # line repeating its common words (higher BM25): held is the IDF of the terms each holds.
+    needle = cand(1, bm25=6.0, pos=1, held=13.0, chars=6000)
+    chatter = cand(2, bm25=14.0, pos=30, held=1.5, chars=60)
+    out = ranked([needle, chatter], idf=14.5)
+    assert out[0] is needle
+
+
+def test_a_missing_vector_is_neutral_not_a_penalty():
+    tool, said = cand(1, bm25=10.0, pos=1), cand(2, bm25=10.0, pos=30, cosine=0.5)
+    other = cand(3, bm25=0.0, pos=60, cosine=0.5)
+    ranked([tool, said, other])
+    assert features(tool)["vector"] == 0.0 == features(said)["vector"]   # at the median cosine: no lift either way
+
+
+def test_superseded_and_deleted_facts_are_demoted_but_kept():
+    live, sup, gone = (ranked([cand(1, bm25=10.0, sup=s)])[0] for s in (0.0, SUPERSEDED, DELETED))
+    assert live.z > sup.z > gone.z
+    assert live.z - sup.z == pytest.approx(-np.log(1 - SUPERSEDED))       # half its probability, in logit terms
 
 
 def test_recency_breaks_a_tie_in_favour_of_the_newer_event():
-    ranked = score_candidates([cand(1, bm25=10.0, pos=1, ts_ms=10 * DAY), cand(2, bm25=10.0, pos=40, ts_ms=100 * DAY)])
-    assert [c.seq for c in ranked] == [2, 1]
-    assert ranked[0].scores["recency"] == pytest.approx(1.0)
-    assert ranked[1].scores["recency"] < 0.2          # 90 days at a 30-day half-life
+    out = ranked([cand(1, bm25=10.0, pos=1, ts_ms=10 * DAY), cand(2, bm25=10.0, pos=40, ts_ms=100 * DAY)])
+    assert [c.seq for c in out] == [2, 1]
+    assert out[0].rec == pytest.approx(1.0) and out[1].rec < 0.2          # 90 days at a 30-day half-life
+
+
+def test_scores_never_rise_down_the_list_and_the_first_is_the_chance_an_answer_is_there():
+    zs = [4.0, 3.9, 1.0, 0.5, 0.2, 0.1, 0.0, -1.0, -2.0, -3.0, -4.0, -5.0]
+    scores, p_hit = window_scores(zs, 0.8, 12)
+    assert scores[0] == pytest.approx(0.8)
+    assert all(a >= b for a, b in zip(scores, scores[1:]))
+    assert all(0.0 <= p <= s <= 1.0 for p, s in zip(p_hit, scores))
+    assert sum(p_hit[:10]) == pytest.approx(0.8)                   # the first ten share A between them
+    # Two near-equal leaders keep the second hit's score close to the first's.
+    assert scores[1] > 0.5 * scores[0]
+
+
+def test_a_query_about_something_the_store_never_saw_is_probably_unanswerable():
+    seen = query_features([6.0, 3.0, 2.0], [0.9, 0.4, 0.3], [False] * 3, False, 0.0, 0.0)
+    unseen = query_features([6.0, 3.0, 2.0], [0.9, 0.4, 0.3], [False] * 3, False, 0.4, 1.0)
+    assert answerable(unseen) < answerable(seen)
+    assert answerable(unseen) < 0.5
 
 
 def test_task_factor_boosts_by_the_share_of_task_terms_mentioned():
@@ -73,11 +114,17 @@ def test_jaccard_over_many_words_matches_set_arithmetic():
 
 
 def test_mmr_keeps_relevance_order_at_lambda_one_and_demotes_a_duplicate_below_it():
-    ranked = [cand(1, score=1.0), cand(2, score=0.95), cand(3, score=0.9)]
-    for c, s in zip(ranked, (1.0, 0.95, 0.9)):
-        c.score = s
+    def fresh():
+        out = [cand(1), cand(2), cand(3)]
+        for c, s in zip(out, (1.0, 0.95, 0.9)):
+            c.score = s
+        return out
     dup = {frozenset((1, 2)): 1.0}
     similarity = lambda a, b: dup.get(frozenset((a.seq, b.seq)), 0.0)
-    assert [c.seq for c in mmr(ranked, 3, 1.0, similarity)] == [1, 2, 3]
-    assert [c.seq for c in mmr(ranked, 3, 0.7, similarity)] == [1, 3, 2]
-    assert len(mmr(ranked, 2, 0.7, similarity)) == 2
+    assert [c.seq for c in mmr(fresh(), 3, 1.0, similarity)] == [1, 2, 3]
+    picked = mmr(fresh(), 3, 0.7, similarity)
+    assert [c.seq for c in picked] == [1, 3, 2]
+    # Each hit carries the score that placed it, so scores fall with rank.
+    assert [c.score for c in picked] == sorted((c.score for c in picked), reverse=True)
+    assert picked[2].score == pytest.approx(0.95 - 0.3)
+    assert len(mmr(fresh(), 2, 0.7, similarity)) == 2

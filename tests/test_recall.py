@@ -3,6 +3,8 @@ following identifiers, every hit carries scores to gate on, and no query
 string can break it."""
 from __future__ import annotations
 
+import os
+
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -65,12 +67,34 @@ def test_hits_carry_every_score_and_are_gated_by_min_score(needle_store):
     _, recaller, session = needle_store
     hits = recaller.recall(RecallQuery(query=session.needles[0].query, k=5))
     for h in hits:
-        assert set(h.scores) == {"fulltext", "vector", "recency", "task"}
-        assert h.score > 0 and h.rank >= 1 and h.event_id and h.snippet
+        assert {"fulltext", "vector", "recency", "task", "bm25", "coverage", "speaker", "logit"} <= set(h.scores)
+        assert 0 < h.score < 1 and h.rank >= 1 and h.event_id and h.snippet
+    # Hits come in the order of the score they print.
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
     strong = hits[0].score
     gated = recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=strong * 0.99))
     assert gated and all(h.score >= strong * 0.99 for h in gated)
-    assert recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=strong * 10)) == []
+    assert recaller.recall(RecallQuery(query=session.needles[0].query, k=5, min_score=min(strong * 1.01, 1.0))) == []
+
+
+def test_an_exact_string_returns_every_occurrence_newest_first(tmp_path):
+    from trace_cli.bench.needles import build_session
+    session = build_session(turns=60, needles=0, seed=5)
+    error = "ECONNRESET while fetching s3://bucket-7/objects/manifest.json"
+    for i in range(13):
+        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
+    session.write_openai(tmp_path / "s.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "s.jsonl")]))
+    rc = Recaller(store)
+    rc.prepare("hybrid")
+    hits = rc.recall(RecallQuery(query=error, k=15))
+    holding = [h for h in hits if error in h.text]
+    assert len(holding) == 13 and hits[:13] == holding          # all 13, ahead of anything else
+    assert [h.seq for h in holding] == sorted((h.seq for h in holding), reverse=True)     # newest first
+    assert all(h.scores.get("exact") for h in holding)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def test_filters_run_inside_the_index(needle_store):
@@ -102,8 +126,10 @@ def test_no_query_string_raises(needle_store, query):
     q = RecallQuery(query=query, k=3)
     try:
         q.validate()
-    except Exception as exc:             # only the documented usage error, for blank queries
-        assert not query.strip() and "empty query" in str(exc)
+    except Exception as exc:             # only the documented errors: blank, or nothing to search for
+        from stores.recall.query import searchable
+        assert ("empty query" in str(exc) and not query.strip()) or (
+            "only stop words or punctuation" in str(exc) and not searchable(query))
         return
     for mode in ("fulltext", "hybrid"):
         q.mode = mode
@@ -129,13 +155,27 @@ def test_cli_usage_errors(tmp_path):
     assert cli("recall", "x", "--mode", "telepathy").code == 2
     assert cli("recall", "x", "--since", "last tuesday").code == 2
     long = cli("recall", "config " * 3000)
-    assert long.code == 0 and "truncated" in long.err
+    assert long.code == 0 and "searching its first 2000" in long.err
+    assert cli("recall", "x", "--min-score", "1.5").code == 2
+
+
+@pytest.mark.parametrize("query", ["the of and to", "?!...", "what is it", "** ,, --"])
+def test_a_query_of_only_stop_words_or_punctuation_is_a_clear_note_and_exit_3(tmp_path, query):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    run = cli("recall", query)
+    assert run.code == 3 and run.out == "" and "only stop words or punctuation" in run.err
+
+
+def test_a_query_over_10000_characters_searches_its_first_2000(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    query = RecallQuery(query="config " + "z" * 12_000)
+    assert "searching its first 2000" in query.validate()[0] and len(query.query) == 2000
 
 
 def test_min_score_exits_3_when_nothing_clears_it(tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
     assert cli("recall", "config", "--min-score", "0.0001").code == 0
-    run = cli("recall", "config", "--min-score", "1000")
+    run = cli("recall", "config", "--min-score", "0.9999")
     assert run.code == 3 and run.out == ""
 
 
@@ -150,17 +190,69 @@ def test_batch_mode_answers_every_query_with_its_id(tmp_path):
     assert {h["query_id"] for h in hits} == {"one", "two"}
     assert len([h for h in hits if h["query_id"] == "two"]) <= 2
     assert all(h["kind"] == "user" for h in hits if h["query_id"] == "two")
-    assert f"{queries}:2:" in run.err
+    assert f"{queries}: line 2:" in run.err
+    assert run.code == 1                                   # a malformed line is an error, once the rest is answered
+
+
+def test_batch_mode_exits_3_when_no_query_gets_a_hit(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "zebra quagga", "mode": "fulltext"}\n{"id": "b", "query": "config", "since": "2000-01-01", '
+                       '"until": "2000-01-02"}\n')
+    run = cli("recall", "--queries", str(queries))
+    assert run.code == 3 and run.out == "" and "line 1: no hits" in run.err and "line 2: no hits" in run.err
+    queries.write_text('{"id": "a", "query": "config"}\n')
+    assert cli("recall", "--queries", str(queries)).code == 0
+
+
+def test_a_recall_that_finds_nothing_says_so_and_exits_3(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    run = cli("recall", "zebra quagga", "--mode", "fulltext")      # (in hybrid mode vectors always have a nearest)
+    assert run.code == 3 and run.out == "" and "no hits" in run.err
+    run = cli("recall", "config", "--kind", "note")
+    assert run.code == 3 and "widen --kind" in run.err
+
+
+def test_budgets_must_be_positive(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))
+    for budget in ("-5", "0"):
+        run = cli("recall", "config", "--block", "--budget", budget)
+        assert run.code == 2 and "--budget" in run.err
+    assert cli("recall", "config", "--block", "--window", "0").code == 2
+
+
+def test_a_block_too_small_for_any_hit_says_why(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 5, turns=4, tool_every=1)))
+    run = cli("recall", "where is config", "--block", "--budget", "20")
+    assert run.code == 3 and run.out == "" and "raise --budget" in run.err
+
+
+def test_session_filter_takes_a_unique_prefix(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3, prefix="pfx")))
+    sessions = sorted({h["session_id"] for h in cli("recall", "config", "-k", "50").lines()})
+    target = sessions[0]
+    prefix = next(target[:n] for n in range(1, len(target) + 1)
+                  if sum(s.startswith(target[:n]) for s in sessions) == 1)
+    hits = cli("recall", "config", "--session", prefix).lines()
+    assert hits and {h["session_id"] for h in hits} == {target}
+    assert cli("recall", "config", "--session", "no-such-session").code == 1
+    common = os.path.commonprefix(sessions)                 # ids are "<file stem>-<hash>": "a-" fits all three
+    assert len(common) >= 2
+    run = cli("recall", "config", "--session", common)
+    assert run.code == 1 and "ambiguous" in run.err and all(s in run.err for s in sessions)
 
 
 def test_recalled_context_block_stays_within_its_cap(tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 5, turns=4, tool_every=1)))
     from reducers.tokens import count_tokens
     for budget in (60, 200, 1000):
-        block = cli("recall", "where is config", "--block", "--budget", str(budget)).out
+        run = cli("recall", "where is config", "--block", "--budget", str(budget))
+        block = run.out
         assert count_tokens(block.rstrip("\n")) <= budget
         if block.strip():
             assert block.startswith('<recalled-context source="trace">') and "<detail>" in block
+        else:
+            assert run.code == 3 and "raise --budget" in run.err            # never a silent nothing
     windowed = cli("recall", "where is config", "--block", "--budget", "4000", "--window", "800").out
     assert count_tokens(windowed.rstrip("\n")) <= 80
 
@@ -219,3 +311,26 @@ def test_wordllama_vectors_equal_the_packages_own():
     theirs = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True).embed(texts)
     theirs = theirs / np.linalg.norm(theirs, axis=1, keepdims=True)
     assert np.allclose(ours, theirs, atol=1e-5)
+
+
+def test_query_tokens_in_python_equal_the_rust_tokenizers():
+    """A cold recall tokenizes its query in Python (reducers/bpe.py); the
+    ids, and so the vector, must be the ones ingest's tokenizer gives."""
+    import importlib.util
+
+    import numpy as np
+    if importlib.util.find_spec("wordllama") is None:
+        pytest.skip("wordllama not installed")
+    from reducers.bpe import bpe_ids
+    from stores.embedders import WordLlamaEmbedder
+    emb = WordLlamaEmbedder(128)
+    texts = ["which port does payroll-sync listen on?", "  two  spaces\tand a tab\nnew line",
+             "Ünïcödé naïve café — “quotes” 🚀 emoji and 漢字", "E_PAYROLL_SYNC_4242 at /srv/app/conf/main-123.yaml",
+             "What did Caroline realize after her charity race?", "a", "", "x" * 300, "ab" * 400]
+    probe = emb.embed_query("warm up")            # loads the merge table
+    assert probe.shape == (128,)
+    for text in texts:
+        rust = emb.tokenizer.encode(text, add_special_tokens=False).ids
+        assert bpe_ids(text, *emb._bpe) == rust, text
+        if text.strip():
+            assert np.allclose(emb.embed_query(text), emb.embed([text])[0], atol=1e-6)

@@ -21,17 +21,22 @@ from stores.errors import TraceError, UsageError
 from trace_cli.app_state import AppState
 from trace_cli.output import ReaderGone
 
-app = typer.Typer(
-    name="trace",
-    help=("TRACE: a lossless memory substrate for LLM agents. Every event an agent saw goes into an "
-          "append-only, hash-chained log; large tool output into a content-addressed artifact store. "
-          "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace). "
-          "Global options may come before or after the command."),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+
+def _new_app() -> typer.Typer:
+    """The `trace` group with its global options, no commands yet."""
+    group = typer.Typer(
+        name="trace",
+        help=("TRACE: a lossless memory substrate for LLM agents. Every event an agent saw goes into an "
+              "append-only, hash-chained log; large tool output into a content-addressed artifact store. "
+              "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace). "
+              "Global options may come before or after the command."),
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    group.callback()(_global)
+    return group
 
 
 def _print_version(value: bool) -> None:
@@ -41,7 +46,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _global(
     ctx: typer.Context,
     store: Annotated[str | None, typer.Option(
@@ -54,21 +58,63 @@ def _global(
     ctx.obj = AppState(store_path=store, quiet=quiet)
 
 
-def _register() -> None:
-    from trace_cli.commands import (anatomy, bench, compaction, cron, digest, export, indexes, ingest, inspect, mcp,
-                                    notes, recall, sessions, show, sweep, verify, working_state)
-    for module in (ingest, recall, compaction, show, export, inspect, sessions, indexes, verify, cron, digest, bench,
-                   mcp):
-        module.register(app)
+COMMAND_MODULES = ("ingest", "recall", "compaction", "show", "export", "inspect", "sessions", "indexes", "verify",
+                   "cron", "digest", "bench", "mcp")
+# Commands that scripts and hooks start once per call, built alone: turning
+# every command's signature into click parameters costs more than a whole
+# fulltext recall (~0.1 s of a cold start).
+ALONE = {"recall": "recall"}
+
+
+def _add_groups(group: typer.Typer) -> None:
+    """The command groups (each a Typer sub-app of its own module)."""
+    from trace_cli.commands import anatomy, notes, sweep, working_state
     from trace_cli.commands.hooks import hooks_app
-    app.add_typer(sweep.sweep_app, name="sweep")
-    app.add_typer(notes.note_app, name="note")
-    app.add_typer(working_state.state_app, name="state")
-    app.add_typer(anatomy.app)
-    app.add_typer(hooks_app, name="hooks")
+    group.add_typer(sweep.sweep_app, name="sweep")
+    group.add_typer(notes.note_app, name="note")
+    group.add_typer(working_state.state_app, name="state")
+    group.add_typer(anatomy.app)
+    group.add_typer(hooks_app, name="hooks")
 
 
-_register()
+def _register(group: typer.Typer, modules=COMMAND_MODULES) -> None:
+    import importlib
+    for name in modules:
+        importlib.import_module(f"trace_cli.commands.{name}").register(group)
+    if modules is COMMAND_MODULES:
+        _add_groups(group)
+
+
+_full_app: typer.Typer | None = None
+
+
+def full_app() -> typer.Typer:
+    """The group with every command (built on first use)."""
+    global _full_app
+    if _full_app is None:
+        _full_app = _new_app()
+        _register(_full_app)
+    return _full_app
+
+
+def __getattr__(name: str):
+    if name == "app":                     # `from trace_cli.app import app`, for tests and tools
+        return full_app()
+    raise AttributeError(name)
+
+
+def _command_for(args: list[str]):
+    """The click command to parse `args` with: the named command alone when
+    it is one of ALONE (no help or version asked of the group), else all."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        i += 2 if args[i] == "--store" else 1
+    name = args[i] if i < len(args) else None
+    if name in ALONE and "--version" not in args[:i]:
+        alone = _new_app()
+        _register(alone, (ALONE[name],))
+        return typer.main.get_command(alone)
+    return typer.main.get_command(full_app())
 
 
 def tune_gc() -> None:
@@ -103,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         args = list(sys.argv[1:] if argv is None else argv)
         _check_arguments(args)
         from trace_cli.global_options import hoist_global_options
-        command = typer.main.get_command(app)
+        command = _command_for(args)
         # A bare `trace` is a request for help, not a usage error.
         args = hoist_global_options(args, command) if args else ["--help"]
         rv = command.main(args=args, standalone_mode=False)

@@ -131,7 +131,9 @@ def build_server(store) -> MCPServer:
         since: Annotated[str | None, Field(description="ISO time or age (3d, 12h, 30m).")] = None,
         until: Annotated[str | None, Field(description="ISO time or age.")] = None,
         hops: Annotated[int, Field(ge=1, le=2, description="2: also follow identifiers the first hits contain.")] = 1,
-        min_score: Annotated[float | None, Field(ge=0, description="Drop hits scoring below this.")] = None,
+        min_score: Annotated[float | None, Field(ge=0, le=1, description=(
+            "Drop hits scoring below this (a score is the estimated probability that an answer lies among "
+            "that hit and the nine after it; 0.5: more likely than not)."))] = None,
         mode: Literal["hybrid", "fulltext", "vector"] = "hybrid",
     ) -> dict:
         try:

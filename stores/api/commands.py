@@ -41,12 +41,15 @@ class CommandMethods:
             recaller = self._recaller = Recaller(self, note=self.note)
             self._prepared = {}
         self.require()
+        if q.session:
+            from stores.sessions import resolve_session
+            q.session = resolve_session(self, q.session)       # a unique prefix will do; ambiguous lists them
         log_seq = _log_tail_seq(self)
         if self._prepared.get(q.mode) != log_seq:     # the log grew (or first use): catch the indexes up
             recaller.prepare(q.mode)
             self._prepared[q.mode] = log_seq
         hits = recaller.recall(q)
-        return RecallResult(query=q.query, hits=hits, vector_lag=recaller.vector_lag, warnings=warnings)
+        return RecallResult(query=q.query, hits=hits, vector_lag=recaller.vector_lag, warnings=warnings, asked=q)
 
     # -- the context window ----------------------------------------------------
 

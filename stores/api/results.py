@@ -47,6 +47,7 @@ class RecallResult(Listing):
     hits: list = field(default_factory=list)            # stores.recall.Hit
     vector_lag: int = 0
     warnings: list[str] = field(default_factory=list)   # a filter that cannot match, a mode that fell back
+    asked: object = field(default=None, repr=False)      # the stores.recall.RecallQuery answered (session resolved)
 
     def hit_dicts(self) -> list[dict]:
         """One dict per hit: what `trace recall` prints, one JSON line each."""

@@ -11,7 +11,7 @@ runtime sends the model next, within budget, with the current turn in it.
    latest request, with the one or two before it when it is too short to
    stand alone ("ok", "thanks", "go on" carry no question and are
    skipped), searched in this session only unless `cross_session`, hits
-   below `recall_min_score` (fused score) left out, hits already in view
+   below `recall_min_score` (recall's calibrated score) left out, hits already in view
    left out — the block is for what the model cannot see.
 4. Render within budget (reducers/render.py). With `overflow`, the last
    call failed on context length: render to 85%, 72%, 60% of the budget on
@@ -36,7 +36,8 @@ from stores.errors import StoreLocked, TraceError, UsageError
 
 HARD_CAP = 4000
 RECALL_SHARE = 0.10
-RECALL_MIN_SCORE = 0.7
+RECALL_MIN_SCORE = 0.5          # recall's calibrated score: an answer more likely than not among the hits from there
+RECALL_HITS = 10
 QUERY_MESSAGES = 3
 SELF_CONTAINED = 4
 
@@ -179,8 +180,11 @@ def _recalled_block(recaller, view, q: str, *, session: str | None, min_score: f
     from stores.recall import RecallQuery
     in_view = {e["seq"] for e in [*view.conversation, *view.system, *view.markers]}
     mode = "hybrid" if session is None and recaller.vectors.count else "fulltext"
-    hits = recaller.recall(RecallQuery(query=q, k=10, mode=mode, min_score=min_score, session=session))
-    return build_block([h.as_json() for h in hits if h.seq not in in_view], cap)
+    # The query is the user's last lines, which are in view with their
+    # neighbours and match themselves best: recall is asked past them.
+    hits = recaller.recall(RecallQuery(query=q, k=RECALL_HITS, mode=mode, min_score=min_score, session=session,
+                                       exclude=frozenset(in_view)))
+    return build_block([h.as_json() for h in hits], cap)
 
 
 def _auto_compact(store, session_id: str, budget: int, window: int, hot_tail: int, protected, result) -> None:

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterator
 
+from stores.fulltext_search import KIND_NAMES
 from stores.segments import damaged_line, sealed_event, segment_name
 
 PAGE = 256
@@ -73,11 +74,11 @@ class SessionReader:
         import tantivy
         order = tantivy.Order.Desc if newest_first else tantivy.Order.Asc
         hits = self.searcher.search(query, limit, order_by_field="seq", order=order).hits
-        out = []
-        for _, addr in hits:
-            doc = self.searcher.doc(addr)
-            out.append(Location(doc["seq"][0], doc["seg"][0], doc["off"][0], doc["kind"][0]))
-        return out
+        # The index's columns, read in one batch (it stores no documents).
+        addrs = [addr for _, addr in hits]
+        seqs, segs, offs, kinds = (self.searcher.fast_field_values(name, addrs)
+                                   for name in ("seq", "seg", "off", "kno"))
+        return [Location(seq, seg, off, KIND_NAMES.get(kno, "")) for seq, seg, off, kno in zip(seqs, segs, offs, kinds)]
 
     def of_kinds(self, kinds, limit: int = 10_000, newest_first: bool = False, words=None,
                  hi: int | None = None) -> list[Location]:

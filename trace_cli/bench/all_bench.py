@@ -116,7 +116,10 @@ def headline(sections: list[dict]) -> list[dict]:
     for r in _rows(sections, "recall"):
         n = r["events"]
         add("recall", f"fulltext recall p50, {n} events", r["fulltext_p50_ms"], "ms", "SQLite FTS5 p50",
-            r["fts5_p50_ms"], r["fulltext_p50_vs_fts5"], "lower")
+            r["fts5_p50_ms"], r["fulltext_vs_fts5"], "lower")
+        if "tantivy_p50_ms" in r:
+            add("recall", f"fulltext recall p50, {n} events", r["fulltext_p50_ms"], "ms", "raw Tantivy p50",
+                r["tantivy_p50_ms"], r["fulltext_vs_tantivy"], "lower")
         for tool, label in (("grep", "grep -F"), ("rg", "ripgrep")):
             if f"{tool}_p50_ms" in r:
                 add("recall", f"exact needle p50, {n} events", r["exact_p50_ms"], "ms", f"{label} over the segments",

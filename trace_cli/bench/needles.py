@@ -33,6 +33,9 @@ threshold budget estimate estimate partition shard replica leader follower elect
 """.split()
 
 
+_GENERIC = ["the health probe", "the build", "the staging box", "the worker", "the proxy", "the scheduler"]
+
+
 @dataclass
 class Needle:
     subject: str
@@ -123,11 +126,18 @@ def flood(rng: random.Random, n_words: int) -> str:
 
 
 def build_session(turns: int, needles: int, chains: int = 0, flood_words: int = 80,
-                  seed: int = 7, tag: str = "") -> NeedleSession:
+                  seed: int = 7, tag: str = "", long_output_words: int = 0,
+                  distractors: bool = False) -> NeedleSession:
     """`turns` agent turns of 4 messages each; needles spread evenly; each
     chain's halves at least a quarter of the session apart. A `tag` is
     appended to every subject, so many sessions in one store never state
-    different facts about the same subject (each question has one answer)."""
+    different facts about the same subject (each question has one answer).
+    With `long_output_words`, every needle stated in a tool result sits in
+    the middle of a long output of that many words (a log, a listing):
+    the needle's words are then a tiny share of a long document. With
+    `distractors`, each needle's question is also asked, in a short user
+    line elsewhere, about a generic subject ("the health probe"): short
+    lines that share the question's common words but not its subject."""
     rng = random.Random(seed)
     subjects = [f"{s}-{tag}" if tag else s for s in SERVICES]
     rng.shuffle(subjects)
@@ -139,9 +149,14 @@ def build_session(turns: int, needles: int, chains: int = 0, flood_words: int = 
     chain_first = {int(i * turns / max(chains * 2, 1)): c for i, c in enumerate(chain_list)}
     chain_second = {min(t + max(turns // 4, 1), turns - 1): c for t, c in chain_first.items()}
     s = NeedleSession(needles=needle_list, chains=chain_list)
+    decoys = {}
+    if distractors:
+        for n in needle_list:
+            generic = rng.choice(_GENERIC)
+            decoys[rng.randrange(turns)] = n.query.replace(f"the {n.subject}", generic).replace(n.subject, generic)
     for t in range(turns):
         call_id = f"call_{t}_{hashlib.sha1(str(t).encode()).hexdigest()[:6]}"
-        s.messages.append({"role": "user", "content": f"step {t}: {flood(rng, 12)}"})
+        s.messages.append({"role": "user", "content": decoys.get(t) or f"step {t}: {flood(rng, 12)}"})
         s.messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": rng.choice(["shell", "read_file", "grep"]),
@@ -150,7 +165,11 @@ def build_session(turns: int, needles: int, chains: int = 0, flood_words: int = 
         reply = f"Looked at {rng.choice(_WORDS)} and {rng.choice(_WORDS)}; moving on."
         if t in needle_at:
             n = needle_at[t]
-            if t % 2:
+            if t % 2 and long_output_words:
+                head, tail = flood(rng, long_output_words // 2), flood(rng, long_output_words // 2)
+                result = f"{head}\n{n.text}\n{tail}"
+                n.index = len(s.messages) + 1
+            elif t % 2:
                 result = f"{result}\n{n.text}"
                 n.index = len(s.messages) + 1
             else:

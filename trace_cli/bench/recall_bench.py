@@ -46,7 +46,7 @@ def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
         while done < turns:
             size = min(TURNS_PER_SESSION, turns - done)
             s = build_session(turns=size, needles=max(1, size // 50), flood_words=60, seed=seed + n,
-                              tag=f"s{n}")
+                              tag=f"s{n}", distractors=True, long_output_words=1500 if n % 3 == 2 else 0)
             import json
             f.write(json.dumps({"messages": s.messages}) + "\n")
             needles.extend(s.needles)
@@ -69,7 +69,7 @@ def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], float
         t = time.perf_counter()
         hits = rc.recall(RecallQuery(query=n.query, k=10, mode=mode))
         times.append((time.perf_counter() - t) * 1000)
-        found += any(n.value in h.text for h in hits)
+        found += any(n.value in h.text or n.value in h.snippet for h in hits)
     return times, found / len(needles)
 
 
@@ -154,6 +154,47 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     return statistics.median(times), found / len(needles), build
 
 
+def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, float]:
+    """Raw Tantivy on the same event texts: one en_stem body field, the
+    question's words OR-ed, top 10 by BM25 — the engine under TRACE with
+    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold ms)."""
+    import tantivy
+
+    from reducers.terms import query_words
+    from stores.segments import iter_events
+    path = root / "raw-tantivy"
+    path.mkdir(exist_ok=True)
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    index = tantivy.Index(sb.build(), path=str(path))
+    t = time.perf_counter()
+    writer = index.writer(heap_size=256 * 1024 * 1024)
+    for e in iter_events(store_dir / "segments"):
+        writer.add_document(tantivy.Document(body=e.get("text") or ""))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    build = time.perf_counter() - t
+    searcher = index.searcher()
+    times, found = [], 0
+    for n in needles:
+        text = " ".join(query_words(n.query))
+        t = time.perf_counter()
+        query = index.parse_query(text, ["body"])
+        docs = [searcher.doc(addr)["body"][0] for _, addr in searcher.search(query, 10).hits]
+        times.append((time.perf_counter() - t) * 1000)
+        found += any(n.value in d for d in docs)
+    script = ("import sys, tantivy; i = tantivy.Index.open(sys.argv[1]); s = i.searcher(); "
+              "[s.doc(a) for _, a in s.search(i.parse_query(sys.argv[2], ['body']), 10).hits]")
+    cold = []
+    for _ in range(5):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))],
+                       capture_output=True, check=True)
+        cold.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), found / len(needles), build, statistics.median(cold)
+
+
 def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
                      cold_runs: int = 5) -> list[dict]:
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-recall-"))
@@ -179,11 +220,17 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
             note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)
+            note(f"{size} events: raw Tantivy on the same events")
+            raw_ms, raw_recall, raw_build, raw_cold = _raw_tantivy(store_dir, root, sample)
+            row.update({"tantivy_p50_ms": round(raw_ms, 2), "tantivy_recall10": round(raw_recall, 3),
+                        "tantivy_build_s": round(raw_build, 1), "cold_tantivy_ms": round(raw_cold, 1),
+                        "fulltext_vs_tantivy": round(row["fulltext_p50_ms"] / max(raw_ms, 1e-6), 2),
+                        "hybrid_vs_tantivy": round(row["hybrid_p50_ms"] / max(raw_ms, 1e-6), 2),
+                        "fulltext_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 3)})
             row.update({"exact_p50_ms": round(exact_ms, 2), "exact_recall10": round(exact_recall, 3),
                         **_scanners(store_dir, sample, exact_ms),
                         "fts5_p50_ms": round(fts_ms, 2), "fts5_recall10": round(fts_recall, 3),
-                        "fts5_build_s": round(fts_build, 1),
-                        "fulltext_p50_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 2)})
+                        "fts5_build_s": round(fts_build, 1)})
             rows.append(row)
             note(f"{size} events: done")
         return rows

@@ -68,8 +68,9 @@ def bench_ingest(
 
 
 @bench_app.command("recall", help=(
-    "Recall latency (p50/p95, in process) in fulltext, vector and hybrid mode at each store size; the "
-    "wall time of a cold `trace recall`; an exact needle against grep -F and ripgrep (if installed) over the raw segments "
+    "Recall latency (p50/p95, in process) in fulltext, vector and hybrid mode at each store size, beside "
+    "raw Tantivy and SQLite FTS5 on the same events in the same run; the wall time of a cold `trace recall` "
+    "(and of a bare Tantivy process); an exact needle against grep -F and ripgrep (if installed) over the raw segments "
     "and SQLite FTS5 on the same events, each with its recall@10. Ingest-with-embedding speed is measured "
     "while the stores are built."))
 def bench_recall(
@@ -86,10 +87,10 @@ def bench_recall(
     if out.json:
         out.emit_many(rows)
     else:
-        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "fulltext_p95_ms", "vector_p50_ms",
-                "hybrid_p50_ms", "hybrid_p95_ms", "hybrid_recall10", "cold_fulltext_ms", "cold_hybrid_ms",
-                "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg",
-                "fts5_p50_ms", "fts5_recall10", "fulltext_p50_vs_fts5"]
+        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "tantivy_p50_ms",
+                "fts5_p50_ms", "fulltext_vs_tantivy", "hybrid_vs_tantivy", "fulltext_recall10", "hybrid_recall10",
+                "tantivy_recall10", "fts5_recall10", "cold_fulltext_ms", "cold_hybrid_ms", "cold_tantivy_ms",
+                "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg"]
         out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
     return 0
 
@@ -142,6 +143,56 @@ def bench_needle(
     scale = [r for r in rows if r["bench"] == "needle-scaling"]
     cols = ["events", "eviction_ms_median", "ms_per_1k_events", "vs_linear_from_200"]
     out.table(cols, ([r[c] for c in cols] for r in scale), title="eviction latency scaling")
+    return 0
+
+
+@bench_app.command("locomo", help=(
+    "LoCoMo retrieval as memory systems publish it: every conversation of LOCOMO_JSON in one store, "
+    "turn R@K and turn recall_all@K (the shared scorer's measure), session recall_any@K / recall_all@K "
+    "(sessions ranked by their best hit), per category; then how a --min-score 0.5 gate does on the "
+    "questions plus the adversarial (no-answer) ones."))
+def bench_locomo(
+    ctx: typer.Context,
+    locomo_json: Annotated[str, typer.Argument(metavar="LOCOMO_JSON", help="LoCoMo conversations (the dataset's JSON).")],
+    k: Annotated[int, typer.Option("-k", min=1, help="Cut-off K.")] = 10,
+    mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector")] = "hybrid",
+    hops: Annotated[int, typer.Option("--hops", metavar="1|2")] = 1,
+    dated: Annotated[bool, typer.Option("--dated", help="Give each turn its session's date (the shared converter does not).")] = False,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the store here (else a temp dir).")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.locomo import run_locomo_bench
+
+    out = state(ctx).output(json_out)
+    rows = run_locomo_bench(locomo_json, workdir, k, mode, hops, dated, out.note)
+    if out.json:
+        out.emit_many(rows)
+        return 0
+    cols = ["category", "questions", "turn_R", "turn_all", "session_any", "session_all", "session_any_topk_turns"]
+    out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "locomo"),
+              title=f"trace bench locomo (K={k}, {mode}, hops {hops})")
+    gate_row = rows[-1]
+    cols = ["threshold", "precision", "recall", "no_answer_dropped", "answerable", "no_answer"]
+    out.table(cols, [[gate_row[c] for c in cols]], title="--min-score gate")
+    return 0
+
+
+@bench_app.command("fit", help=(
+    "Fit recall's scoring weights on dev data (LoCoMo dev questions and no-answer queries, generated "
+    "needles and absent-subject queries): the ranking by R@10 (checked leaving each conversation out), "
+    "then the calibration of score = P(hit answers the query). Prints the weights for reducers/fusion.py."))
+def bench_fit(
+    ctx: typer.Context,
+    locomo_json: Annotated[str, typer.Argument(metavar="LOCOMO_JSON", help="LoCoMo dev conversations.")],
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores and pools here.")] = None,
+    json_out: JsonOpt = False,
+) -> int:
+    from trace_cli.app_state import state
+    from trace_cli.bench.rank_fit import run_fit
+
+    out = state(ctx).output(json_out)
+    out.emit(run_fit(locomo_json, workdir, out.note))
     return 0
 
 

@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
         window: WindowOpt = None,
         no_recall: Annotated[bool, typer.Option("--no-recall", help="Leave out the recalled-context block.")] = False,
         recall_min_score: Annotated[float, typer.Option("--recall-min-score", min=0.0, metavar="X",
-                                                        help="Leave out recalled hits with a fused score under X.")] = 0.7,
+                                                        help="Leave out recalled hits scoring under X (recall's calibrated score; see trace recall --help).")] = 0.5,
         cross_session: Annotated[bool, typer.Option("--cross-session", help="Recall from every session, not just this one.")] = False,
         tool_max_tokens: Annotated[int | None, typer.Option(
             "--tool-max-tokens", min=1, metavar="TOKENS",

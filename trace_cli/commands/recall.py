@@ -13,10 +13,11 @@ from trace_cli.options import JsonOpt
 
 def register(app: typer.Typer) -> None:
     @app.command(help=(
-        "Find events by meaning and by exact string: BM25 over stemmed text and exact tokens "
-        "(hashes, paths, identifiers) fused with vector similarity, recency and the session's "
-        "active task. Every hit carries scores {fulltext, vector, recency, task} and a final score to "
-        "gate on; --min-score exits 3 when nothing clears it.\n\n"
+        "Find events by meaning and by exact string: BM25 over the text and exact tokens "
+        "(hashes, paths, identifiers), the rare query terms each event holds, vector similarity, the "
+        "speaker, neighbouring turns, recency and the session's active task. Every hit carries those "
+        "components and a calibrated score to gate on (a probability, see --min-score); nothing found "
+        "exits 3 with a line on stderr.\n\n"
         "Examples:\n\n"
         "  trace recall \"which file sets the payments timeout\" -k 5\n\n"
         "  trace recall \"checksum of the release tarball\" --hops 2\n\n"
@@ -26,18 +27,18 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for.")] = None,
         k: Annotated[int, typer.Option("-k", "--top", min=1, help="Hits to return.")] = 10,
-        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session.")] = None,
+        session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session (or a unique prefix of its id).")] = None,
         kind: Annotated[list[str] | None, typer.Option("--kind", metavar="KIND", help="Only these kinds (repeatable).")] = None,
         since: Annotated[str | None, typer.Option("--since", metavar="TIME", help="ISO time or age (3d, 12h).")] = None,
         until: Annotated[str | None, typer.Option("--until", metavar="TIME", help="ISO time or age.")] = None,
         mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector")] = "hybrid",
         hops: Annotated[int, typer.Option("--hops", metavar="1|2", help="2: follow identifiers found by the first hop.")] = 1,
-        min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left.")] = None,
-        mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only, lower = more diverse.")] = 0.7,
+        min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left. A score is the estimated probability that an answer lies among that hit and the nine after it (the first hit's: that the top 10 hold one at all); 0.5 keeps what is more likely than not.")] = None,
+        mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only (the default: diversity cost 0.13 R@10 on LoCoMo dev), lower = more diverse; exact occurrences are never thinned.")] = 1.0,
         queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL of {id, query, …filters}; one process for many queries.")] = None,
         block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits.")] = False,
-        budget: Annotated[int, typer.Option("--budget", metavar="TOKENS", help="Hard cap for --block.")] = 4000,
-        window: Annotated[int, typer.Option("--window", metavar="TOKENS", help="Context window; --block stays within 10% of it.")] = 200_000,
+        budget: Annotated[int, typer.Option("--budget", metavar="TOKENS", min=1, help="Hard cap for --block.")] = 4000,
+        window: Annotated[int, typer.Option("--window", metavar="TOKENS", min=1, help="Context window; --block stays within 10% of it.")] = 200_000,
         json_out: JsonOpt = False,
     ) -> int:
         from trace_cli.app_state import state
@@ -54,22 +55,43 @@ def register(app: typer.Typer) -> None:
         result = store.recall(query, **base)
         for w in result.warnings:
             out.warn(w)
+        hits = result.hits
+        if not hits:
+            raise NoResult(_nothing(result.asked))
         if block:
-            text = result.block(min(budget, window // 10))
-            out.raw(text + ("\n" if text else ""))
+            cap = max(min(budget, window // 10), 0)
+            text = result.block(cap)
+            if not text:
+                raise NoResult(f"none of the {len(hits)} hits fits a <recalled-context> block of {cap} tokens "
+                               f"(--budget {budget}, --window {window} allows 10% of it); raise --budget")
+            out.raw(text + "\n")
         elif out.json:
             out.emit_many(result.hit_dicts())
         else:
-            _table(out, result.hits, query)
-        if not result.hits and min_score is not None:
-            raise NoResult(f"no hit scored {min_score} or more; try other words, --mode hybrid, or --hops 2")
+            _table(out, hits, query)
         return 0
 
 
+def _nothing(q) -> str:
+    """Why a recall returned nothing, naming what to try."""
+    if q.min_score is not None:
+        return f"no hit scored {q.min_score} or more; try other words, --mode hybrid, --hops 2 or a lower --min-score"
+    narrowed = [name for name, v in (("--session", q.session), ("--kind", q.kinds), ("--since", q.since),
+                                     ("--until", q.until)) if v]
+    hint = f"widen {', '.join(narrowed)}" if narrowed else "try other words or --mode hybrid"
+    return f"no hits for {q.query[:60]!r}; {hint}"
+
+
 def _batch(store, source: str, base: dict, out) -> int:
+    """One query per JSONL line. Every line is answered that can be; then
+    exit 1 when a line was malformed (each reported as `FILE: line N:
+    reason`), else 3 when no query got a hit, else 0."""
+    from stores.errors import TraceError
     from stores.recall import RecallQuery
+    from stores.sessions import resolve_session
     stream = sys.stdin.buffer if source == "-" else open(source, "rb")
-    any_hit = False
+    name = "stdin" if source == "-" else source
+    any_hit, malformed, asked = False, 0, 0
     with stream:
         for n, line in enumerate(stream, 1):
             if not line.strip():
@@ -85,19 +107,32 @@ def _batch(store, source: str, base: dict, out) -> int:
                     opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
                 result = store.recall(RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts))
                 for w in result.warnings:
-                    out.warn(f"{source}:{n}: {w}")
-            except (ValueError, UsageError) as exc:
-                out.problem(f"{source}:{n}: {exc}")
+                    out.warn(f"{name}: line {n}: {w}")
+            except NoResult as exc:                      # nothing to search for: answered, with nothing
+                asked += 1
+                out.problem(f"{name}: line {n}: {exc}")
                 continue
-            any_hit = any_hit or bool(result.hits)
-            out.emit_many(result.hit_dicts())
+            except (ValueError, TypeError, UsageError, TraceError) as exc:
+                malformed += 1
+                out.problem(f"{name}: line {n}: {exc}")
+                continue
+            asked += 1
+            if result.hits:
+                any_hit = True
+                out.emit_many(result.hit_dicts())
+            else:
+                out.note(f"{name}: line {n}: {_nothing(result.asked)}")
+    if malformed:
+        raise TraceError(f"{malformed} malformed line(s) in {name} (reported above); the other {asked} were answered")
+    if not any_hit:
+        raise NoResult(f"no query in {name} got a hit" if asked else f"no query in {name}")
     return 0
 
 
+SHORT_SESSION = 8          # a session id's first characters, as `--session` accepts them back
+
+
 def _table(out, hits, query: str) -> None:
-    if not hits:
-        out.console.print("no hits")
-        return
     from rich.table import Table
     from reducers.terms import query_words
     from trace_cli.output import terminal_text
@@ -105,7 +140,8 @@ def _table(out, hits, query: str) -> None:
     # The numbers never wrap and the snippet takes the width that is left;
     # a narrow terminal drops the per-signal scores (--json has them all).
     wide = out.console.width >= 120
-    columns = ("#", "score", "ft", "vec", "seq", "kind", "when") if wide else ("#", "score", "seq", "kind", "when")
+    columns = ("#", "score", "ft", "vec", "seq", "session", "kind", "when") if wide else \
+        ("#", "score", "seq", "session", "kind", "when")
     for col in columns:
         table.add_column(col, no_wrap=True)
     table.add_column("snippet", overflow="fold", ratio=1)
@@ -116,6 +152,6 @@ def _table(out, hits, query: str) -> None:
         s = h.scores
         when = (h.ts or "")[:16].replace("T", " ") if wide else (h.ts or "")[5:16].replace("T", " ")
         signals = [f"{s.get('fulltext') or 0:.2f}", "-" if s.get("vector") is None else f"{s['vector']:.2f}"]
-        table.add_row(str(h.rank), f"{h.score:.3f}", *(signals if wide else []), str(h.seq), terminal_text(h.kind),
-                      terminal_text(when), snip)
+        table.add_row(str(h.rank), f"{h.score:.3f}", *(signals if wide else []), str(h.seq),
+                      terminal_text(h.session_id[:SHORT_SESSION]), terminal_text(h.kind), terminal_text(when), snip)
     out.console.print(table)

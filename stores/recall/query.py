@@ -1,0 +1,124 @@
+"""A recall query (validated, with its filters) and a hit, as the CLI and
+the Python API see them."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from reducers.drafts import KINDS
+from reducers.terms import STOPWORDS, exact_query_terms, words
+from stores.errors import NoResult, UsageError
+from stores.fulltext_search import Filters
+
+MAX_QUERY_CHARS = 10_000        # a longer query is cut...
+TRUNCATED_QUERY_CHARS = 2_000   # ...to its first 2,000 characters
+MODES = ("hybrid", "fulltext", "vector")
+# TRACE's own working-state snapshots quote the requests they summarise (a
+# question would find its own echo first): recalled only when --kind names them.
+UNASKED_KINDS = frozenset({"task_state"})
+
+
+@dataclass
+class RecallQuery:
+    query: str
+    k: int = 10
+    session: str | None = None
+    kinds: list[str] | None = None
+    since: str | None = None
+    until: str | None = None
+    mode: str = "hybrid"
+    hops: int = 1
+    min_score: float | None = None
+    mmr: float = 1.0
+    query_id: str | None = None
+    # Events the caller already shows (the pack's view): left out before the
+    # scores are calibrated, so what is left is scored against itself.
+    exclude: frozenset[int] = frozenset()
+
+    def shown(self, seq: int, kind: str) -> bool:
+        """Whether a found event may be returned (see UNASKED_KINDS, exclude)."""
+        return seq not in self.exclude and (bool(self.kinds) or kind not in UNASKED_KINDS)
+
+    def validate(self) -> list[str]:
+        """Raise on usage errors (and NoResult for a query with nothing to
+        search for); return warnings."""
+        warnings = []
+        if not self.query or not self.query.strip():
+            raise UsageError("empty query: say what to recall, e.g. trace recall \"docker ssl error\"")
+        if len(self.query) > MAX_QUERY_CHARS:
+            warnings.append(f"query of {len(self.query)} characters is over {MAX_QUERY_CHARS}: "
+                            f"searching its first {TRUNCATED_QUERY_CHARS}")
+            self.query = self.query[:TRUNCATED_QUERY_CHARS]
+        if self.mode not in MODES:
+            raise UsageError(f"unknown --mode {self.mode!r}; choose one of: {', '.join(MODES)}")
+        if self.hops not in (1, 2):
+            raise UsageError("--hops is 1 or 2")
+        if self.k < 1:
+            raise UsageError("-k must be at least 1")
+        for kind in self.kinds or ():
+            if kind not in KINDS:
+                raise UsageError(f"unknown --kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+        if not 0.0 <= self.mmr <= 1.0:
+            raise UsageError("--mmr is a λ between 0 (all diversity) and 1 (relevance only)")
+        if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
+            raise UsageError("--min-score is a probability between 0 and 1 (0.5: more likely right than not)")
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None and parse_time(value) is None:
+                raise UsageError(f"--{name} {value!r} is not a time: use ISO 8601 (2026-11-22 or "
+                                 f"2026-11-22T14:03:00Z) or a relative age like 3d, 12h, 30m")
+        if not searchable(self.query):
+            raise NoResult(f"nothing to search for in {self.query[:60]!r}: it holds only stop words or "
+                           f"punctuation; name the thing itself, e.g. a word, file, error or id")
+        return warnings
+
+    def filters(self) -> Filters:
+        return Filters(session=self.session, kinds=self.kinds or None,
+                       since_ms=parse_time(self.since) if self.since else None,
+                       until_ms=parse_time(self.until) if self.until else None)
+
+
+def searchable(query: str) -> bool:
+    """A query with a content word or an exact token in it."""
+    return bool(exact_query_terms(query)) or any(w not in STOPWORDS for w in words(query))
+
+
+def parse_time(text: str, now: float | None = None) -> int | None:
+    """ISO 8601, a date, or a relative age (90s, 30m, 12h, 3d, 2w) -> epoch ms."""
+    text = text.strip()
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    if text[:-1].isdigit() and text[-1:] in units:
+        return int(((now or time.time()) - int(text[:-1]) * units[text[-1]]) * 1000)
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+@dataclass
+class Hit:
+    rank: int
+    event_id: str
+    seq: int
+    session_id: str
+    ts: str | None
+    kind: str
+    score: float
+    scores: dict
+    snippet: str
+    text: str
+    hop: int = 1
+    query_id: str | None = None
+    event: dict = field(default_factory=dict, repr=False)
+
+    def as_json(self) -> dict:
+        out = {"rank": self.rank, "event_id": self.event_id, "seq": self.seq, "session_id": self.session_id,
+               "ts": self.ts, "kind": self.kind, "score": round(self.score, 4), "scores": self.scores,
+               "hop": self.hop, "snippet": self.snippet, "text": self.text}
+        if self.query_id is not None:
+            out = {"query_id": self.query_id, **out}
+        return out

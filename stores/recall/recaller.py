@@ -1,0 +1,376 @@
+"""`trace recall` as a function: a query in, scored hits out.
+
+One `Recaller` serves many queries (batch mode loads the indexes and the
+embedder once). Per query:
+  1. events that hold the query verbatim, when it is an exact string (an
+     error text, an identifier): every one, newest first (exact.py);
+  2. candidates: one lexical query (BM25 over body + ctx + exact terms,
+     plus the IDF of each query term an event holds, so a rare term in a
+     long tool output competes with short lines), in hybrid or vector mode
+     the HNSW index's nearest, all inside the filters, and the same-session
+     neighbours of the strongest; one more query measures how much of the
+     query's IDF each candidate holds;
+  3. every candidate is scored from what the indexes know
+     (reducers/fusion.py: score = the calibrated probability that the hit
+     answers the query); the session's open task and the ledger's demotion
+     adjust it; only the hits returned are read from the log;
+  4. with --hops 2, a second retrieval driven by the identifiers the first
+     found (hops.py); each hit says which hop found it;
+  5. diversity (MMR, off by default) over the ranked part, never over exact
+     occurrences; hits come out in the order of the score they print.
+Every query is appended to the retrieval log (`retrievals.jsonl`) that the
+nightly sweep reads."""
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timezone
+
+import orjson
+
+from reducers.calibration import WINDOW, answerable, query_features, window_scores
+from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
+                             similarity_matrix, task_factor)
+from reducers.redact import MAX_SECRET, redact
+from reducers.redact_fields import redact_value
+from reducers.reflection import apply_tuning
+from reducers.snippets import snippet
+from reducers.speakers import named_speakers
+from reducers.tasks import TODO_TOOLS, open_loops_text
+from reducers.terms import exact_query_terms, query_words, words
+from stores.fulltext import FulltextIndex, key63
+from stores.fulltext_search import FulltextHit, QueryTerm
+from stores.ledger import ledger_marks
+from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
+from stores.segments import read_event_at
+from stores.sweep.tuning import load_boosts
+
+__all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
+
+CANDIDATES = 100                # from the lexical query
+VECTOR_CANDIDATES = 100         # from the HNSW index
+NEIGHBOUR_ANCHORS = 30
+COVER = 1.0                     # the lexical query adds COVER × the IDF of each rare query term an event holds
+# The neighbours' words (the ctx field) in BM25: left out (the neighbour
+# features do that job: LoCoMo dev R@10 0.764 without, 0.763 with, and the
+# ctx postings are 4x the body's), unless the body matches fewer than
+# FEW_MATCHES events.
+CTX_BOOST = 0.0
+CTX_FALLBACK = 0.5
+FEW_MATCHES = 10
+TASK_EXTRA = 5                  # the session's open task is weighed for the best k + this many...
+TASK_CHARS = 4_000              # ...by the task's terms in the head of each (tokenizing 20k cost 2 ms a query)
+SNIPPET_ARTIFACT_BYTES = 2_000_000   # of an artifact-backed hit's full text, for its snippet
+VECTOR_CATCH_UP_LIMIT = 10_000
+
+
+class Recaller:
+    def __init__(self, store, note=lambda msg: None):
+        self.store = store
+        self.note = note
+        self.fulltext = FulltextIndex(store.dir)
+        self._vectors = None
+        self._ledger: dict[int, str] | None = None
+        self._tuning: dict[str, float] | None = None
+        self._tasks: dict[str, set[str]] = {}
+        self._has_tasks: bool | None = None
+        self._events: dict[int, dict] = {}
+        self.vector_lag = 0
+        self.fulltext_lag = 0
+
+    # -- keeping the indexes current -----------------------------------------------
+
+    def prepare(self, mode: str, rebuild: bool = False) -> None:
+        """Catch indexes up with the log when the store is free: full text
+        always, vectors when the lag is a bounded tail. Otherwise answer
+        from what is indexed and say how far behind it is."""
+        from stores.errors import StoreLocked
+        self.store.require()
+        log_seq = _log_tail_seq(self.store)
+        readable = self.fulltext.usable() and self.fulltext.open() is not None
+        ft_lag = log_seq - max(self.fulltext.watermark, 0) if readable else log_seq
+        vec_lag = 0
+        if mode != "fulltext":
+            vec_lag = log_seq - max(self.vectors.watermark, 0)
+        need_vectors = mode != "fulltext" and 0 < vec_lag <= VECTOR_CATCH_UP_LIMIT
+        if rebuild or ft_lag > 0 or need_vectors or (mode != "fulltext" and self.vectors.watermark < 0):
+            try:
+                self.fulltext.close()
+                with self.store.writer(wait=0, embed=need_vectors, rebuild_fulltext=rebuild):
+                    pass                      # opening a writer brings the indexes up to the log
+            except StoreLocked:
+                self.note("another writer holds the store: answering from the indexes as they are")
+            self.fulltext = FulltextIndex(self.store.dir)
+            self._vectors = None
+        self.fulltext_lag = log_seq - max(self.fulltext.watermark, 0)
+        if mode != "fulltext":
+            self.vector_lag = log_seq - max(self.vectors.watermark, 0)
+            if self.vector_lag > 0:
+                self.note(f"vector index is {self.vector_lag} events behind the log (run `trace index`); "
+                          f"those events are found by full text only")
+
+    @property
+    def vectors(self):
+        if self._vectors is None:
+            from stores.vectors import VectorIndex
+            self._vectors = VectorIndex(self.store.dir)
+        return self._vectors
+
+    # -- one query ---------------------------------------------------------------
+
+    def recall(self, q: RecallQuery) -> list[Hit]:
+        try:
+            return self._recall(q)
+        except (ValueError, OSError, RuntimeError) as exc:
+            # A damaged index file surfaces as an engine error mid-search:
+            # rebuild from the log (it is derived) and ask once more.
+            self.note(f"index error ({type(exc).__name__}: {str(exc)[:120]}): rebuilding from the log")
+            self.prepare(q.mode, rebuild=True)
+            return self._recall(q)
+
+    def _recall(self, q: RecallQuery) -> list[Hit]:
+        from stores.recall.exact import occurrences
+        t0 = time.perf_counter()
+        self._events = {}
+        filters = q.filters()
+        qwords, qexact = query_words(q.query), exact_query_terms(q.query)
+        qterms = self.fulltext.query_terms(qwords, qexact)
+        named = {key63(label) for label in named_speakers(words(q.query), self.fulltext.speaker_known)}
+        qvec = None
+        if q.mode != "fulltext" and self.vectors.count:
+            qvec = self.vectors.embedder().embed_query(q.query)
+        exact = occurrences(self, q, filters) if q.mode != "vector" else []
+        cands = self.gather(qterms, qvec, filters, q.mode, hop=1)
+        self.measure(cands, qterms, qvec)
+        ranked = self.rank(cands, q, named, qterms)
+        if q.hops == 2 and ranked:
+            from stores.recall.hops import second_hop
+            ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
+        ranked = [c for c in ranked if q.shown(c.seq, c.kind)]
+        exact = [c for c in exact if q.shown(c.seq, c.kind)]
+        telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
+        unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
+        evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked[:3]], [c.f[3] > 0 for c in ranked],
+                                  bool(named), *unknown) if ranked else None
+        hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
+        self._log(q, hits, time.perf_counter() - t0)
+        return hits
+
+    def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int) -> dict[int, Candidate]:
+        """Candidates from the lexical query, the vector index and the
+        neighbours of the strongest, located by the index's columns."""
+        cands: dict[int, Candidate] = {}
+        if mode != "vector" and qterms:
+            found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_BOOST)
+            if len(found) < FEW_MATCHES and not CTX_BOOST:
+                # Few events hold the query's words (or few inside the
+                # filters): let the words of their neighbours (the ctx
+                # field) find the tool result a question prompted, and the
+                # reply next to it.
+                found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_FALLBACK)
+            for h in found:
+                cands[h.seq] = _candidate(h, hop)
+        if qvec is not None and mode != "fulltext":
+            near = dict(self.vectors.search(qvec, VECTOR_CANDIDATES))
+            if near:
+                for h in self.fulltext.lookup([s for s in near if s not in cands], filters):
+                    cands[h.seq] = _candidate(h, hop)
+                for seq, cos in near.items():
+                    if seq in cands:
+                        cands[seq].cosine = cos
+        if mode != "vector" and cands:
+            # Neighbours of the strongest candidates join with BM25 0, so
+            # the turn next to a match can be lifted by it.
+            anchors = sorted(cands.values(), key=lambda c: -c.bm25)[:NEIGHBOUR_ANCHORS]
+            for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters):
+                if h.seq not in cands:
+                    cands[h.seq] = _candidate(h, hop)
+        return cands
+
+    def measure(self, cands: dict[int, Candidate], qterms: list[QueryTerm], qvec) -> None:
+        """What the indexes say of each candidate against the query: the IDF
+        of the query terms it holds, and its cosine to the query when it has
+        a vector."""
+        todo = [seq for seq, c in cands.items() if not c.measured]
+        if qterms and todo:
+            held = self.fulltext.held_idf(todo, qterms)
+            for seq in todo:
+                cands[seq].held = held.get(seq, 0.0)
+        if qvec is not None:
+            from stores.vectors import EMBED_KINDS, MIN_CHARS
+            missing = [seq for seq in todo if cands[seq].cosine is None and cands[seq].kind in EMBED_KINDS
+                       and cands[seq].chars >= MIN_CHARS]
+            for seq, v in self.vectors.vectors_for(missing).items():
+                cands[seq].cosine = float(v @ qvec)
+        for seq in todo:
+            cands[seq].measured = True
+
+    def rank(self, cands: dict[int, Candidate], q: RecallQuery, named: set[int],
+             qterms: list[QueryTerm]) -> list[Candidate]:
+        """Every candidate scored from what the indexes know; the best few
+        weighed against their session's open task; best first."""
+        if not cands:
+            return []
+        marks = self.ledger
+        for c in cands.values():
+            # Ledger demotion: a fact the ledger supersedes or deletes keeps
+            # its place in the log but loses part of its probability.
+            mark = marks.get(c.seq)
+            c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
+        ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms))
+        tasks, boosts = self._tasks_known(), self.tuning
+        if tasks or boosts:
+            # The task lifts a logit by at most log 1.25, the reflection's
+            # boosts by at most log MAX_FACTOR: they reorder near ties among
+            # the best, which are read to be shown anyway.
+            top = ranked[:q.k + TASK_EXTRA]
+            self._read(top)
+            for c in top if tasks else ():
+                e = self._events.get(c.seq)
+                task_terms = self._task_terms(e["session_id"]) if e is not None else None
+                if task_terms:
+                    c.task = task_factor(set(words((e.get("text") or "")[:TASK_CHARS])), task_terms)
+            apply_tuning(top, self._events, boosts)
+            settle_all(top)
+            ranked.sort(key=lambda c: (-c.z, c.seq))
+        return ranked
+
+    def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,
+              terms: list[str], evidence: dict | None) -> list[Hit]:
+        """Exact occurrences first (newest first, all at one score), then the
+        ranked part with diversity, each hit with its calibrated score
+        (reducers/calibration.py)."""
+        taken = {c.seq for c in exact}
+        rest = [c for c in ranked if c.seq not in taken]
+        room = max(q.k - len(exact), 0)
+        if q.mmr < 1.0 and room:
+            rest = self._diverse(rest[:max(room * 3, 60)], room, q.mmr, qvec) + \
+                [c for c in rest[max(room * 3, 60):][:WINDOW]]
+        a = answerable(evidence) if evidence is not None else 0.0
+        scores, p_hit = window_scores([c.z for c in rest], a, room)
+        rest = rest[:room]
+        for c, s, p in zip(rest, scores, p_hit):
+            c.score, c.p_hit = s, p
+        if exact:
+            top = max([EXACT_SCORE] + [c.score for c in rest])
+            for c in exact:
+                c.score = top
+        hits = []
+        shown = [c for c in exact[:q.k] + rest if q.min_score is None or c.score >= q.min_score]
+        self._read(shown)
+        for c in shown:
+            e = self._events.get(c.seq)
+            if e is None:
+                continue
+            text = e.get("text", "")
+            full = self._artifact_text(e) if e.get("artifact") else text
+            scores = shown_scores(c)
+            if c.exact:
+                scores["exact"] = True
+            hits.append(Hit(rank=len(hits) + 1, event_id=e["id"], seq=e["seq"], session_id=e["session_id"],
+                            ts=e.get("ts") or e.get("ingested_at"), kind=e["kind"], score=c.score,
+                            scores=scores, snippet=snippet(full, terms), text=text, hop=c.hop,
+                            query_id=q.query_id, event=e))
+        return hits
+
+    def _diverse(self, ranked: list[Candidate], k: int, lam: float, qvec) -> list[Candidate]:
+        if lam >= 1.0 or len(ranked) <= 1:
+            return ranked[:k]
+        pool = ranked[:max(k * 3, 60)]
+        self._read(pool)
+        from stores.vectors import EMBED_KINDS
+        vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
+        sim = similarity_matrix([set() if c.seq in vecs else self._word_set(c.seq) for c in pool],
+                                [vecs.get(c.seq) for c in pool])
+        at = {c.seq: i for i, c in enumerate(pool)}
+        return mmr(pool, k, lam, lambda a, b: sim[at[a.seq]][at[b.seq]])
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _artifact_text(self, event: dict) -> str:
+        """An artifact-backed event's full text (its log text is a head/tail
+        preview), so the snippet shows the part that matched."""
+        try:
+            data = self.store.artifacts.read(event["artifact"]["id"])
+        except Exception:                    # a missing or damaged artifact: the preview will do
+            return event.get("text", "")
+        return data[:SNIPPET_ARTIFACT_BYTES].decode("utf-8", "replace")
+
+    def _read(self, cands: list[Candidate]) -> None:
+        segments = self.store.segments_dir
+        for c in cands:
+            if c.seq in self._events:
+                continue
+            e = read_event_at(segments, c.segment, c.offset)
+            if e is not None and e.get("seq") == c.seq:
+                self._events[c.seq] = e
+
+    def _word_set(self, seq: int) -> set[str]:
+        return set(words(self._events.get(seq, {}).get("text", "")[:4000]))
+
+    @property
+    def ledger(self) -> dict[int, str]:
+        if self._ledger is None:
+            self._ledger = ledger_marks(self.store.dir)
+        return self._ledger
+
+    @property
+    def tuning(self) -> dict[str, float]:
+        if self._tuning is None:
+            self._tuning = load_boosts(self.store.dir)
+        return self._tuning
+
+    def _tasks_known(self) -> bool:
+        """Whether the store holds any task state or todo call at all (most
+        chat stores do not: then no hit is read to weigh it)."""
+        if self._has_tasks is None:
+            ft = self.fulltext
+            self._has_tasks = bool(ft.kind_count("task_state")) or any(
+                ft.word_doc_freq(name.lower()) for name in TODO_TOOLS)
+        return self._has_tasks
+
+    def _task_terms(self, session_id: str) -> set[str]:
+        if session_id not in self._tasks:
+            terms: set[str] = set()
+            hit = self.fulltext.latest(session_id, ["task_state"])
+            if hit is None:
+                hit = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
+            if hit is not None:
+                e = read_event_at(self.store.segments_dir, hit.segment, hit.offset)
+                if e is not None:
+                    terms = set(query_words(open_loops_text(e)))
+            self._tasks[session_id] = terms
+        return self._tasks[session_id]
+
+    def _log(self, q: RecallQuery, hits: list[Hit], seconds: float) -> None:
+        row = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+               "query": redact(q.query[:2000 + MAX_SECRET])[0][:2000],       # redacted before the cut
+               "query_id": q.query_id, "mode": q.mode, "hops": q.hops, "k": q.k,
+               "filters": {"session": q.session, "kinds": q.kinds, "since": q.since, "until": q.until,
+                           "min_score": q.min_score},
+               "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
+                           for h in hits],
+               "latency_ms": round(seconds * 1000, 3)}
+        line = orjson.dumps(redact_value(row)[0]) + b"\n"      # a query may quote a secret
+        try:
+            fd = os.open(self.store.dir / "retrievals.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)            # one write per record: appends never interleave mid-line
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            self.note(f"could not append to the retrieval log: {exc}")
+
+
+def _candidate(h: FulltextHit, hop: int) -> Candidate:
+    return Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score, speaker_key=h.speaker_key, chars=h.chars, hop=hop, segment=h.segment,
+                     offset=h.offset)
+
+
+def _log_tail_seq(store) -> int:
+    from stores.segments import list_segments, read_last_line
+    for seg in reversed(list_segments(store.segments_dir)):
+        line, _, _ = read_last_line(seg.path)
+        if line is not None:
+            return orjson.loads(line)["seq"]
+    return 0
