@@ -23,7 +23,7 @@ test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 soak: install
-	$(BIN)/python -m pytest -q -m soak -p no:randomly
+	$(BIN)/python -m pytest -q -m soak -p no:randomly -n 2 --dist loadfile
 
 demo: install
 	@rm -rf $(DEMO)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from reducers.drafts import Draft, merge_adjacent
+from reducers.event_schema import NOT_CARRIED, draft_problem
 from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
 from reducers.redact import redact
 from reducers.redact_fields import redact_drafts, redact_identities
@@ -49,6 +50,10 @@ class AppendCounts:
     dropped: int = 0           # the reconciler said NONE
     redacted: int = 0
     artifacts: int = 0
+    rejected: int = 0          # drafts that broke the event schema: reported, never appended
+
+
+FLUSH = object()               # in a draft stream: append what is batched now (a parser restarts after it)
 
 
 class Appender:
@@ -75,11 +80,18 @@ class Appender:
 
     # -- the stream interface used by ingest -------------------------------
 
-    def append_stream(self, drafts: Iterable[Draft], *, source_format: str, source_path: str) -> AppendCounts:
-        """Append a source's drafts in order, a batch of whole turns at a time."""
-        counts = AppendCounts()
+    def append_stream(self, drafts: Iterable[Draft], *, source_format: str, source_path: str,
+                      counts: AppendCounts | None = None) -> AppendCounts:
+        """Append a source's drafts in order, a batch of whole turns at a time.
+        `counts` (given by a caller that must report them even if this
+        raises) is updated batch by batch."""
+        counts = counts if counts is not None else AppendCounts()
         batch: list[Draft] = []
         for turn in _turns(drafts):
+            if turn is FLUSH:
+                self._append_batch(batch, source_format, source_path, counts)
+                batch = []
+                continue
             batch.extend(turn)
             if len(batch) >= BATCH_EVENTS:
                 self._append_batch(batch, source_format, source_path, counts)
@@ -125,6 +137,7 @@ class Appender:
     # -- one batch ---------------------------------------------------------
 
     def _append_batch(self, drafts: list[Draft], fmt: str, path: str, counts: AppendCounts) -> None:
+        drafts = self._well_formed(drafts, path, counts)
         if not drafts:
             return
         if self.redact_secrets:
@@ -180,6 +193,23 @@ class Appender:
         for hook in self.hooks:
             hook(sealed, self.log.last_locations, known)
         counts.added += len(sealed)
+
+    def _well_formed(self, drafts: list[Draft], path: str, counts: AppendCounts) -> list[Draft]:
+        """The drafts that fit the event schema; each one that does not is
+        reported as `path:line: reason` and never reaches the log."""
+        bad = None
+        for i, d in enumerate(drafts):
+            problem = draft_problem(d)
+            if problem:
+                bad = bad or {}
+                bad[i] = problem
+        if not bad:
+            return drafts
+        for i, problem in bad.items():
+            counts.rejected += 1
+            line = drafts[i].line if type(drafts[i].line) is int else "?"
+            self.warn(f"{path}:{line}: {problem}; this event was not written")
+        return [d for i, d in enumerate(drafts) if i not in bad]
 
     def _restore_artifacts(self, imported: Iterable[Draft]) -> None:
         """An event already in the log whose artifact the store lacks (it was
@@ -242,6 +272,9 @@ class Appender:
         elif artifact is not None and not self.artifacts.exists(artifact["id"]):
             self.warn(f"{path}:{d.line or '?'}: event {d.event_id} refers to artifact {artifact['id'][:12]}… "
                       f"which this store does not hold (export with its artifacts to carry it)")
+            artifact = {**artifact, NOT_CARRIED: True}
+        elif artifact is not None and NOT_CARRIED in artifact:
+            artifact = {k: v for k, v in artifact.items() if k != NOT_CARRIED}     # this store holds it
         elif artifact is None and self._too_big(d):
             full_text = text
             artifact, text = self.externalizer.text(text)
@@ -268,11 +301,20 @@ class Appender:
             event["meta"] = {**(d.meta or {}), "attachments": attachments}
         elif d.meta:
             event["meta"] = d.meta
-            for att in d.meta.get("attachments") or () if d.source is not None else ():
-                if not (isinstance(att, dict) and self._holds(att.get("id"))):
-                    self.warn(f"{path}:{d.line or '?'}: event {d.event_id} has attachment {str(att.get('id'))[:12]}… "
-                              f"which this store does not hold (export with its artifacts to carry it)")
+            if d.source is not None and d.meta.get("attachments"):
+                event["meta"] = {**d.meta, "attachments": [self._imported_attachment(att, d, path)
+                                                           for att in d.meta["attachments"]]}
         return event, full_text
+
+    def _imported_attachment(self, att: dict, d: Draft, path: str) -> dict:
+        """An exported event's attachment, marked when this store does not
+        hold its content (verify then notes it instead of failing)."""
+        att = {k: v for k, v in att.items() if k != NOT_CARRIED}
+        if self._holds(att.get("id")):
+            return att
+        self.warn(f"{path}:{d.line or '?'}: event {d.event_id} has attachment {str(att.get('id'))[:12]}… "
+                  f"which this store does not hold (export with its artifacts to carry it)")
+        return {**att, NOT_CARRIED: True}
 
     def _holds(self, artifact_id) -> bool:
         try:
@@ -288,9 +330,16 @@ class Appender:
 
 
 def _turns(drafts: Iterable[Draft]) -> Iterator[list[Draft]]:
-    """Consecutive drafts of one (session, turn)."""
+    """Consecutive drafts of one (session, turn); a FLUSH in the stream ends
+    the turn and is passed on."""
     turn: list[Draft] = []
     for d in drafts:
+        if d is FLUSH:
+            if turn:
+                yield turn
+                turn = []
+            yield FLUSH
+            continue
         if turn and (d.session_id != turn[-1].session_id or d.turn_id != turn[-1].turn_id):
             yield turn
             turn = []

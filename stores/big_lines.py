@@ -19,6 +19,8 @@ from typing import BinaryIO, Iterator
 
 import orjson
 
+from stores.paths import tmp_prefix
+
 SPILL_CHARS = 1 << 20          # strings longer than this (in raw bytes) go to a temp file
 _CHUNK = 1 << 20
 _MIN_LOOKAHEAD = 16            # enough for any escape sequence, even a surrogate pair
@@ -40,19 +42,29 @@ class Spill:
 
 
 class SpillRegistry:
-    """Temp files of one ingest run and the markers that stand for them."""
+    """Temp files of one ingest run and the markers that stand for them.
 
-    def __init__(self):
+    They hold transcript text before redaction, so they live in `tmp_root`
+    (the store's private tmp/, which the next writer empties if a crash
+    left anything there); the folder is made only when a line spills."""
+
+    def __init__(self, tmp_root: str | os.PathLike | None = None):
         self.nonce = secrets.token_hex(6)
         self.prefix = f"\x00TRACE-SPILL:{self.nonce}:"
         self.spills: dict[str, Spill] = {}
-        self.dir = tempfile.mkdtemp(prefix="trace-spill-")
+        self.tmp_root = tmp_root
+        self.dir: str | None = None
 
     def new_file(self) -> tuple[str, BinaryIO]:
+        if self.dir is None:
+            if self.tmp_root is not None:
+                os.makedirs(self.tmp_root, mode=0o700, exist_ok=True)
+            self.dir = tempfile.mkdtemp(prefix=tmp_prefix("spill"), dir=self.tmp_root)
         marker = f"{self.prefix}{len(self.spills)}\x00"
         path = os.path.join(self.dir, f"{len(self.spills)}.txt")
         self.spills[marker] = Spill(path, 0)
-        return marker, open(path, "wb")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        return marker, os.fdopen(fd, "wb")
 
     def holds_marker(self, text: str) -> bool:
         return bool(self.spills) and self.prefix in text
@@ -87,10 +99,12 @@ class SpillRegistry:
                 os.unlink(spill.path)
             except FileNotFoundError:
                 pass
-        try:
-            os.rmdir(self.dir)
-        except OSError:
-            pass
+        if self.dir is not None:
+            try:
+                os.rmdir(self.dir)
+            except OSError:
+                pass
+            self.dir = None
 
 
 def decode_big_line(f: BinaryIO, length: int, registry: SpillRegistry):

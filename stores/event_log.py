@@ -11,6 +11,7 @@ sealed segments are never opened for writing again.
 The caller must hold the store's WriterLock (see stores/store.py)."""
 from __future__ import annotations
 
+import errno
 import os
 import time
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from reducers.canonical import GENESIS, line_suffix, seal
-from stores.errors import UsageError
+from stores.errors import TraceError, UsageError
 from stores.ids import IdGenerator
 from stores.paths import ensure_dir, fsync_dir
 from stores.segments import last_event, list_segments, read_last_line, sealed_event, segment_name
@@ -66,6 +67,8 @@ class EventLog:
         self.last_locations: list[tuple[int, int]] = []
         self._active_size = 0
         self._syncer = None                # the fsync thread of append(durable=False)
+        self._created: list[Path] = []     # segments the batch being written opened
+        self._rotate_to: int | None = None
         self._syncing = None
         self.tail = self._recover_and_read_tail()
         self.ids = IdGenerator(self.tail.id, clock=clock)
@@ -76,6 +79,9 @@ class EventLog:
         segments = list_segments(self.dir)
         if not segments:
             return Tail()
+        if segments[-1].path.is_symlink():            # recovery cuts the file: never one outside the store
+            raise TraceError(f"{segments[-1].path} is a symbolic link; TRACE never makes one there: replace it "
+                             f"with the file it points to")
         self._quarantine_torn_tail(segments[-1].path)
         event = last_event(self.dir)
         if event is None:
@@ -127,10 +133,20 @@ class EventLog:
             return []
         now = utc_now_iso(self.clock)
         self.last_locations = []                  # (segment first seq, byte offset) per sealed event
-        pending: list[bytes] = []
-        pending_size = 0
         seq, prev = self.tail.seq, self.tail.hash
         self._ensure_active(seq + 1)
+        start = (self._active, self._active_size)
+        self._created = []
+        try:
+            return self._append(events, seq, prev, now, durable)
+        except OSError as exc:                    # a full disk, an I/O error: keep no part of the batch
+            self._roll_back(*start)
+            raise LogWriteError(f"could not write to the log ({exc.strerror or exc}); nothing of the batch "
+                                f"being written was kept; free space (or fix the disk) and run it again") from exc
+
+    def _append(self, events: list[dict], seq: int, prev: str, now: str, durable: bool) -> list[dict]:
+        pending: list[bytes] = []
+        pending_size = 0
         fresh_ids = iter(self.ids.new_batch(sum(1 for e in events if not e.get("id"))))
         sealed = []
         locations = self.last_locations
@@ -166,6 +182,40 @@ class EventLog:
         self.tail = Tail(seq=seq, hash=prev, id=sealed[-1]["id"])
         return sealed
 
+    def reserve(self, last_lost: int) -> None:
+        """Never hand out seqs up to `last_lost` (events the log lost, whose
+        seqs markers and indexes may still name): the next append follows
+        it, chained to the last line still present."""
+        if last_lost > self.tail.seq:
+            self.tail = Tail(seq=last_lost, hash=self.tail.hash, id=self.tail.id)
+            if self._fd is not None:
+                os.fsync(self._fd)
+                os.close(self._fd)
+                self._fd = None
+            self._rotate_to = last_lost + 1          # the next line starts a segment named for its seq
+
+    def _roll_back(self, path: Path | None, size: int) -> None:
+        """Undo a failed batch: segments it opened go, the one it began in is
+        cut back to where it began (best effort: a line left half-written is
+        a torn tail, which the next writer quarantines)."""
+        try:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            for created in self._created:
+                if created != path:
+                    created.unlink(missing_ok=True)
+            if path is not None:
+                fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+                try:
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                self._open_active(path)
+        except OSError:
+            self._fd = None
+
     def _sync_in_background(self) -> None:
         """fsync on a helper thread (the call releases the GIL), so the
         caller can parse its next batch meanwhile; `wait_durable` joins it."""
@@ -179,20 +229,33 @@ class EventLog:
         """Return once every appended batch is on disk (raises the fsync's error)."""
         if self._syncing is not None:
             pending, self._syncing = self._syncing, None
-            pending.result()
+            try:
+                pending.result()
+            except OSError as exc:
+                raise LogWriteError(f"could not make the log durable ({exc.strerror or exc}); free space (or fix "
+                                    f"the disk) and run it again: what reached the disk is kept") from exc
 
     def _ensure_active(self, next_seq: int) -> None:
         if self._fd is not None:
             return
         segments = list_segments(self.dir)
-        if segments:
+        if self._rotate_to is not None:               # after a gap: a segment's name is its first seq
+            self._rotate_to = None
+            self._rotate(next_seq)
+        elif segments:
             path = segments[-1].path
             self._open_active(path)
         else:
             self._rotate(next_seq)
 
     def _open_active(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:                                       # never through a link: a segment is a file of ours
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise TraceError(f"{path} is a symbolic link; TRACE never makes one there: replace it with "
+                                 f"the file it points to") from None
+            raise
         self._active = path
         self._active_first = int(path.name.split(".", 1)[0])
         self._active_size = os.fstat(self._fd).st_size
@@ -204,6 +267,7 @@ class EventLog:
             os.close(self._fd)
             self._fd = None
         self._open_active(self.dir / segment_name(first_seq))
+        self._created.append(self._active)
         fsync_dir(self.dir)                        # the new file's entry survives a crash
 
     def _write(self, parts: list, size: int) -> None:
@@ -228,10 +292,14 @@ class EventLog:
             self._fd = None
 
 
+class LogWriteError(TraceError):
+    """The log could not be written (a full disk, an I/O error)."""
+
+
 LOST_EVENTS = "lost-events.log"       # in quarantine/: what a writer found missing from the log
 
 
-def note_lost_events(store: Path, first: int, last: int) -> Path:
+def note_lost_events(store: Path, first: int, last: int, how: str = "its tail was cut") -> Path:
     """Record, durably and for `trace verify` to repeat, that events
     first..last are gone from the log (the derived state had recorded them)
     before the writer rebuilds that state from what is left."""
@@ -239,7 +307,7 @@ def note_lost_events(store: Path, first: int, last: int) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        os.write(fd, f"{stamp} events {first}..{last} were missing from the log (its tail was cut)\n".encode())
+        os.write(fd, f"{stamp} events {first}..{last} were missing from the log ({how})\n".encode())
         os.fsync(fd)
     finally:
         os.close(fd)

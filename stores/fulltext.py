@@ -175,8 +175,8 @@ def _exact_analyzer():
 
 
 class FulltextIndex(FulltextSearch):
-    def __init__(self, store: Path):
-        self.dir = store / "fulltext"
+    def __init__(self, store: Path, name: str = "fulltext"):
+        self.dir = store / name            # another name: a rebuild beside the index in use
         self._index = None
         self._writer = None
         self._db: sqlite3.Connection | None = None
@@ -193,8 +193,8 @@ class FulltextIndex(FulltextSearch):
     def _positions(self) -> sqlite3.Connection | None:
         if self._db is None:
             path = self.dir / "positions.db"
-            if not path.exists() and not self.dir.is_dir():
-                return None
+            if (not path.exists() and not self.dir.is_dir()) or self.dir.is_symlink():
+                return None                     # (a link is never written through: rebuilt as a folder)
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.executescript("""
                 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -203,12 +203,12 @@ class FulltextIndex(FulltextSearch):
         return self._db
 
     def _meta(self, name: str) -> str | None:
-        db = self._positions()
-        if db is None:
-            return None
         try:
+            db = self._positions()
+            if db is None:
+                return None
             row = db.execute("SELECT value FROM meta WHERE name=?", (name,)).fetchone()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError:           # damaged: the index counts as missing (rebuilt from the log)
             return None
         return row[0] if row else None
 
@@ -232,6 +232,10 @@ class FulltextIndex(FulltextSearch):
             try:
                 index = tantivy.Index.open(str(self.dir))
             except Exception:
+                return None
+            except BaseException as exc:   # an engine panic on damaged files (pyo3's PanicException)
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
                 return None
             index.register_tokenizer("exact", _exact_analyzer())
             self._index = index

@@ -8,17 +8,22 @@ index that lags the log — or is missing, corrupt, or of an older schema —
 back up to date from the log itself, with a note on stderr."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Callable, Iterator
 
+from reducers.event_schema import conform
 from stores.artifacts import ArtifactStore
 from stores.errors import UsageError
 from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex, index_rows
 from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
-from stores.segments import iter_log_lines, list_segments, segments_from
+from stores.integrity.derived import OPEN, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
+from stores.paths import exchange
+from stores.segments import iter_log_lines, list_segments, segments_from, writer_pass
 from stores.vectors import VectorIndex
 
 CATCH_UP_BATCH = 5000
+REBUILDING = "fulltext.rebuilding"   # a new full-text index being built beside the one in use
 EMBEDDERS = ("wordllama", "hash")
 
 
@@ -26,9 +31,9 @@ def iter_located(segments_dir: Path, start_seq: int) -> Iterator[tuple[dict, tup
     """(event, (segment first seq, byte offset)) from start_seq on."""
     segments = segments_from(list_segments(segments_dir), start_seq)
     firsts = {seg.path: seg.first_seq for seg in segments}
-    for raw, event in iter_log_lines(segments):        # damage is named, a torn last line passed over
+    for raw, event in iter_log_lines(segments, on_damaged=writer_pass):   # a torn last line passed over too
         if event["seq"] >= start_seq:
-            yield event, (firsts[raw.segment], raw.offset)
+            yield conform(event), (firsts[raw.segment], raw.offset)
 
 
 def artifact_texts(artifacts: ArtifactStore, events: list[dict], known: dict[int, str] | None = None) -> dict[int, str]:
@@ -75,10 +80,13 @@ class DerivedIndexes:
         self.store = store
         self.note = note
         self.embed = embed
+        for leftover in (REBUILDING, "fulltext.old"):     # a rebuild a killed writer did not finish
+            shutil.rmtree(store / leftover, ignore_errors=True)
         self.fulltext = FulltextIndex(store)
         self.vectors = VectorIndex(store, embedder)
         self.artifacts = ArtifactStore(store)
         self.force_rebuild = False
+        self.force_rebuild_vectors = False
         self._dirty = False
         self._worker = None
         self._queue = None
@@ -101,11 +109,19 @@ class DerivedIndexes:
         """Embed events past the vector watermark; returns how many events
         were considered."""
         vec = self.vectors
+        damage = [] if self.force_rebuild_vectors else vectors_damage(self.store, OPEN)
+        for d in damage:
+            self.note(f"{d}: the vector index is rebuilt from the log")
+        if damage:
+            discard(self.store, damage)
+            vec.close()
+            vec._meta = None
         watermark = vec.watermark
-        if watermark < 0 or watermark > log_seq:
-            if vec.meta():
+        if watermark < 0 or watermark > log_seq or damage or self.force_rebuild_vectors:
+            if vec.meta() and not damage and not self.force_rebuild_vectors:
                 self.note("vector index missing, outdated or built with another embedder: rebuilding it")
             vec.reset()
+            self.force_rebuild_vectors = False
             watermark = 0
         if watermark >= log_seq:
             return 0
@@ -119,21 +135,47 @@ class DerivedIndexes:
         vec.add(batch)
         done += len(batch)
         vec.commit(log_seq)
+        seal_vectors(self.store)
         return done
 
     def _catch_up_fulltext(self, log_seq: int) -> int:
         ft = self.fulltext
-        watermark = ft.watermark
+        damage = [] if self.force_rebuild else fulltext_damage(self.store, OPEN)
+        for d in damage:
+            self.note(f"{d}: the full-text index is rebuilt from the log")
+        watermark = -1 if damage else ft.watermark
         if watermark < 0 or watermark > log_seq or (watermark > 0 and ft.open() is None) or self.force_rebuild:
-            if log_seq > 0:
+            if log_seq > 0 and not damage and not self.force_rebuild:
                 self.note("full-text index missing, damaged or outdated: rebuilding it from the log")
-            ft.reset()
-            watermark = 0
+            self.force_rebuild = False
+            return self._rebuild_fulltext(log_seq)
         if watermark >= log_seq:
             return 0
         ft.drop_after(watermark)
+        done = self._index_from(ft, watermark + 1)
+        ft.commit(log_seq)
+        seal_fulltext(self.store)
+        return done
+
+    def _rebuild_fulltext(self, log_seq: int) -> int:
+        """Build a new index beside the one in use, then swap them: readers
+        keep answering from the old one meanwhile, and a failure or a crash
+        leaves it in place (the half-built one is removed by the next writer)."""
+        self.fulltext.close()
+        aside = FulltextIndex(self.store, REBUILDING)
+        aside.reset()
+        done = self._index_from(aside, 1) if log_seq > 0 else 0
+        aside.commit(log_seq)
+        aside.close()
+        seal_fulltext(self.store, aside.dir)
+        exchange(aside.dir, self.fulltext.dir)
+        shutil.rmtree(aside.dir, ignore_errors=True)       # (now the old index)
+        self.fulltext = FulltextIndex(self.store)
+        return done
+
+    def _index_from(self, ft: FulltextIndex, start_seq: int) -> int:
         done, batch, locations = 0, [], []
-        for event, loc in iter_located(self.store / "segments", watermark + 1):
+        for event, loc in iter_located(self.store / "segments", start_seq):
             batch.append(event)
             locations.append(loc)
             if len(batch) >= CATCH_UP_BATCH:
@@ -141,9 +183,7 @@ class DerivedIndexes:
                 done += len(batch)
                 batch, locations = [], []
         ft.add(index_rows(batch, locations, artifact_texts(self.artifacts, batch)))
-        done += len(batch)
-        ft.commit(log_seq)
-        return done
+        return done + len(batch)
 
     def on_append(self, events: list[dict], locations: list[tuple[int, int]],
                   known_texts: dict[int, str] | None = None) -> None:
@@ -243,9 +283,11 @@ class DerivedIndexes:
         elif self._dirty or self.fulltext.watermark < log_seq:
             self.fulltext.commit(log_seq)
             self._dirty = False
+        seal_fulltext(self.store)
         vec = self.vectors
         if self.embed and vec.watermark >= 0:
             vec.commit(log_seq)
+            seal_vectors(self.store)
 
     def close(self) -> None:
         try:

@@ -11,6 +11,7 @@ start mid-file (`resumes_at`: Claude Code), is parsed from a little before
 where its last clean ingest ended."""
 from __future__ import annotations
 
+import errno
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -19,20 +20,24 @@ from typing import Callable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats.registry import DETECTION_ORDER, detect_format, format_module, mismatched_format, undecided
+from reducers.event_schema import draft_problem
 from reducers.reconcile import AddAll, SizeAware
 from reducers.redact import redact as redact_text
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.api.results import Result
-from stores.appender import Appender, AppendCounts
+from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.event_log import utc_now_iso
+from stores.integrity.bad_records import MAX_PARSER_RESTARTS, BadLines, RecordFeed
+from stores.paths import TMP, ensure_dir
 from stores.working_state import STATE_FORMAT, WorkingStateTracker
 from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
                            read_records, sniff)
 
 DEFAULT_RECONCILE_BUDGET = 500_000
+_STORE_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)   # the store, not the source, failed
 
 
 @dataclass
@@ -78,7 +83,7 @@ def reconciler_from_env():
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
            embedder: str | None = None, recheck: bool = False, working_state: bool = True,
-           hold_open_tail: bool = False,
+           hold_open_tail: bool = False, accept_changed_log: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     """`hold_open_tail` (live follow): drafts at the end of the file that may
@@ -90,15 +95,15 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
         raise UsageError("nothing to ingest: give PATH… (files or directories) or - for stdin")
     report = on_error or (lambda msg: None)
     reconciler = reconciler or reconciler_from_env()
-    spills = SpillRegistry()
+    spills = SpillRegistry(store.dir / TMP)
     try:
-        with store.writer(wait=wait, embed=embed, embedder=embedder) as w:
+        with store.writer(wait=wait, embed=embed, embedder=embedder, accept_changed_log=accept_changed_log) as w:
             tracker = WorkingStateTracker(w.state) if working_state else None
             appender = Appender(w.log, w.state, w.artifacts, redact_secrets=redact,
                                 reconciler=reconciler, spills=spills, warn=report,
                                 hooks=store.append_hooks(w) + ([tracker.on_append] if tracker else []))
             try:
-                for src in expand_inputs(paths):
+                for src in expand_inputs(paths, spool_dir=ensure_dir(store.dir / TMP)):
                     if isinstance(src, MissingSource):
                         result = IngestResult(source=str(src).split(":", 1)[0], errors=1, error=str(src))
                         report(str(src))
@@ -110,6 +115,12 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                                                     strict=strict, redact=redact, recheck=recheck, report=report,
                                                     on_progress=on_progress, tracker=tracker,
                                                     hold_open_tail=hold_open_tail)
+                        except TraceError as exc:      # the store cannot go on (full disk): say what got in, stop
+                            if getattr(exc, "result", None) is not None:
+                                exc.result.errors += 1
+                                exc.result.error = str(exc)
+                                yield exc.result
+                            raise
                         except OSError as exc:         # gone or unreadable since it was listed: before any append
                             why = exc.strerror or str(exc)
                             result = IngestResult(source=src.display, errors=1, error=f"{src.display}: cannot read it ({why})")
@@ -151,7 +162,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
                                  drafts_before=drafts_before, **common)
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
-    plain = decompressed(src)                          # only when it is new or changed: cron skips the rest
+    plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
     try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:
@@ -226,58 +237,102 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
     sessions: dict[str, None] = {}
     file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 
-    def drafts(emit_errors: bool, calls=None) -> Iterator[Draft]:
+    def drafts(emit_errors: bool, check: bool, calls: list | None = None) -> Iterator[Draft]:
+        """The file's drafts. A record the parser fails on costs that record
+        only: the file is parsed again from the start without it. What the
+        failed pass yielded is appended first (FLUSH) so the next pass
+        dedupes it, and `replayed` says how many drafts it repeats; the
+        anatomy collector (`calls[0]`) starts afresh with the new pass."""
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        stream = _records(records, src, result, report if emit_errors else None)
-        parsed = module.parse(calls.records(stream) if calls else stream, ctx)
-        if calls:
-            parsed = calls.drafts(parsed)              # the model calls it shows, for anatomy records
-        # Exported events keep exactly the time they were logged with.
-        for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
-            if isinstance(item, BadRecord):
-                _bad(result, src.display, item.line, item.reason, report if emit_errors else None)
-                continue
-            if isinstance(item, Pending):
-                result.pending += item.records         # not remembered: the next pass reads them again
-                continue
-            if len(sessions) < 10_000:
-                sessions.setdefault(item.session_id)
-            yield item
+        said = BadLines(result, src.display, report if emit_errors else None)
+        without: set[int] = set()
+        while True:
+            feed = RecordFeed(records, said, without)
+            collector = calls[0] if calls else None
+            yielded = 0
+            try:
+                parsed = module.parse(collector.records(feed) if collector else feed, ctx)
+                if collector:
+                    parsed = collector.drafts(parsed)  # the model calls it shows, for anatomy records
+                # Exported events keep exactly the time they were logged with.
+                for item in parsed if fmt == "trace" else infer_times(parsed, file_time):
+                    if isinstance(item, BadRecord):
+                        said.bad(item.line, item.reason)
+                        continue
+                    if isinstance(item, Pending):
+                        result.pending += item.records     # not remembered: the next pass reads them again
+                        continue
+                    if check:                          # (the appender checks every draft too)
+                        problem = draft_problem(item)
+                        if problem:
+                            said.bad(item.line if type(item.line) is int else feed.line, problem)
+                            continue
+                    if len(sessions) < 10_000:
+                        sessions.setdefault(item.session_id)
+                    yielded += 1
+                    yield item
+                return
+            except Exception as exc:
+                if os.environ.get("TRACE_DEBUG") or feed.line is None or len(without) >= MAX_PARSER_RESTARTS:
+                    raise
+                without.add(feed.line)
+                said.bad(feed.line, f"could not read this record ({type(exc).__name__}: {str(exc)[:200]}); "
+                                    f"the rest of the file is read without it")
+                replayed[0] += yielded
+                yield FLUSH
+                records = read_records(src, spills)
+                if calls:
+                    calls[0] = collector_for(fmt, src.display, session, spills)
 
+    replayed = [0]
+    counts = AppendCounts()
     try:
         if strict:
-            for _ in drafts(emit_errors=True):    # a dry parse: only the errors count
+            for _ in drafts(emit_errors=True, check=True):    # a dry parse: only the errors count
                 pass
             if result.errors:
                 report(f"{src.display}: --strict: {result.errors} bad record(s), nothing written from this file")
-                return _finish(result, sessions, AppendCounts())
+                return _finish(result, sessions, counts)
             result.errors = 0
             sessions.clear()
+            replayed[0] = 0
         if tracker is not None:
             tracker.active = fmt != "trace"            # an import carries the task states it had
-        calls = collector_for(fmt, src.display, session, spills)
-        stream = drafts(emit_errors=not strict, calls=calls)
+        calls = [collector_for(fmt, src.display, session, spills)]
+        stream = drafts(emit_errors=not strict, check=False, calls=calls if calls[0] else None)
         if hold_open_tail:
             stream = _holding_open_tail(stream, result)
-        counts = appender.append_stream(_counting(stream, result, on_progress, src.display),
-                                        source_format=fmt, source_path=src.display)
-        if calls is not None:
-            result.anatomy = write_calls(w.store.dir, calls, w.store.warn)
+        appender.append_stream(_counting(stream, result, on_progress, src.display),
+                               source_format=fmt, source_path=src.display, counts=counts)
+        if calls[0] is not None:
+            result.anatomy = write_calls(w.store.dir, calls[0], w.store.warn)
         if tracker is not None:
             result.states = appender.append_stream(iter(tracker.drafts()), source_format=STATE_FORMAT,
                                                    source_path=src.display).added
-    except TraceError:
+    except TraceError as exc:
+        _finish(result, sessions, counts, replayed[0])         # what was appended before it, counted
+        exc.result = result
         raise
+    except OSError as exc:
+        if exc.errno not in _STORE_FULL:
+            raise
+        _finish(result, sessions, counts, replayed[0])
+        error = TraceError(f"could not write to the store ({exc.strerror}): free space and run it again; "
+                           f"{result.added} event(s) of {src.display} were written before it")
+        error.result = result
+        raise error from exc
     except Exception as exc:       # a parser bug must not lose the batch boundary or show a traceback
         if os.environ.get("TRACE_DEBUG"):
             raise
+        _finish(result, sessions, counts, replayed[0])
         result.errors += 1
-        result.error = f"{src.display}: could not finish ({type(exc).__name__}: {exc}); events before this point were kept"
+        result.error = (f"{src.display}: could not finish ({type(exc).__name__}: {str(exc)[:200]}); "
+                        f"{result.added} event(s) before this point were kept")
         report(result.error)
         return result
-    _finish(result, sessions, counts)
+    _finish(result, sessions, counts, replayed[0])
     # A file with bad lines is remembered too: unchanged, the next run skips it
     # instead of reporting the same errors again (`--recheck` reparses it).
     # One with an unfinished last line is not: that line may complete.
@@ -296,6 +351,11 @@ def _holding_open_tail(drafts: Iterator[Draft], result: IngestResult) -> Iterato
     ingest would."""
     held: list[Draft] = []
     for d in drafts:
+        if d is FLUSH:                                 # a restarted parse: what is held is not the file's end
+            yield from held
+            held = []
+            yield d
+            continue
         if held and d.merge_group == held[-1].merge_group:
             held.append(d)
             continue
@@ -306,32 +366,10 @@ def _holding_open_tail(drafts: Iterator[Draft], result: IngestResult) -> Iterato
     result.pending += len(held)
 
 
-def _records(records, src: Source, result: IngestResult, report):
-    for rec in records:
-        if isinstance(rec, SourceError):
-            if rec.pending:
-                result.pending += 1
-                if report:
-                    report(f"{src.display}:{rec.line}: {rec.reason}")
-            else:
-                _bad(result, src.display, rec.line, rec.reason, report)
-            continue
-        yield rec
-
-
-def _bad(result: IngestResult, display: str, line: int, reason: str, report) -> None:
-    result.errors += 1
-    msg = f"{display}:{line}: {reason}"
-    if len(result.error_lines) < 1000:
-        result.error_lines.append(msg)
-    if report:
-        report(msg)
-
-
 def _counting(drafts: Iterator[Draft], result: IngestResult, on_progress, display: str) -> Iterator[Draft]:
     n = 0
     for d in drafts:
-        n += 1
+        n += d is not FLUSH
         if on_progress and n % 1000 == 0:
             on_progress(display, n)
         yield d
@@ -339,8 +377,10 @@ def _counting(drafts: Iterator[Draft], result: IngestResult, on_progress, displa
         on_progress(display, n)
 
 
-def _finish(result: IngestResult, sessions: dict, counts: AppendCounts) -> IngestResult:
-    result.added, result.skipped, result.dropped = counts.added, counts.skipped, counts.dropped
+def _finish(result: IngestResult, sessions: dict, counts: AppendCounts, replayed: int = 0) -> IngestResult:
+    result.added, result.dropped = counts.added, counts.dropped
+    result.skipped = max(counts.skipped - replayed, 0)       # a restarted parse's repeats are not skips
+    result.errors += counts.rejected
     result.redacted, result.artifacts = counts.redacted, counts.artifacts
     result.sessions = len(sessions)
     result.session_id = next(iter(sessions), None)

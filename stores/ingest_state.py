@@ -26,6 +26,10 @@ CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files (
     ident TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, head_sha TEXT, drafts INTEGER, format TEXT
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS seals (
+    first_seq INTEGER PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER,
+    last_seq INTEGER, last_hash TEXT
+);
 CREATE TABLE IF NOT EXISTS working_state (session_id TEXT PRIMARY KEY, seq INTEGER, state TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS counts (
     session_id TEXT, kind TEXT, events INTEGER, tokens INTEGER, first_ts TEXT, last_ts TEXT,
@@ -122,7 +126,7 @@ class IngestState:
         if start >= log_seq:
             return 0
         replayed, batch = 0, []
-        for event in iter_events(segments_dir, start_seq=start + 1):
+        for event in iter_events(segments_dir, start_seq=start + 1, conformed=True, past_damage=True):
             batch.append(event)
             if len(batch) >= 5000:
                 self.record(batch)
@@ -234,8 +238,23 @@ class IngestState:
         """Forget everything (the log is ahead of nothing; catch_up rebuilds)."""
         self._files.clear()
         with self._txn():
-            for table in ("meta", "seen", "files", "counts", "working_state"):
+            for table in ("meta", "seen", "files", "counts", "working_state", "seals"):
                 self.db.execute(f"DELETE FROM {table}")
+
+    # -- the log's seals (stores/integrity/seals.py) -------------------------
+
+    def seals(self) -> dict:
+        from stores.integrity.seals import Seal
+        return {row[0]: Seal(*row) for row in self.db.execute(
+            "SELECT first_seq, size, mtime_ns, ctime_ns, ino, last_seq, last_hash FROM seals")}
+
+    def record_seals(self, seals: dict) -> None:
+        """Replace the seals (call once the log's appends are durable)."""
+        with self._txn():
+            self.db.execute("DELETE FROM seals")
+            self.db.executemany("INSERT INTO seals VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                ((s.first_seq, s.size, s.mtime_ns, s.ctime_ns, s.ino, s.last_seq, s.last_hash)
+                                 for s in seals.values()))
 
     def close(self) -> None:
         self.flush()

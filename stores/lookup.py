@@ -9,6 +9,7 @@ from typing import Iterator
 
 import orjson
 
+from reducers.event_schema import NOT_CARRIED, conform
 from stores.errors import UsageError
 from stores.ids import is_ulid
 from stores.segments import iter_events, iter_log_lines
@@ -97,10 +98,14 @@ def event_by_id(store, event_id: str) -> dict | None:
     return None
 
 
-def session_events(store, session_id: str, tail: int | None = None) -> Iterator[dict]:
+def session_events(store, session_id: str, tail: int | None = None, *, conformed: bool = False) -> Iterator[dict]:
+    """A session's events as written (`show`, `export`), or `conformed` for
+    readers that derive things from them."""
     needle = b'"session_id":' + orjson.dumps(session_id)
     keep = collections.deque(maxlen=tail) if tail else None
     for _, event in iter_log_lines(store.segments(), lambda data: needle in data):
+        if conformed:
+            event = conform(event)
         if event.get("session_id") != session_id:
             continue
         if keep is not None:
@@ -122,11 +127,22 @@ def full_text(store, event: dict) -> str:
 def export_events(store, session_id: str | None = None, with_artifacts: bool = True) -> Iterator[dict]:
     events = session_events(store, session_id) if session_id else iter_events(store.segments_dir)
     for event in events:
-        if with_artifacts and event.get("artifact"):
-            event = {**event, "artifact_content": full_text(store, event)}
-        if with_artifacts and (event.get("meta") or {}).get("attachments"):
-            event = {**event, "attachments_content": attachment_blocks(store, event)}
+        if with_artifacts:
+            readable = conform(event)            # a malformed old line is exported as written, contents aside
+            # (content an imported event never brought along stays behind: it keeps its mark)
+            art = readable.get("artifact")
+            if art and _exportable(store, art):
+                event = {**event, "artifact_content": full_text(store, readable)}
+            attachments = (readable.get("meta") or {}).get("attachments")
+            if attachments and all(_exportable(store, a) for a in attachments):
+                event = {**event, "attachments_content": attachment_blocks(store, readable)}
         yield event
+
+
+def _exportable(store, ref: dict) -> bool:
+    """False for a reference an imported event brought without its content
+    (the store never held it); a carried one that is missing is an error."""
+    return ref.get(NOT_CARRIED) is not True or store.artifacts.exists(str(ref.get("id")))
 
 
 def attachment_blocks(store, event: dict) -> list:
@@ -146,5 +162,5 @@ def marker_events(store, marker_id: str) -> list[dict]:
     out = []
     for a, b in info.get("ranges", []):
         out.extend(e for e in iter_events(store.segments_dir, a, b)
-                   if e["session_id"] == marker["session_id"] and e["kind"] != "marker")
+                   if e.get("session_id") == marker["session_id"] and e.get("kind") != "marker")
     return out

@@ -17,9 +17,11 @@ from typing import Callable, Iterator
 
 import orjson
 
+from reducers.event_schema import conform
 from stores.errors import IntegrityError
 
 SEGMENT_DIGITS = 20
+MAX_SEQ = (1 << 63) - 1          # seqs are SQLite integers: a name past this is no segment of ours
 SEGMENT_SUFFIX = ".jsonl"
 _READ_CHUNK = 1 << 20
 
@@ -42,7 +44,8 @@ def list_segments(segments_dir: Path) -> list[Segment]:
     out = []
     for name in names:
         stem = name[: -len(SEGMENT_SUFFIX)]
-        if name.endswith(SEGMENT_SUFFIX) and stem.isdigit() and len(stem) == SEGMENT_DIGITS:
+        if (name.endswith(SEGMENT_SUFFIX) and stem.isdigit() and len(stem) == SEGMENT_DIGITS
+                and 0 < int(stem) <= MAX_SEQ):
             out.append(Segment(int(stem), segments_dir / name))
     out.sort(key=lambda s: s.first_seq)
     return out
@@ -92,13 +95,14 @@ def iter_raw_lines(path: Path, start_offset: int = 0, start_line: int = 1) -> It
 
 def sealed_event(data: bytes) -> dict | None:
     """The event a log line holds, or None when it is not one: it does not
-    parse, or is not a JSON object with `seq` and `hash`. The one rule for
-    what a torn last line is, shared by readers, verify and the writer."""
+    parse, or is not a JSON object with `seq` (a whole number a seq can
+    be) and `hash`. The one rule for what a torn last line is, shared by
+    readers, verify and the writer."""
     try:
         event = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    if type(event) is dict and "seq" in event and "hash" in event:
+    if type(event) is dict and "hash" in event and type(event.get("seq")) is int and 0 < event["seq"] <= MAX_SEQ:
         return event
     return None
 
@@ -140,6 +144,14 @@ def iter_log_lines(segments: list[Segment], wanted: Callable[[bytes], bool] | No
         on_torn(suspect)
 
 
+def writer_pass(raw: RawLine) -> None:
+    """How a writer rebuilding derived files meets a line that is not an
+    event: passes over it. It only gets that far once the log matches the
+    seals (stores/integrity/seals.py refuses a change nobody accepted), so
+    such a line is damage `trace verify --repair` accepted; verify goes on
+    naming it, readers showing the log (show, export) on refusing it."""
+
+
 def _report_damage(raw: RawLine, on_damaged: Callable[[RawLine], None] | None) -> None:
     if on_damaged is None:
         raise damaged_line(raw.segment, raw.line_no)
@@ -147,22 +159,36 @@ def _report_damage(raw: RawLine, on_damaged: Callable[[RawLine], None] | None) -
 
 
 def iter_events(segments_dir: Path, start_seq: int | None = None,
-                end_seq: int | None = None) -> Iterator[dict]:
-    """Events in log order, optionally limited to [start_seq, end_seq]."""
+                end_seq: int | None = None, *, conformed: bool = False,
+                past_damage: bool = False) -> Iterator[dict]:
+    """Events in log order, optionally limited to [start_seq, end_seq];
+    `conformed` for readers that derive things from them (see
+    reducers/event_schema.conform), else as written. A damaged line is an
+    IntegrityError, or with `past_damage` passed over (see `writer_pass`)."""
     every = list_segments(segments_dir)
     segments = segments_from(every, start_seq) if start_seq is not None else every
     if end_seq is not None:                         # segments starting past the range are not opened
         segments = [s for s in segments if s.first_seq <= end_seq]
     ends_log = bool(segments) and segments[-1] is every[-1]
-    for _, event in iter_log_lines(segments, ends_log=ends_log):
+    damaged: list[RawLine] = []                     # judged by the next event's seq: in the range or before it
+
+    def met(raw: RawLine) -> None:
+        if not past_damage:
+            damaged.append(raw)
+    for _, event in iter_log_lines(segments, ends_log=ends_log, on_damaged=met):
         seq = event["seq"]
         if start_seq is not None and seq < start_seq:
+            damaged.clear()                         # before the range: not this reader's to refuse
             continue
+        if damaged:
+            raise damaged_line(damaged[0].segment, damaged[0].line_no)
         if end_seq is not None and seq > end_seq:
             return
-        yield event
+        yield conform(event) if conformed else event
         if end_seq is not None and seq >= end_seq:    # done: nothing past the range is read (or judged)
             return
+    if damaged:
+        raise damaged_line(damaged[0].segment, damaged[0].line_no)
 
 
 def last_event(segments_dir: Path) -> dict | None:
@@ -222,7 +248,8 @@ def _rfind_newline(f, before: int) -> int:
 
 def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | None:
     """The event whose line starts at `offset` in segment `first_seq` (one
-    seek and one line: how a search hit becomes the verbatim event)."""
+    seek and one line: how a search hit becomes the event), conformed: its
+    readers (recall, context, the index) derive things from it."""
     try:
         with open(segments_dir / segment_name(first_seq), "rb") as f:
             f.seek(offset)
@@ -235,7 +262,7 @@ def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | Non
     if event is None:
         path = segments_dir / segment_name(first_seq)
         raise damaged_line(path, _line_number(path, offset))
-    return event
+    return conform(event)
 
 
 def _line_number(path: Path, offset: int) -> int:

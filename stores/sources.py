@@ -23,6 +23,7 @@ from typing import Iterator
 import orjson
 
 from stores.big_lines import BigLineError, SpillRegistry, decode_big_line
+from stores.paths import tmp_prefix
 
 BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bounded memory
 WHOLE_DOC_MAX_BYTES = 512 << 20     # a whole-document .json larger than this is refused
@@ -62,58 +63,80 @@ class MissingSource(Exception):
     pass
 
 
-def expand_inputs(args: list) -> Iterator[Source | MissingSource]:
+def expand_inputs(args: list, spool_dir: Path | None = None) -> Iterator[Source | MissingSource]:
     """Files as given, directories recursed (transcript-looking files only,
-    sorted), `-` spooled from stdin. A missing path is yielded as
-    MissingSource so the rest still ingest. A Source passes as it is (live
-    follow names a rotated-away file by the path it had)."""
+    sorted), `-` spooled from stdin (into `spool_dir`, the store's private
+    tmp/). A path that is missing, or a directory that cannot be read, is
+    yielded as MissingSource so the rest still ingest. A Source passes as
+    it is (live follow names a rotated-away file by the path it had)."""
     for arg in args:
         if isinstance(arg, Source):
             yield arg
             continue
         if arg == "-":
-            yield _spool_stdin()
+            yield _spool_stdin(spool_dir)
             continue
         path = Path(arg).expanduser()
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                real_root = os.path.realpath(root)     # once per directory, not per file
-                for name in sorted(files):
-                    if name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith("."):
-                        p = Path(root) / name
-                        try:
-                            regular = stat.S_ISREG(os.stat(p).st_mode)
-                        except OSError:
-                            yield MissingSource(f"{p}: a link to a file that is not there")
-                            continue
-                        if not regular:               # a FIFO or a device: opening it could block forever
-                            continue
-                        real = os.path.realpath(p) if os.path.islink(p) else os.path.join(real_root, name)
-                        yield Source(str(p), p, real, compressed=name.endswith(COMPRESSED_SUFFIXES))
-        elif path.is_file():
-            yield Source(arg, path, str(path.resolve()), compressed=path.name.endswith(COMPRESSED_SUFFIXES))
-        elif path.exists():
-            yield MissingSource(f"{arg}: not a regular file or directory")
-        else:
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
             yield MissingSource(f"{arg}: no such file or directory")
+            continue
+        except OSError as exc:                     # a parent directory that may not be searched
+            yield MissingSource(f"{arg}: cannot look at it ({exc.strerror or exc})")
+            continue
+        if stat.S_ISDIR(mode):
+            yield from _walk(path)
+        elif stat.S_ISREG(mode):
+            yield Source(arg, path, str(path.resolve()), compressed=path.name.endswith(COMPRESSED_SUFFIXES))
+        else:
+            yield MissingSource(f"{arg}: not a regular file or directory")
 
 
-def _spool_stdin() -> Source:
-    """Stdin is read once into a private temp file: detection and --strict
-    both need a second look at the data."""
-    fd, name = tempfile.mkstemp(prefix="trace-stdin-", suffix=".jsonl")
+def _walk(path: Path) -> Iterator[Source | MissingSource]:
+    unreadable: list[OSError] = []
+    for root, dirs, files in os.walk(path, onerror=unreadable.append):
+        while unreadable:                          # reported where the walk met them, not silently skipped
+            exc = unreadable.pop(0)
+            yield MissingSource(f"{exc.filename or root}: cannot read this directory ({exc.strerror or exc})")
+        dirs.sort()
+        real_root = os.path.realpath(root)         # once per directory, not per file
+        for name in sorted(files):
+            if name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith("."):
+                p = Path(root) / name
+                try:
+                    regular = stat.S_ISREG(os.stat(p).st_mode)
+                except FileNotFoundError:
+                    yield MissingSource(f"{p}: a link to a file that is not there")
+                    continue
+                except OSError as exc:
+                    yield MissingSource(f"{p}: cannot look at it ({exc.strerror or exc})")
+                    continue
+                if not regular:                    # a FIFO or a device: opening it could block forever
+                    continue
+                real = os.path.realpath(p) if os.path.islink(p) else os.path.join(real_root, name)
+                yield Source(str(p), p, real, compressed=name.endswith(COMPRESSED_SUFFIXES))
+    for exc in unreadable:                         # the last directories the walk could not read
+        yield MissingSource(f"{exc.filename or path}: cannot read this directory ({exc.strerror or exc})")
+
+
+def _spool_stdin(spool_dir: Path | None) -> Source:
+    """Stdin is read once into a private temp file (inside the store: it
+    holds the transcript unredacted): detection and --strict both need a
+    second look at the data."""
+    fd, name = tempfile.mkstemp(prefix=tmp_prefix("stdin"), suffix=".jsonl", dir=spool_dir)
     with os.fdopen(fd, "wb") as out:
         shutil.copyfileobj(sys.stdin.buffer, out, _READ_CHUNK)
     return Source("-", Path(name), "-", is_stdin=True)
 
 
-def decompressed(source: Source) -> Source:
+def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
     """A zstd-compressed transcript as a private temp copy to read (streamed:
-    memory stays flat); the caller deletes it. Keys and session ids come
-    from the source itself, so the copy reads as the file it came from."""
+    memory stays flat), in `spool_dir` (the store's tmp/); the caller
+    deletes it. Keys and session ids come from the source itself, so the
+    copy reads as the file it came from."""
     import zstandard
-    fd, name = tempfile.mkstemp(prefix="trace-zst-", suffix=".jsonl")
+    fd, name = tempfile.mkstemp(prefix=tmp_prefix("zst"), suffix=".jsonl", dir=spool_dir)
     try:
         with os.fdopen(fd, "wb") as out, open(source.path, "rb") as raw:
             shutil.copyfileobj(zstandard.ZstdDecompressor().stream_reader(raw), out, _READ_CHUNK)
@@ -146,30 +169,54 @@ def is_whole_document(path: Path) -> bool:
 
 def read_records(source: Source, spills: SpillRegistry) -> Iterator[tuple[int, object] | SourceError]:
     """(line number, decoded value) per record, or SourceError; blank lines
-    are skipped. Re-callable: every call reads the file afresh."""
+    are skipped. Re-callable: every call reads the file afresh.
+
+    A file that starts like a document but does not read as one is JSONL
+    whose first line is bad: its other lines are read, one by one."""
     if source.start is not None:
         yield from _read_jsonl(source.path, spills, *source.start)
-    elif is_whole_document(source.path):
-        yield from _read_document(source.path)
-    else:
-        yield from _read_jsonl(source.path, spills)
+        return
+    if is_whole_document(source.path):
+        items = _read_document(source.path)
+        if not (len(items) == 1 and isinstance(items[0], SourceError) and _has_jsonl_records(source.path)):
+            yield from items
+            return
+    yield from _read_jsonl(source.path, spills)
 
 
-def _read_document(path: Path):
+def _has_jsonl_records(path: Path) -> bool:
+    """Whether some line after the first is a JSON object or array by itself
+    (of the first 1,000 lines): JSONL, not a broken document."""
+    with open(path, "rb") as f:
+        f.readline()
+        for _, raw in zip(range(1000), f):
+            raw = raw.strip()
+            if raw[:1] in (b"{", b"[") and raw[-1:] in (b"}", b"]"):
+                try:
+                    orjson.loads(raw)
+                    return True
+                except orjson.JSONDecodeError:
+                    continue
+    return False
+
+
+def _read_document(path: Path) -> list:
     size = path.stat().st_size
     if size > WHOLE_DOC_MAX_BYTES:
-        yield SourceError(1, f"whole-document JSON of {size} bytes is too large; convert it to JSONL")
-        return
+        return [SourceError(1, f"whole-document JSON of {size} bytes is too large; convert it to JSONL")]
     data = path.read_bytes().removeprefix(_BOM)
     try:
-        yield 1, orjson.loads(data)
+        return [(1, orjson.loads(data))]
     except orjson.JSONDecodeError as exc:
         stream = _document_stream(data)
         if stream is not None:
-            yield from stream
-            return
+            return stream
+        try:                       # what orjson refuses but Python's json reads (NaN, a 400-digit number)
+            return [(1, json.loads(data, parse_int=_whole_number))]
+        except (ValueError, RecursionError):
+            pass
         reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"not valid JSON ({exc})"
-        yield SourceError(1, reason)
+        return [SourceError(1, reason)]
 
 
 def _document_stream(data: bytes) -> list[tuple[int, object]] | None:
@@ -181,7 +228,7 @@ def _document_stream(data: bytes) -> list[tuple[int, object]] | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    decoder = json.JSONDecoder(strict=False)
+    decoder = json.JSONDecoder(strict=False, parse_int=_whole_number)
     docs, pos, line = [], 0, 1
     while True:
         start = _SPACE.match(text, pos).end()
@@ -190,7 +237,7 @@ def _document_stream(data: bytes) -> list[tuple[int, object]] | None:
             return docs if len(docs) >= 2 else None
         try:
             value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):   # not JSON; nested past the stack
             return None
         docs.append((line, value))
         line += text.count("\n", start, end)
@@ -310,9 +357,19 @@ def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError |
     try:
         # What orjson refuses but Python's json reads: NaN/Infinity, lone
         # surrogate escapes. Keep the line rather than lose it.
-        return line_no, json.loads(raw)
+        return line_no, json.loads(raw, parse_int=_whole_number)
     except (ValueError, RecursionError):
         return SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
+
+
+_INT_DIGITS = 4000                  # Python refuses to convert more than 4,300 digits
+
+
+def _whole_number(digits: str):
+    """An integer as JSON wrote it; one too long for Python to convert is
+    kept as its digits (the event is written with the nearest value JSON
+    can carry, as reducers/canonical.coerce does for big integers)."""
+    return int(digits) if len(digits) <= _INT_DIGITS else digits
 
 
 def sniff(records: Iterator[tuple[int, object] | SourceError], limit: int | None = None) -> tuple[list, list]:

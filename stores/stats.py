@@ -3,6 +3,7 @@ a million events) topped up with any log lines they have not seen yet."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass, field
 
 from stores.api.results import Result
@@ -33,17 +34,17 @@ def stats(store) -> Stats:
     out.segments = len(segments)
     out.bytes = sum(s.path.stat().st_size for s in segments)
     rows: dict[tuple[str, str], list] = {}
-    state = IngestState(store.dir)
     try:
-        watermark = state.keys_seq
-        for session_id, kind, events, tokens, first_ts, last_ts in state.counts():
-            rows[(session_id, kind)] = [events, tokens, first_ts, last_ts]
-    finally:
-        state.close()
+        watermark = _recorded_counts(store, rows)
+    except sqlite3.DatabaseError as exc:
+        store.warn(f"state.db cannot be read ({exc}): counted from the log instead; the next writer "
+                   f"(or `trace verify --repair`) rebuilds it")
+        rows.clear()
+        watermark = 0
     out.last_seq = watermark
 
     def lagging():                                   # lines the state lags behind
-        for e in iter_events(store.segments_dir, start_seq=watermark + 1):
+        for e in iter_events(store.segments_dir, start_seq=watermark + 1, conformed=True):
             out.last_seq = e["seq"]
             yield e
     tally(lagging(), rows)
@@ -65,3 +66,19 @@ def stats(store) -> Stats:
         out.artifacts += 1
         out.artifact_bytes += os.path.getsize(store.artifacts.path_for(artifact_id))
     return out
+
+
+def _recorded_counts(store, rows: dict[tuple[str, str], list]) -> int:
+    """The counters state.db holds, into `rows`; returns how far they reach."""
+    from stores.integrity.derived import STAT, state_damage
+    damage = state_damage(store.dir, STAT)
+    if damage:
+        raise sqlite3.DatabaseError(damage[0].why)
+    state = IngestState(store.dir)
+    try:
+        watermark = state.keys_seq
+        for session_id, kind, events, tokens, first_ts, last_ts in state.counts():
+            rows[(session_id, kind)] = [events, tokens, first_ts, last_ts]
+    finally:
+        state.close()
+    return watermark

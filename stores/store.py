@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 from stores.api.commands import CommandMethods
 from stores.artifacts import ArtifactStore
 from stores.errors import TraceError
-from stores.paths import ensure_dir, private_umask, store_dir
+from stores.paths import clear_tmp, ensure_dir, private_umask, store_dir, tighten
 from stores.segments import iter_events, list_segments
 
 
@@ -66,43 +66,59 @@ class Store(CommandMethods):
 
     @contextlib.contextmanager
     def writer(self, wait: float = 0.0, embed: bool = True, embedder: str | None = None,
-               rebuild_fulltext: bool = False) -> Iterator[Writer]:
+               rebuild_fulltext: bool = False, rebuild_vectors: bool = False, accept_changed_log: bool = False,
+               discard_first=(), lost: list[tuple[int, int]] = ()) -> Iterator[Writer]:
+        """Hold the store for writing. Opening it recovers a torn tail,
+        removes what a killed writer left (half-written artifacts, tmp/, a
+        half-built index), refuses a log changed behind TRACE's back
+        (stores/integrity/seals.py) unless `accept_changed_log`, rebuilds
+        damaged derived files and brings them up to the log. `discard_first`
+        (damage verify found) is removed before anything opens it; `lost`
+        (seq ranges verify found missing) is acknowledged with the rest."""
         # Imported here: readers (a cold `trace recall`) never pay for the write path.
-        from stores.event_log import EventLog, note_lost_events
+        from stores.event_log import EventLog
         from stores.indexes import DerivedIndexes
         from stores.ingest_state import IngestState
+        from stores.integrity.derived import OPEN, damage_named_when_met, derived_write_failure, discard, state_damage
+        from stores.integrity.seals import check_before_append, seal
         from stores.lock import WriterLock
         with private_umask():
             ensure_dir(self.dir)
             lock = WriterLock(self.dir).acquire(wait)
+            closing = contextlib.ExitStack()
             try:
+                tighten(self.dir, self.warn)
                 log = EventLog(self.dir, warn=self.warn)
+                closing.push(_closer(log.close))
                 self.artifacts.sweep_incoming()             # a killed writer's half-written artifact
+                clear_tmp(self.dir)                         # ...and its spills and stdin spool
+                discard(self.dir, list(discard_first))
+                damage = state_damage(self.dir, OPEN)
+                for d in damage:
+                    self.warn(f"{self.dir}/{d}: state.db is rebuilt from the log")
+                discard(self.dir, damage)
                 state = IngestState(self.dir)
+                closing.push(_closer(state.close))
+                lost_events = check_before_append(self, log, state, accept_changed_log, list(lost))
                 indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder,
                                          lock_fd=lock.fd)
-                indexes.force_rebuild = rebuild_fulltext
-                try:
-                    if state.keys_seq > log.tail.seq:
-                        # The state knows events the log no longer has (its tail
-                        # was cut, or a damaged last line quarantined): say so
-                        # loudly and durably, then rebuild the state from the log.
-                        first, last = log.tail.seq + 1, state.keys_seq
-                        noted = note_lost_events(self.dir, first, last)
-                        self.warn(f"the log ends at seq {first - 1} but state.db recorded events up to seq {last}: "
-                                  f"events {first}..{last} are gone from the log (restore segments/ from a backup "
-                                  f"to get them back); noted in {noted}")
-                        state.reset()
+                closing.push(_closer(indexes.close))
+                indexes.force_rebuild = rebuild_fulltext or lost_events       # they still hold what was lost
+                indexes.force_rebuild_vectors = rebuild_vectors or lost_events
+                with damage_named_when_met(self.dir):
                     state.catch_up(self.segments_dir, log.tail.seq)
-                    indexes.catch_up(log.tail.seq)
+                    with derived_write_failure("the indexes"):
+                        indexes.catch_up(log.tail.seq)
                     yield Writer(self, log, state, indexes)
-                    indexes.commit(log.tail.seq)
-                finally:
-                    log.close()
-                    state.close()
-                    indexes.close()
+                    log.wait_durable()
+                    with derived_write_failure("the indexes"):
+                        indexes.commit(log.tail.seq)
+                    seal(self.segments_dir, state)
             finally:
-                lock.release()
+                try:
+                    closing.close()
+                finally:
+                    lock.release()
 
     def append_hooks(self, writer: Writer) -> list[Callable[[list[dict], list[tuple[int, int]], dict[int, str]], None]]:
         """Derived indexes that follow every append."""
@@ -110,8 +126,13 @@ class Store(CommandMethods):
 
     # -- reading -----------------------------------------------------------
 
-    def events(self, start_seq: int | None = None, end_seq: int | None = None) -> Iterator[dict]:
-        return iter_events(self.segments_dir, start_seq, end_seq)
+    def events(self, start_seq: int | None = None, end_seq: int | None = None, *,
+               conformed: bool = True) -> Iterator[dict]:
+        """The log's events in order, as readers that derive things from them
+        see them: a malformed line an older version wrote has its wrong-typed
+        fields read as neutral values (reducers/event_schema.conform);
+        `conformed=False` gives every line exactly as written."""
+        return iter_events(self.segments_dir, start_seq, end_seq, conformed=conformed)
 
     def segments(self):
         return list_segments(self.segments_dir)
@@ -129,18 +150,13 @@ class Store(CommandMethods):
         return {"before": before, "after": self.index_status()}
 
     def reindex(self, wait: float = 0.0, embedder: str | None = None) -> dict:
-        """Rebuild the full-text and vector indexes from the log."""
-        from stores.lock import WriterLock
-        with private_umask():
-            ensure_dir(self.dir)
-            lock = WriterLock(self.dir).acquire(wait)
-            try:
-                import shutil
-                for name in ("fulltext", "vectors"):
-                    shutil.rmtree(self.dir / name, ignore_errors=True)
-            finally:
-                lock.release()
-        return self.index(wait=wait, embedder=embedder)
+        """Rebuild the full-text and vector indexes from the log. The new
+        full-text index is built beside the old one, which answers recall
+        until the new one takes its place."""
+        before = self.index_status()
+        with self.writer(wait=wait, embed=True, embedder=embedder, rebuild_fulltext=True, rebuild_vectors=True):
+            pass
+        return {"before": before, "after": self.index_status()}
 
     def index_status(self) -> dict:
         from stores.fulltext import FulltextIndex
@@ -160,3 +176,16 @@ class Store(CommandMethods):
     def verify(self, check_artifacts: bool = True, check_indexes: bool = True):
         from stores.verify import verify
         return verify(self, check_artifacts=check_artifacts, check_indexes=check_indexes)
+
+
+def _closer(close: Callable[[], None]):
+    """An exit callback that closes, and whose own failure never hides the
+    error already on its way out (a full disk fails the close as well)."""
+    def exit_(exc_type, exc, tb) -> bool:
+        try:
+            close()
+        except Exception:
+            if exc_type is None:
+                raise
+        return False
+    return exit_

@@ -157,11 +157,22 @@ def test_an_imported_event_whose_attachments_are_elsewhere_is_kept_with_a_warnin
     lines = [json.loads(line) for line in cli("export").out.splitlines()]
     for e in lines:
         e.pop("attachments_content", None)                   # exported without its blobs
-    lines[0]["meta"]["attachments"].append({"id": "../../etc/passwd"})     # and one that is no id at all
     (tmp_path / "bare.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
     result = cli("--store", str(tmp_path / "other"), "ingest", "--format", "trace", str(tmp_path / "bare.jsonl"))
     assert result.code == 0 and result.lines()[0]["added"] == len(lines)
-    assert result.err.count("which this store does not hold") == 3      # two real ids, one bogus
+    assert result.err.count("which this store does not hold") == 2      # two real ids
+
+
+def test_an_imported_event_naming_an_attachment_that_is_no_id_is_a_bad_line(tmp_path):
+    cli("ingest", str(claude_code(tmp_path)))
+    lines = [json.loads(line) for line in cli("export").out.splitlines()]
+    holder = next(i for i, e in enumerate(lines) if (e.get("meta") or {}).get("attachments"))
+    lines[holder]["meta"]["attachments"].append({"id": "../../etc/passwd"})
+    (tmp_path / "bare.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    result = cli("--store", str(tmp_path / "other"), "ingest", "--format", "trace", str(tmp_path / "bare.jsonl"))
+    assert result.code == 1 and result.lines()[0]["added"] == len(lines) - 1
+    assert f"bare.jsonl:{holder + 1}: meta.attachments is not a list of {{id: <64 hex>, ...}}" in result.err
+    assert cli("--store", str(tmp_path / "other"), "verify").code == 0
 
 
 def test_a_text_documents_data_is_text_and_its_secrets_are_redacted():

@@ -554,9 +554,12 @@ def test_an_export_that_carries_an_artifact_restores_it_to_a_store_that_lacks_it
                               for e in full))
     copy = Store(tmp_path / "copy")
     _ingest(copy, bare, embed=False)
-    assert not copy.verify().ok                        # the event points at an artifact this store lacks
+    lacking = copy.verify()                            # the event points at an artifact this store lacks:
+    assert lacking.ok and any("never in this store" in n for n in lacking.notes)   # noted (it came without it)
     (again,), _ = _ingest(copy, carried, embed=False)
-    assert again.added == 0 and copy.verify().ok
+    restored = copy.verify()
+    assert again.added == 0 and restored.ok and not any("never in this store" in n for n in restored.notes)
+    assert all(copy.artifacts.exists(e["artifact"]["id"]) for e in full if e.get("artifact"))
 
 
 def test_a_file_gone_between_listing_and_reading_is_one_error_and_the_rest_ingests(tmp_path, monkeypatch):

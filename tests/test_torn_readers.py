@@ -66,7 +66,9 @@ def test_a_line_inside_the_log_that_does_not_parse_is_damage_named_by_segment_an
     lines = seg.read_bytes().splitlines(keepends=True)
     lines[4] = b"garbage\n"
     seg.write_bytes(b"".join(lines))
-    for args in (("stats",), ("show", "1..1000"), ("export",)):
+    # (stats answers from state.db's counts, which never read the log before their watermark)
+    assert cli("stats").code == 0
+    for args in (("show", "1..1000"), ("export",)):
         run = cli(*args)
         assert run.code == 5, (args, run.err)
         assert f"segments/{seg.name}:5:" in run.err and "trace verify" in run.err

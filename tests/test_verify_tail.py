@@ -93,7 +93,9 @@ def test_an_index_problem_is_located_in_the_store_not_under_segments(tmp_path, t
     store = _ingested(tmp_path, trace_home)
     cli("ingest", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="b")), "--no-embed")
     shutil.rmtree(store.dir / "fulltext")                                # an index gone: run `trace reindex`
-    (problem,) = store.verify().problems
+    report = store.verify()
+    assert report.problems == [] and report.exit_code == 6              # derived damage, not the log's
+    (problem,) = report.derived
     assert str(problem).startswith("fulltext/: ") and ":0:" not in str(problem)
     assert problem.at(store.dir).startswith(f"{store.dir}/fulltext/: ")
     assert "segments/fulltext" not in problem.at(store.dir)
@@ -107,26 +109,43 @@ def test_a_log_line_problem_is_located_by_segment_and_line(tmp_path, trace_home)
     assert problem.at(store.dir).startswith(f"{store.dir}/segments/{seg.name}:")
 
 
-def test_the_next_writer_says_the_tail_is_gone_and_verify_keeps_repeating_it(tmp_path, trace_home):
+def test_the_next_writer_refuses_a_cut_tail_until_repair_records_the_loss_and_never_reuses_its_seqs(
+        tmp_path, trace_home):
     store = _ingested(tmp_path, trace_home)
     last = store.stats().last_seq
     _drop_last_lines(store, 2)
-    run = cli("ingest", str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="later")))
-    assert run.code == 0
-    assert f"the log ends at seq {last - 2} but state.db recorded events up to seq {last}" in run.err
+    later = str(openai_conversations(tmp_path / "b.jsonl", 1, prefix="later"))
+    refused = cli("ingest", later)
+    assert refused.code == 5 and "the log was changed outside TRACE" in refused.err
+    assert "trace verify --repair" in refused.err
+    assert sum(1 for _ in store.events()) == last - 2                  # nothing appended
+    repaired = cli("verify", "--repair")
+    assert repaired.code == 0, repaired.err
     lost = store.dir / "quarantine" / "lost-events.log"
     assert f"events {last - 1}..{last} were missing from the log" in lost.read_text()
-    after = cli("verify")                                # the state is rebuilt: the chain holds again,
-    assert after.code == 0                               # but the loss is not forgotten
-    assert f"events {last - 1}..{last} were missing from the log" in after.err
+    assert cli("ingest", later).code == 0
+    seqs = [e["seq"] for e in store.events()]
+    assert seqs[last - 2] == last + 1 and not set(seqs) & {last - 1, last}      # the lost seqs are not reused
+    loss = next(e for e in store.events() if e["seq"] == last + 1)
+    assert loss["meta"]["lost"] == [last - 1, last] and f"events {last - 1}..{last} are missing" in loss["text"]
+    after = cli("verify")                                # the loss is acknowledged in the log, and not forgotten
+    assert after.code == 0
+    assert f"events {last - 1}..{last} are missing, acknowledged by the loss record at seq {last + 1}" in after.err
 
 
 def test_an_index_that_only_lags_the_log_is_a_note_not_a_failure(tmp_path, trace_home):
     # an interrupted ingest leaves the index behind; recall (or `trace index`) catches it up
     store = _ingested(tmp_path, trace_home)
+    indexed = store.stats().last_seq
+    from stores.event_log import EventLog
+    log = EventLog(store.dir)                         # appended, then killed before the index caught up
+    log.append([{"session_id": "s", "turn_id": "t", "ts": None, "kind": "user", "text": "late", "tokens": 1,
+                 "source": {"key": "late"}}])
+    log.close()
+    report = store.verify()
+    assert report.ok and any(f"full-text index covers seq {indexed} of {indexed + 1}" in n for n in report.notes)
     db = sqlite3.connect(store.dir / "fulltext" / "positions.db")
-    db.execute("UPDATE meta SET value='2' WHERE name='seq'")
+    db.execute("UPDATE meta SET value='2' WHERE name='seq'")        # its bookkeeping edited by hand: damage
     db.commit()
     db.close()
-    report = store.verify()
-    assert report.ok and any("full-text index covers seq 2 of" in n for n in report.notes)
+    assert store.verify().exit_code == 6

@@ -1,7 +1,8 @@
 """The `trace` command: argv in, the Python API called, results out.
 
 Exit codes (DESIGN.md): 0 ok · 1 runtime error · 2 usage error · 3 no
-result at or above --min-score · 4 store locked · 5 integrity failure.
+result at or above --min-score · 4 store locked · 5 integrity failure ·
+6 (verify) only derived files damaged.
 Users never see a traceback; TRACE_DEBUG=1 shows one."""
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from reducers.canonical import deep_json
 from reducers.drafts import Draft
 
 _ISO_FRACTION = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
@@ -65,7 +66,7 @@ def derived_session_id(source_id: str, conversation_index: int, opening: Any) ->
     h = hashlib.sha256()
     h.update(source_id.encode("utf-8", "surrogatepass"))
     h.update(b"\0%d\0" % conversation_index)
-    h.update(orjson.dumps(opening, option=orjson.OPT_SORT_KEYS, default=str))
+    h.update(sorted_json(opening))
     name = re.sub(r"(\.(jsonl?|json|ndjson|traj))+$", "", source_id.rsplit("/", 1)[-1])
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "stdin"
     return f"{stem}-{h.hexdigest()[:12]}"
@@ -85,10 +86,14 @@ def sorted_json(value: Any) -> bytes:
     """A value's JSON with keys sorted: the same record always gives the
     same bytes (for digests and content addresses)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:                      # an integer beyond 64 bits, a lone surrogate, deep nesting
+        pass
+    try:
         return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                           default=str).encode("utf-8", "surrogatepass")
+    except (RecursionError, ValueError):   # nested past the stack, a 5,000-digit number
+        return deep_json(value).encode("utf-8", "surrogatepass")
 
 
 def content_digest(value: Any) -> str:

@@ -8,13 +8,12 @@ into itself or into a store that later ingests the original transcript —
 adds nothing twice."""
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Iterator
 
-from reducers.drafts import KINDS, BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.event_schema import trace_record_problem
 
 NAME = "trace"
-_ARTIFACT_ID = re.compile(r"^[0-9a-f]{64}$")
 _REQUIRED = ("id", "kind", "text", "session_id")
 
 
@@ -32,15 +31,9 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
         if missing:
             yield BadRecord(line, f"not a trace event: missing {', '.join(missing)}")
             continue
-        if rec["kind"] not in KINDS:
-            yield BadRecord(line, f"unknown kind {rec['kind']!r}")
-            continue
-        if not isinstance(rec["text"], str):
-            yield BadRecord(line, "text is not a string")
-            continue
-        artifact = rec.get("artifact")
-        if artifact is not None and not (isinstance(artifact, dict) and _ARTIFACT_ID.match(str(artifact.get("id", "")))):
-            yield BadRecord(line, "artifact is not {id: <64 hex>, ...}")
+        problem = trace_record_problem(rec)       # every field's type, before anything is built from it
+        if problem:
+            yield BadRecord(line, problem)
             continue
         source = rec.get("source") or {}
         keys = [source.get("key") or f"id/{rec['id']}", *(source.get("merged") or ())]
@@ -54,7 +47,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             line=source.get("line"), uuid=source.get("uuid"), meta=rec.get("meta"),
             event_id=None if ctx.session else rec["id"], tokens=rec.get("tokens"), artifact=rec.get("artifact"),
             artifact_text=rec.get("artifact_content"),
-            media=rec.get("attachments_content") if isinstance(rec.get("attachments_content"), list) else None,
+            media=rec.get("attachments_content"),
             merged_keys=keys[1:],
             source={**source, "key": keys[0], **({"merged": keys[1:]} if keys[1:] else {})} if source else None,
         )

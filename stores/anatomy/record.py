@@ -17,7 +17,7 @@ from stores.anatomy.writer import Pending, spill_measure, write_records
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.event_log import utc_now_iso
-from stores.paths import ensure_dir, private_umask
+from stores.paths import TMP, ensure_dir, private_umask
 from stores.sources import MissingSource, SourceError, expand_inputs, read_records
 
 
@@ -47,9 +47,9 @@ def record_requests(store, paths: list[str], *, session: str, window: int | None
     pending: list[Pending] = []
     occurrences: dict[str, int] = {}
     now = utc_now_iso()
-    spills = SpillRegistry()
+    spills = SpillRegistry(store.dir / TMP)        # transcript text: inside the store, never the system temp
     try:
-        for src in expand_inputs(paths):
+        for src in expand_inputs(paths, spool_dir=ensure_dir(store.dir / TMP)):
             if isinstance(src, MissingSource):
                 raise TraceError(f"{src}")
             try:

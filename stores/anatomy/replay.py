@@ -63,7 +63,7 @@ class SessionEvents:
     """The session's events, read from the log once, by seq and by key."""
 
     def __init__(self, store, session_id: str):
-        self.events = list(session_events(store, session_id)) if store.exists() else []
+        self.events = list(session_events(store, session_id, conformed=True)) if store.exists() else []
         self.by_seq = {e["seq"]: e for e in self.events}
         self._by_key: dict[str, int] | None = None
 

@@ -7,11 +7,11 @@ went through) starts over at the first. After the third try there is
 nothing sensible left to take away: it is an error naming the fix."""
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import orjson
 
-from stores.context.cache_file import cache_path
+from stores.context.cache_file import OVERFLOW_SUFFIX, cache_path, write_private
 from stores.errors import TraceError
 
 STEPS = (0.85, 0.72, 0.60)
@@ -29,18 +29,35 @@ def next_try(store, session_id: str, session_seq: int, budget: int) -> tuple[int
 
 
 def record_try(store, session_id: str, entry: dict) -> None:
-    path = cache_path(store.dir, session_id, ".overflow.json")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     kept = [t for t in _read(store, session_id)
             if t.get("session_seq") == entry["session_seq"] and t.get("budget") == entry["budget"]]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(orjson.dumps({"session_id": session_id, "tries": [*kept, entry]}))
-    os.replace(tmp, path)
+    write_private(cache_path(store.dir, session_id, OVERFLOW_SUFFIX),
+                  orjson.dumps({"session_id": session_id, "tries": [*kept, entry]}))
 
 
 def _read(store, session_id: str) -> list[dict]:
+    path = cache_path(store.dir, session_id, OVERFLOW_SUFFIX)
+    if path.is_symlink() or overflow_file_problem(path):
+        return []                                # damaged or not ours: the tries start over
     try:
-        data = orjson.loads(cache_path(store.dir, session_id, ".overflow.json").read_bytes())
-    except (FileNotFoundError, orjson.JSONDecodeError):
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
         return []
-    return data.get("tries") or [] if data.get("session_id") == session_id else []
+    return data["tries"] if data["session_id"] == session_id else []
+
+
+def overflow_file_problem(path: Path) -> str | None:
+    """Why a file of tries is not one record_try wrote (verify, and before
+    it is read)."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        return f"cannot be read ({exc})"
+    if not (isinstance(data, dict) and isinstance(data.get("session_id"), str)
+            and isinstance(data.get("tries"), list)
+            and all(isinstance(t, dict) and type(t.get("session_seq")) is int and type(t.get("budget")) is int
+                    for t in data["tries"])):
+        return "is not a record of overflow tries (damaged?)"
+    return None

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterator
 
+from reducers.event_schema import conform
 from stores.fulltext_search import KIND_NAMES
 from stores.segments import damaged_line, sealed_event, segment_name
 
@@ -142,7 +143,8 @@ class SessionReader:
 
     def read(self, locations: list[Location]) -> list[dict]:
         """The events at these locations, in the order given: each segment
-        opened once, lines read in file order."""
+        opened once, lines read in file order; conformed (a malformed line
+        from before the schema check reads as neutral values)."""
         by_segment: dict[int, list[int]] = defaultdict(list)
         for i, loc in enumerate(locations):
             by_segment[loc.segment].append(i)
@@ -156,5 +158,5 @@ class SessionReader:
                     event = sealed_event(line) if line.endswith(b"\n") else None
                     if event is None or event["seq"] != locations[i].seq:
                         raise damaged_line(path, 0)
-                    out[i] = event
+                    out[i] = conform(event)
         return out                                      # type: ignore[return-value]

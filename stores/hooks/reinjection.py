@@ -13,7 +13,7 @@ def session_memory(store, session_id: str, max_chars: int = 9_000) -> str:
     if not store.exists():
         return ""
     count, first, last, markers = 0, None, None, []
-    for e in session_events(store, session_id):
+    for e in session_events(store, session_id, conformed=True):
         count += 1
         first = first or e
         last = e

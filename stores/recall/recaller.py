@@ -22,7 +22,9 @@ Every query is appended to the retrieval log (`retrievals.jsonl`) that the
 nightly sweep reads."""
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
 import time
 from datetime import datetime, timezone
 
@@ -38,6 +40,7 @@ from reducers.snippets import snippet
 from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, query_words, words
+from stores.errors import IntegrityError
 from stores.fulltext import FulltextIndex, key63
 from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
@@ -77,6 +80,7 @@ class Recaller:
         self._events: dict[int, dict] = {}
         self.vector_lag = 0
         self.fulltext_lag = 0
+        self._vectors_unusable = False
 
     # -- keeping the indexes current -----------------------------------------------
 
@@ -85,23 +89,38 @@ class Recaller:
         always, vectors when the lag is a bounded tail. Otherwise answer
         from what is indexed and say how far behind it is."""
         from stores.errors import StoreLocked
+        from stores.integrity.derived import fulltext_damage, vectors_damage
         self.store.require()
         log_seq = _log_tail_seq(self.store)
-        readable = self.fulltext.usable() and self.fulltext.open() is not None
+        # Damaged files are never opened (an engine reading them can panic):
+        # a writer rebuilds them from the log first.
+        ft_damaged = bool(fulltext_damage(self.store.dir))
+        vec_damaged = mode != "fulltext" and bool(vectors_damage(self.store.dir))
+        readable = not ft_damaged and self.fulltext.usable() and self.fulltext.open() is not None
         ft_lag = log_seq - max(self.fulltext.watermark, 0) if readable else log_seq
         vec_lag = 0
-        if mode != "fulltext":
+        if mode != "fulltext" and not vec_damaged:
             vec_lag = log_seq - max(self.vectors.watermark, 0)
-        need_vectors = mode != "fulltext" and 0 < vec_lag <= VECTOR_CATCH_UP_LIMIT
-        if rebuild or ft_lag > 0 or need_vectors or (mode != "fulltext" and self.vectors.watermark < 0):
+        need_vectors = mode != "fulltext" and (vec_damaged or 0 < vec_lag <= VECTOR_CATCH_UP_LIMIT)
+        if (rebuild or ft_lag > 0 or need_vectors or vec_damaged
+                or (mode != "fulltext" and self.vectors.watermark < 0)):
             try:
                 self.fulltext.close()
                 with self.store.writer(wait=0, embed=need_vectors, rebuild_fulltext=rebuild):
                     pass                      # opening a writer brings the indexes up to the log
-            except StoreLocked:
+                ft_damaged = vec_damaged = False
+            except StoreLocked as exc:
+                if not readable:              # never an empty answer that looks like "nothing found"
+                    raise StoreLocked(f"the full-text index is being built or rebuilt and {exc}; "
+                                      f"try again when that process is done") from None
                 self.note("another writer holds the store: answering from the indexes as they are")
+            except IntegrityError as exc:     # a log changed behind TRACE's back: still readable
+                if not readable:
+                    raise
+                self.note(f"{exc}; answering from the indexes as they are")
             self.fulltext = FulltextIndex(self.store.dir)
             self._vectors = None
+        self._vectors_unusable = vec_damaged
         self.fulltext_lag = log_seq - max(self.fulltext.watermark, 0)
         if mode != "fulltext":
             self.vector_lag = log_seq - max(self.vectors.watermark, 0)
@@ -114,6 +133,8 @@ class Recaller:
         if self._vectors is None:
             from stores.vectors import VectorIndex
             self._vectors = VectorIndex(self.store.dir)
+            if self._vectors_unusable:        # damaged and not yet rebuilt: answer by full text alone
+                self._vectors._meta = {}
         return self._vectors
 
     # -- one query ---------------------------------------------------------------
@@ -121,12 +142,21 @@ class Recaller:
     def recall(self, q: RecallQuery) -> list[Hit]:
         try:
             return self._recall(q)
-        except (ValueError, OSError, RuntimeError) as exc:
-            # A damaged index file surfaces as an engine error mid-search:
-            # rebuild from the log (it is derived) and ask once more.
-            self.note(f"index error ({type(exc).__name__}: {str(exc)[:120]}): rebuilding from the log")
-            self.prepare(q.mode, rebuild=True)
-            return self._recall(q)
+        except (ValueError, OSError, RuntimeError, sqlite3.DatabaseError) as exc:
+            self._rebuild_after(exc, q)
+        except BaseException as exc:           # pyo3's PanicException: an engine that read damaged bytes
+            if type(exc).__name__ != "PanicException":
+                raise
+            self._rebuild_after(exc, q)
+        return self._recall(q)
+
+    def _rebuild_after(self, exc: BaseException, q: RecallQuery) -> None:
+        """A damaged index file surfaces as an engine error mid-search:
+        rebuild from the log (it is derived), then the query is asked again."""
+        what = "the search engine failed reading it" if type(exc).__name__ == "PanicException" else \
+            f"{type(exc).__name__}: {str(exc)[:120]}"
+        self.note(f"index error ({what}; damaged?): rebuilding it from the log")
+        self.prepare(q.mode, rebuild=True)
 
     def _recall(self, q: RecallQuery) -> list[Hit]:
         from stores.recall.exact import occurrences
@@ -353,13 +383,15 @@ class Recaller:
                "latency_ms": round(seconds * 1000, 3)}
         line = orjson.dumps(redact_value(row)[0]) + b"\n"      # a query may quote a secret
         try:
-            fd = os.open(self.store.dir / "retrievals.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.store.dir / "retrievals.jsonl",
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)   # never through a link
             try:
                 os.write(fd, line)            # one write per record: appends never interleave mid-line
             finally:
                 os.close(fd)
         except OSError as exc:
-            self.note(f"could not append to the retrieval log: {exc}")
+            why = "it is a symbolic link, never followed" if exc.errno == errno.ELOOP else exc
+            self.note(f"could not append to the retrieval log: {why}")
 
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
@@ -368,9 +400,10 @@ def _candidate(h: FulltextHit, hop: int) -> Candidate:
 
 
 def _log_tail_seq(store) -> int:
-    from stores.segments import list_segments, read_last_line
+    from stores.segments import list_segments, read_last_line, sealed_event
     for seg in reversed(list_segments(store.segments_dir)):
         line, _, _ = read_last_line(seg.path)
-        if line is not None:
-            return orjson.loads(line)["seq"]
+        event = sealed_event(line) if line is not None else None
+        if event is not None and type(event["seq"]) is int:
+            return event["seq"]
     return 0

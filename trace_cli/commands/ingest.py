@@ -40,6 +40,11 @@ def register(app: typer.Typer) -> None:
             help="Embedder for the vector index (a change rebuilds the vectors).")] = None,
         no_state: Annotated[bool, typer.Option(
             "--no-state", help="Do not keep sessions' working state (no task_state events).")] = False,
+        accept_changed_log: Annotated[bool, typer.Option(
+            "--accept-changed-log",
+            help="Append even though the log was changed outside TRACE since the last write (a segment "
+                 "removed, lines cut or altered): the loss is recorded and its seqs never reused. "
+                 "`trace verify --repair` does the same after showing what changed.")] = False,
         wait: WaitOpt = 0.0,
         recheck: Annotated[bool, typer.Option(
             "--recheck", help="Parse files again even when unchanged (a file with bad lines is otherwise "
@@ -63,7 +68,8 @@ def register(app: typer.Typer) -> None:
         out = st.output(json_out)
         store = st.store(out)
         options = dict(format=format, session=session, strict=strict, redact=not no_redact, embed=not no_embed,
-                       embedder=embedder, working_state=not no_state, on_error=out.problem)
+                       embedder=embedder, working_state=not no_state, accept_changed_log=accept_changed_log,
+                       on_error=out.problem)
         if follow:
             return _follow(store, paths or [], options, out, wait=wait, poll=poll, settle=settle)
         results = []

@@ -1,0 +1,1 @@
+"""The reliability suite: poison input, crashes, concurrency, damage, tampering, full disks, symlinks."""
