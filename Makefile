@@ -55,8 +55,10 @@ demo: install
 report: install
 	$(BIN)/python -m tests.anatomy_demo --html docs/anatomy-report.html --png docs/anatomy-report.png
 
+# Every benchmark in one run (slow: 1M events; `trace bench all --quick` is a smoke test).
 bench: install
-	$(BIN)/trace bench ingest
+	mkdir -p bench-out
+	$(BIN)/trace bench all --json-out bench-out/bench.json --md-out bench-out/bench.md
 
 # docs/COMMANDS.md from every command's --help (tests/test_command_reference.py
 # fails when it is out of date: run this after changing a command's help).

@@ -1,7 +1,8 @@
 """`trace bench ingest`: log-only append and full real-transcript ingest
 (parse, redact, tokens, artifacts, log, dedupe state, full-text index; with
 --embed also the vector index), with SQLite (one transaction per 1,000
-rows) as the peer on the same events.
+rows) as the peer on the same events, and SQLite with an FTS5 index over
+the same texts as the fair peer (it too leaves the events searchable).
 
 Each phase runs in its own process (peak RSS is that phase's alone), and
 the small and full sizes are both measured so "memory flat in input size"
@@ -62,6 +63,9 @@ def run_ingest_bench(events: int, corpus: str | None, workdir: str | None, repea
                 rows.append({"size": size_label, **_fresh(base, lambda s: _worker("append", s, str(template), str(n)))})
                 note(f"[{size_label}] run {rep + 1}/{repeat}: SQLite peer, {n} rows")
                 rows.append({"size": size_label, **_fresh(base, lambda s: _worker("sqlite", s + ".db", str(template), str(n)))})
+                note(f"[{size_label}] run {rep + 1}/{repeat}: SQLite + FTS5 peer, {n} rows")
+                rows.append({"size": size_label,
+                             **_fresh(base, lambda s: _worker("sqlite+fts5", s + ".db", str(template), str(n)))})
                 phase = "ingest+embed" if embed else "ingest"
                 note(f"[{size_label}] run {rep + 1}/{repeat}: full {phase} of {len(d)} corpus copies")
                 rows.append({"size": size_label, **_fresh(base, lambda s: _worker(phase, s, *map(str, d)))})
@@ -80,7 +84,8 @@ def _fresh(base: Path, run):
         return run(str(target))
     finally:
         shutil.rmtree(target, ignore_errors=True)
-        Path(str(target) + ".db").unlink(missing_ok=True)
+        for suffix in (".db", ".db-wal", ".db-shm"):
+            Path(str(target) + suffix).unlink(missing_ok=True)
 
 
 def _summarise(rows: list[dict]) -> list[dict]:
@@ -94,20 +99,32 @@ def _summarise(rows: list[dict]) -> list[dict]:
                     "runs": len(rs), "events_per_s_median": round(statistics.median(rates)),
                     "seconds_median": round(statistics.median(r["seconds"] for r in rs), 3),
                     "peak_rss_mb_max": round(max(r["rss_mb"] for r in rs), 1),
-                    "peak_anon_mb_max": _max_or_none(r.get("anon_mb") for r in rs)})
+                    "peak_anon_mb_max": _max_or_none(r.get("anon_mb") for r in rs),
+                    **_bytes_per_event(rs[-1])})
     by = {(r["size"], r["phase"]): r for r in out}
     phase = "ingest+embed" if ("100%", "ingest+embed") in by else "ingest"
     for size in ("10%", "100%"):
-        s = by.get((size, "sqlite"))
+        s, fts = by.get((size, "sqlite")), by.get((size, "sqlite+fts5"))
         for r in (by.get((size, "append")), by.get((size, phase))):
             if r and s:       # the peer runs on the same machine minutes apart: a figure across days
                 r["vs_sqlite"] = round(r["events_per_s_median"] / s["events_per_s_median"], 3)
+            if r and fts:
+                r["vs_sqlite_fts5"] = round(r["events_per_s_median"] / fts["events_per_s_median"], 3)
     small, full = by.get(("10%", phase)), by.get(("100%", phase))
     if small and full:
         full["rss_growth_vs_10pct"] = round(full["peak_rss_mb_max"] / small["peak_rss_mb_max"], 2)
         if small["peak_anon_mb_max"] and full["peak_anon_mb_max"]:
             full["anon_growth_vs_10pct"] = round(full["peak_anon_mb_max"] / small["peak_anon_mb_max"], 2)
     return out
+
+
+def _bytes_per_event(run: dict) -> dict:
+    """The store's size on disk per event, by part (a full ingest only)."""
+    parts = run.get("store_bytes")
+    if not parts or not run["events"]:
+        return {}
+    return {"bytes_per_event": round(sum(parts.values()) / run["events"]),
+            "bytes_per_event_by_part": {k: round(v / run["events"]) for k, v in parts.items()}}
 
 
 def _max_or_none(values) -> float | None:

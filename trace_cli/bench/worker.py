@@ -2,7 +2,7 @@
     python -m trace_cli.bench.worker ingest|ingest+embed STORE DIR...
     python -m trace_cli.bench.worker sweep|scan STORE
     python -m trace_cli.bench.worker append STORE TEMPLATE N
-    python -m trace_cli.bench.worker sqlite DB TEMPLATE N
+    python -m trace_cli.bench.worker sqlite|sqlite+fts5 DB TEMPLATE N
 Prints one JSON object: {phase, events, seconds, rss_mb, anon_mb}. Memory
 counts this process and its children (a long ingest indexes in a child):
 rss_mb is the sum of the peak resident sets (they include pages of
@@ -63,30 +63,39 @@ def phase_append(store: str, template: str, n: int) -> dict:
     return {"events": n, "seconds": spent}
 
 
-def phase_sqlite(db: str, template: str, n: int) -> dict:
+def phase_sqlite(db: str, template: str, n: int, fts: bool = False) -> dict:
+    """Rows into a plain table, one transaction per 1,000; with `fts` the
+    text is also indexed by an FTS5 table over the same rows (external
+    content, so the text is stored once): the peer that, like TRACE's
+    ingest, leaves the events searchable."""
     con = sqlite3.connect(db, isolation_level=None)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, session_id TEXT, kind TEXT, ts TEXT, "
                 "text TEXT, body TEXT)")
+    if fts:
+        con.execute("CREATE VIRTUAL TABLE events_fts USING fts5(text, content='events', content_rowid='seq')")
     spent, rows, seq = 0.0, [], 0
     for e in _stream(_template(template), n):
         seq += 1
         rows.append(e)
         if len(rows) == 1000:
-            spent += _insert(con, rows, seq)
+            spent += _insert(con, rows, seq, fts)
             rows = []
-    spent += _insert(con, rows, seq)
+    spent += _insert(con, rows, seq, fts)
     con.close()
     return {"events": n, "seconds": spent}
 
 
-def _insert(con, rows, last_seq) -> float:
+def _insert(con, rows, last_seq, fts: bool) -> float:
     t = time.perf_counter()
     first = last_seq - len(rows) + 1
     con.execute("BEGIN")
     con.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)",
                     ((first + i, e["session_id"], e["kind"], e.get("ts"), e["text"], orjson.dumps(e))
                      for i, e in enumerate(rows)))
+    if fts:
+        con.executemany("INSERT INTO events_fts(rowid, text) VALUES (?, ?)",
+                        ((first + i, e["text"]) for i, e in enumerate(rows)))
     con.execute("COMMIT")
     return time.perf_counter() - t
 
@@ -98,7 +107,9 @@ def phase_ingest(store: str, dirs: list[str], embed: bool) -> dict:
     for r in Store(store).ingest(dirs, embed=embed):
         added += r.added
         errors += r.errors
-    return {"events": added, "errors": errors, "seconds": time.perf_counter() - t}
+    seconds = time.perf_counter() - t
+    from trace_cli.bench.footprint import footprint
+    return {"events": added, "errors": errors, "seconds": seconds, "store_bytes": footprint(store)}
 
 
 def phase_sweep(store: str) -> dict:
@@ -190,8 +201,8 @@ def main(argv: list[str]) -> None:
         out = phase_scan(args[0])
     elif phase == "append":
         out = phase_append(args[0], args[1], int(args[2]))
-    elif phase == "sqlite":
-        out = phase_sqlite(args[0], args[1], int(args[2]))
+    elif phase in ("sqlite", "sqlite+fts5"):
+        out = phase_sqlite(args[0], args[1], int(args[2]), fts=phase == "sqlite+fts5")
     else:
         raise SystemExit(f"unknown phase {phase}")
     out["phase"] = phase

@@ -15,18 +15,30 @@ def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
 
 
+_SUFFIX = {"k": 1_000, "m": 1_000_000}
+
+
 def _numbers(option: str, text: str) -> list[int]:
+    """Whole numbers separated by commas; 10k and 1M are allowed."""
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        out = []
+        for x in (x.strip().lower() for x in text.split(",")):
+            if x:
+                scale = _SUFFIX.get(x[-1], 1)
+                out.append(int(x[:-1] if scale > 1 else x) * scale)
+        if out and min(out) > 0:
+            return out
     except ValueError:
-        from stores.errors import UsageError
-        raise UsageError(f"{option} takes whole numbers separated by commas, got {text!r}") from None
+        pass
+    from stores.errors import UsageError
+    raise UsageError(f"{option} takes whole numbers above 0 separated by commas (10k and 1M allowed), got {text!r}")
 
 
 @bench_app.command("ingest", help=(
     "Log-only append and full ingest of the shared real transcripts replicated to --events, each "
-    "against SQLite (one transaction per 1,000 rows) on the same events (vs SQLite: the ratio to that "
-    "peer, which compares runs on machines of different speed); peak RSS at 10% and 100% of the size "
+    "against SQLite (one transaction per 1,000 rows) on the same events, and SQLite with an FTS5 index "
+    "over the same texts, the fair peer (vs SQLite / vs FTS5: the ratio to each peer, which compares runs "
+    "on machines of different speed); peak RSS at 10% and 100% of the size "
     "shows whether memory stays flat."))
 def bench_ingest(
     ctx: typer.Context,
@@ -46,9 +58,10 @@ def bench_ingest(
         out.emit_many(rows)
     else:
         out.table(["size", "phase", "events", "events/s (median)", "seconds", "peak RSS MB", "peak anon MB",
-                   "vs SQLite", "RSS 100%/10%", "anon 100%/10%"],
+                   "vs SQLite", "vs FTS5", "RSS 100%/10%", "anon 100%/10%"],
                   ([r["size"], r["phase"], r["events"], r["events_per_s_median"], r["seconds_median"],
                     r["peak_rss_mb_max"], r.get("peak_anon_mb_max") or "", r.get("vs_sqlite", ""),
+                    r.get("vs_sqlite_fts5", ""),
                     r.get("rss_growth_vs_10pct", ""), r.get("anon_growth_vs_10pct", "")] for r in rows),
                   title="trace bench ingest")
     return 0
@@ -57,7 +70,7 @@ def bench_ingest(
 @bench_app.command("recall", help=(
     "Recall latency (p50/p95, in process) in fulltext, vector and hybrid mode at each store size, beside "
     "raw Tantivy and SQLite FTS5 on the same events in the same run; the wall time of a cold `trace recall` "
-    "(and of a bare Tantivy process); an exact needle against grep -F / ripgrep over the raw segments "
+    "(and of a bare Tantivy process); an exact needle against grep -F and ripgrep (if installed) over the raw segments "
     "and SQLite FTS5 on the same events, each with its recall@10. Ingest-with-embedding speed is measured "
     "while the stores are built."))
 def bench_recall(
@@ -77,7 +90,7 @@ def bench_recall(
         cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "tantivy_p50_ms",
                 "fts5_p50_ms", "fulltext_vs_tantivy", "hybrid_vs_tantivy", "fulltext_recall10", "hybrid_recall10",
                 "tantivy_recall10", "fts5_recall10", "cold_fulltext_ms", "cold_hybrid_ms", "cold_tantivy_ms",
-                "exact_p50_ms", "peer_p50_ms"]
+                "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg"]
         out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
     return 0
 
@@ -266,3 +279,78 @@ def bench_hooks(
         cols = list(rows[0])
         out.table(cols, ([r[c] for c in cols] for r in rows), title="trace bench hooks")
     return 0
+
+
+@bench_app.command("all", help=(
+    "Every benchmark in one run, each section in its own process: cold start (vs the bare interpreter), ingest "
+    "(vs SQLite inserts and SQLite with an FTS5 index), recall at --sizes (vs grep -F, ripgrep if installed, "
+    "SQLite FTS5), the needle protocol (pointer vs truncate vs narrative), LoCoMo dev (vs FTS5; skipped with "
+    "the reason when ../shared lacks it), context assembly, the sweep, redaction and the Stop hook. Medians of --repeat "
+    "runs, ratios against the peer in the same run, peak RSS per section. JSON to --json-out (or stdout when "
+    "piped), Markdown to --md-out (or stdout on a terminal); progress on stderr. --quick: tiny sizes, a smoke "
+    "test in a minute or two."))
+def bench_all(
+    ctx: typer.Context,
+    quick: Annotated[bool, typer.Option("--quick", help="Tiny sizes, one run each: a smoke test.")] = False,
+    sizes: Annotated[str | None, typer.Option(
+        "--sizes", metavar="N,N,…", help="Recall store sizes (the largest is also the ingest size). "
+        "Default 10k,100k,1M; with --quick 500.")] = None,
+    repeat: Annotated[int | None, typer.Option("--repeat", "-r", min=1, help="Runs per measured phase (median). "
+                                               "Default 3; with --quick 1.")] = None,
+    only: Annotated[str | None, typer.Option(
+        "--only", metavar="NAME,…", help="Only these sections: cold_start, needle, locomo, context, sweep, "
+        "redact, hooks, recall, ingest.")] = None,
+    shared: Annotated[str | None, typer.Option(
+        "--shared", metavar="DIR", help="The shared data (transcripts/, data/locomo-dev/, tools/). "
+        "Default $TRACE_SHARED or ../shared.")] = None,
+    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs and stores here "
+                                                "(else a temp dir, removed at the end).")] = None,
+    json_out: Annotated[str | None, typer.Option("--json-out", metavar="FILE", help="Write the JSON report here.")] = None,
+    md_out: Annotated[str | None, typer.Option("--md-out", metavar="FILE", help="Write the Markdown report here.")] = None,
+    json_mode: JsonOpt = False,
+) -> int:
+    from pathlib import Path
+
+    import orjson
+
+    from stores.errors import TraceError, UsageError
+    from trace_cli.app_state import state
+    from trace_cli.bench.all_bench import run_all
+    from trace_cli.bench.markdown import render
+    from trace_cli.bench.suite import SECTIONS, Plan, default_shared
+
+    out = state(ctx).output(json_mode)
+    names = [n.strip() for n in only.split(",") if n.strip()] if only else None
+    unknown = sorted(set(names or []) - set(SECTIONS))
+    if unknown:
+        raise UsageError(f"--only: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    root = Path(shared) if shared else default_shared()
+    if quick:
+        plan = Plan.smoke(root, _numbers("--sizes", sizes) if sizes else None, workdir)
+        plan.repeat = repeat or 1
+    else:
+        plan = Plan.full(_numbers("--sizes", sizes or "10k,100k,1M"), repeat or 3, root, workdir)
+    command = ["trace", "bench", "all", *(["--quick"] if quick else []), *(["--sizes", sizes] if sizes else []),
+               *(["--repeat", str(repeat)] if repeat else []), *(["--only", only] if only else []),
+               *(["--shared", shared] if shared else []), *(["--workdir", workdir] if workdir else []),
+               *(["--json-out", json_out] if json_out else []), *(["--md-out", md_out] if md_out else [])]
+    import shlex
+
+    def write(report: dict) -> None:           # after every section, so a stopped run keeps what it measured
+        if json_out:
+            Path(json_out).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2, default=str) + b"\n")
+        if md_out:
+            Path(md_out).write_text(render(report))
+    report = run_all(plan, out.note, names, command=" ".join(shlex.quote(a) for a in command), partial=write)
+    write(report)
+    text = render(report)
+    if out.json and not json_out:
+        out.emit(report)
+    elif not out.json:
+        out.raw(text)
+    failed = [s["name"] for s in report["sections"] if s["status"] == "error"]
+    if failed:
+        raise TraceError(f"bench section(s) failed: {', '.join(failed)} (the reason is in the report; "
+                         "rerun one with --only NAME)")
+    return 0
+

@@ -1,0 +1,80 @@
+"""One child process, measured: wall time, CPU time and its own peak
+resident set, from the rusage `wait4` returns for that child alone
+(RUSAGE_CHILDREN would give the largest child ever waited for).
+
+Linux carries a process's peak RSS across exec, so a child forked from
+this (large) process would report at least our size. A small launcher
+(a bare `python -S`, ~10 MB) forks the command instead and reports its
+rusage, so the peak is the command's own (or its largest descendant's)."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+
+@dataclass
+class Measured:
+    returncode: int
+    wall_ms: float
+    cpu_ms: float
+    peak_rss_mb: float          # the child's, or its largest waited-for descendant's
+    stdout: str
+
+
+_LAUNCHER = """
+import json, os, sys, time
+argv, report = json.loads(sys.argv[1]), sys.argv[2]
+t = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t
+with open(report, "w") as f:
+    json.dump({"code": os.waitstatus_to_exitcode(status), "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
+               "maxrss_kb": ru.ru_maxrss}, f)
+"""
+
+
+def run_measured(argv: list[str], stdin: bytes | None = None, cwd: str | None = None,
+                 env: dict | None = None, capture_stderr: bool = True) -> Measured:
+    """Run argv to the end. stdout is kept (a temporary file, so a large
+    output never blocks the child); stderr is kept out of the way unless
+    `capture_stderr` is False, when it goes to ours (a section's progress)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as inp, \
+            tempfile.NamedTemporaryFile(suffix=".json") as report:
+        if stdin is not None:
+            inp.write(stdin)
+            inp.seek(0)
+        launcher = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, json.dumps(argv), report.name],
+            stdin=inp if stdin is not None else subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.DEVNULL if capture_stderr else None, cwd=cwd, env=env)
+        try:
+            got = json.loads(open(report.name).read())
+        except ValueError:
+            raise RuntimeError(f"the bench launcher failed (exit {launcher.returncode}) running {argv[:3]}") from None
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return Measured(got["code"], got["wall"] * 1000, got["cpu"] * 1000, got["maxrss_kb"] / 1024, text)
+
+def repeated(argv: list[str], runs: int, ok: tuple[int, ...] = (0,), **kw) -> dict:
+    """Median wall and CPU milliseconds of `runs` fresh processes, and the
+    largest peak RSS among them; a run exiting outside `ok` is an error."""
+    got = []
+    for _ in range(runs):
+        m = run_measured(argv, **kw)
+        if m.returncode not in ok:
+            raise RuntimeError(f"{' '.join(argv[:5])} exited {m.returncode}")
+        got.append(m)
+    return {"runs": runs, "wall_ms_median": round(statistics.median(m.wall_ms for m in got), 1),
+            "cpu_ms_median": round(statistics.median(m.cpu_ms for m in got), 1),
+            "peak_rss_mb": round(max(m.peak_rss_mb for m in got), 1)}
