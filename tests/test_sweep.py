@@ -201,3 +201,18 @@ def test_the_sweep_reads_only_what_came_after_its_watermark(trace_home, ingest_s
     assert summary["from_seq"] == first["to_seq"] + 1 and summary["events"] == 1
     assert [(r["action"], r["key"], r["new"]) for r in second[:-1]] == [("SUPERSEDE", "deploy region", "sa-east-1")]
     assert json.loads((trace_home / "sweep" / "state.json").read_text())["watermark"] == summary["to_seq"]
+
+
+def test_a_dry_runs_scratch_file_lives_in_the_stores_private_tmp(tmp_path):
+    """It holds transcript text: never in the system temp, and a crash leaves
+    it where the next writer's start-up removes it."""
+    from stores.paths import clear_tmp
+    from stores.sweep.files import SPOOL
+    from stores.sweep.runner import _Spool
+    spool = _Spool(tmp_path / SPOOL, scratch_in=tmp_path)
+    assert spool.path.parent == tmp_path / "tmp" and (tmp_path / "tmp").stat().st_mode & 0o777 == 0o700
+    spool.add({"episode": 1})
+    spool._f.close()                        # as a SIGKILL would leave it: the owner's pid is this one, so
+    assert clear_tmp(tmp_path) == 0         # a live process keeps it,
+    spool.path.rename(spool.path.with_name("sweep-999999999-x.spool"))
+    assert clear_tmp(tmp_path) == 1         # and a dead one's is removed

@@ -105,7 +105,7 @@ def run_sweep(store, *, dry_run: bool = False, wait: float = 0.0, allow_delete: 
         extractor = FactExtractor(state.get("extractor"))
         reconciler = Reconciler(knowledge, allow_delete=allow_delete, extractor=f"{EXTRACTOR}/{EXTRACTOR_VERSION}",
                                 model=model.name if model else "llm")
-        spool = _Spool(None if dry_run else store.dir / SPOOL)      # a dry run leaves the store as it was
+        spool = _Spool(store.dir / SPOOL, scratch_in=store.dir if dry_run else None)
         segmenter = _segmenter(store, state, report.from_seq - 1, spool.add)
         compacted_at = len(rows)
         total = max(tail - report.from_seq + 1, 0)
@@ -162,10 +162,11 @@ class _Spool:
     """Episodes closed during a sweep wait on disk, not in memory, until
     the commit copies them into episodes.jsonl."""
 
-    def __init__(self, path: Path | None):
-        if path is None:
-            import tempfile
-            fd, name = tempfile.mkstemp(prefix="trace-sweep-", suffix=".spool")
+    def __init__(self, path: Path, scratch_in: Path | None = None):
+        if scratch_in is not None:     # a dry run leaves the sweep's files as they were: a scratch file in the
+            import tempfile            # store's private tmp/ (never the system temp: it holds transcript text)
+            from stores.paths import TMP, ensure_dir, tmp_prefix
+            fd, name = tempfile.mkstemp(prefix=tmp_prefix("sweep"), suffix=".spool", dir=ensure_dir(scratch_in / TMP))
             os.close(fd)
             path = Path(name)
         self.path = path
