@@ -65,6 +65,11 @@ class VectorIndex:
                 self._meta = {}
         return self._meta
 
+    def set_aside(self) -> None:
+        """Treat the index as empty (damaged files not rebuilt yet): queries
+        answer by full text alone, and nothing is read from the files."""
+        self._meta = {}
+
     @property
     def watermark(self) -> int:
         """Last seq considered, or -1 when missing/unusable/foreign."""

@@ -134,7 +134,7 @@ class Recaller:
             from stores.vectors import VectorIndex
             self._vectors = VectorIndex(self.store.dir)
             if self._vectors_unusable:        # damaged and not yet rebuilt: answer by full text alone
-                self._vectors._meta = {}
+                self._vectors.set_aside()
         return self._vectors
 
     # -- one query ---------------------------------------------------------------
