@@ -170,7 +170,13 @@ def specific_subject(key: str) -> bool:
         return False
     if any(c.isdigit() or c in "._/@:" for c in key):
         return True
-    return parts[-1] in SETTING_NOUNS or (len(parts) > 1 and parts[-2] in SETTING_NOUNS)
+    return headed_by_setting_noun(key)
+
+
+def headed_by_setting_noun(key: str) -> bool:
+    """Named in words as a setting ("max connections", "cache ttl"): one of
+    its last two words is a setting noun."""
+    return any(w in SETTING_NOUNS for w in key.split()[-2:])
 
 
 def tidy_subject(subject: str) -> str | None:

@@ -33,8 +33,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
-from reducers.fact_keys import (REFERENTS, SETTING_NOUNS, STATES, FactCandidate, clean, clip, good_subject, good_value,
-                                label_of, norm_key, norm_value, plain_value, specific_subject, tidy_subject)
+from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value,
+                                headed_by_setting_noun, label_of, norm_key, norm_value, plain_value, specific_subject,
+                                tidy_subject)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -53,8 +54,9 @@ _OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^
 _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
                 r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
-_PAST_CHANGE = (r"(?:set|changed|switched|updated|bumped|raised|lowered|increased|decreased|reduced|moved|"
-                r"upgraded|downgraded|pinned|configured)")
+_PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
+                      "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured")
+_PAST_CHANGE = rf"(?:{'|'.join(_PAST_CHANGE_WORDS)})"
 # Words that may close a sentence after its subject: "use NATS for the queue after all".
 _TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
 # A value that looks like a setting's: quoted, Capitalised words (a product),
@@ -117,7 +119,7 @@ def _named_setting(m: re.Match, sentence: str):
     """A label that names a setting in words ("Max connections"), not a
     file or an identifier listed with its path."""
     built = _subject_value(m, sentence)
-    if built is None or not any(w in SETTING_NOUNS for w in built[0].split()[-2:]):
+    if built is None or not headed_by_setting_noun(built[0]):
         return None
     if m.group("subj").strip().lower() in built[1].lower():
         return None                                  # ".env: apps/web/.env": a file listed with its path
@@ -332,9 +334,9 @@ _TRIGGERS = {
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
-    "is-now": ("now",), "moved-to": ("set to", "changed", "switched", "updated", "bumped", "raised", "lowered",
-                                         "increased", "decreased", "reduced", "moved", "upgraded", "downgraded",
-                                         "pinned", "configured"), "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
+    "is-now": ("now",),
+    "moved-to": ("set to", *_PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
+    "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
     "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
     "component-uses": ("uses", "runs on", "talks to", "stores"),
