@@ -23,7 +23,8 @@ NUMERIC = {
     "context": [],
     "sweep": ["events_per_s_median", "scan_events_per_s", "vs_scan"],
     "redact": ["cpu_s_median", "us_per_item"],
-    "hooks": ["hook_p50_ms", "peer_cli_start_p50_ms", "hook_p95_vs_peer_p95"],
+    "hooks": ["hook_p50_ms", "peer_cli_start_p50_ms", "hook_p95_vs_peer_p95", "hook_cpu_p50_ms",
+              "peer_cli_start_cpu_p50_ms"],
 }
 
 
@@ -78,6 +79,8 @@ def test_quick_run_reports_every_section_with_numbers_and_skips_locomo_with_its_
     assert {r["strategy"] for r in sections["needle"]["rows"] if r["bench"] == "needle"} == \
         {"pointer", "truncate", "narrative"}
     assert all(_number(r["recall_at_10"]) for r in sections["needle"]["rows"] if r["bench"] == "needle")
+    for row in sections["hooks"]["rows"]:          # every turn a hook appended landed, and no more
+        assert row["events_after"] == row["events_expected"] and row["hook_failures_logged"] == 0
     assert all(_number(r["median_ms"]) and _number(r["vs_full_read"])
                for r in sections["context"]["rows"] if r["bench"] == "context")
 
