@@ -205,6 +205,18 @@ def last_event(segments_dir: Path) -> dict | None:
     return None
 
 
+def tail_seq(segments_dir: Path) -> int:
+    """The seq of the log's last readable event (0 for an empty log): a
+    damaged last line is passed over, not raised (indexes and the sweep
+    only need how far the log reaches; verify names the damage)."""
+    for seg in reversed(list_segments(segments_dir)):
+        line, _, _ = read_last_line(seg.path)
+        event = sealed_event(line) if line is not None else None
+        if event is not None and type(event["seq"]) is int:
+            return event["seq"]
+    return 0
+
+
 def read_last_line(path: Path, skip_torn: bool = True) -> tuple[bytes | None, int, int]:
     """(last complete line, its offset, size of the file up to and including
     its newline) — reads backwards, so it is cheap on a 64 MiB segment.

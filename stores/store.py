@@ -163,10 +163,10 @@ class Store(CommandMethods):
 
     def index_status(self) -> dict:
         from stores.fulltext import FulltextIndex
-        from stores.recall import _log_tail_seq
+        from stores.segments import tail_seq
         from stores.vectors import VectorIndex
         ft, vec = FulltextIndex(self.dir), VectorIndex(self.dir)
-        status = {"log_seq": _log_tail_seq(self) if self.exists() else 0,
+        status = {"log_seq": tail_seq(self.segments_dir) if self.exists() else 0,
                   "fulltext_seq": ft.watermark, "vector_seq": vec.watermark,
                   "vectors": vec.count, "embedder": vec.meta().get("embedder"), "dim": vec.meta().get("dim")}
         ft.close()

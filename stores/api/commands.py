@@ -33,7 +33,8 @@ class CommandMethods:
         ("hybrid" | "fulltext" | "vector"), hops (1 | 2), min_score, mmr,
         query_id. A Store keeps its recaller warm: many queries on one Store
         open the indexes once, and catch them up only when the log has grown."""
-        from stores.recall import Recaller, RecallQuery, _log_tail_seq
+        from stores.recall import Recaller, RecallQuery
+        from stores.segments import tail_seq
         q = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **options)
         warnings = q.validate()
         recaller = self.__dict__.get("_recaller")
@@ -44,7 +45,7 @@ class CommandMethods:
         if q.session:
             from stores.sessions import resolve_session
             q.session = resolve_session(self, q.session)       # a unique prefix will do; ambiguous lists them
-        log_seq = _log_tail_seq(self)
+        log_seq = tail_seq(self.segments_dir)
         if self._prepared.get(q.mode) != log_seq:     # the log grew (or first use): catch the indexes up
             recaller.prepare(q.mode)
             self._prepared[q.mode] = log_seq

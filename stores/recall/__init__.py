@@ -1,4 +1,4 @@
 """`trace recall` as functions: a query in, scored hits out (see recaller.py)."""
-from stores.recall.recaller import MAX_QUERY_CHARS, MODES, Hit, Recaller, RecallQuery, _log_tail_seq, parse_time
+from stores.recall.recaller import MAX_QUERY_CHARS, MODES, Hit, Recaller, RecallQuery, parse_time
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]

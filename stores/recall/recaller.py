@@ -45,7 +45,7 @@ from stores.fulltext import FulltextIndex, key63
 from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
-from stores.segments import read_event_at
+from stores.segments import read_event_at, tail_seq
 from stores.sweep.tuning import load_boosts
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
@@ -91,7 +91,7 @@ class Recaller:
         from stores.errors import StoreLocked
         from stores.integrity.derived import fulltext_damage, vectors_damage
         self.store.require()
-        log_seq = _log_tail_seq(self.store)
+        log_seq = tail_seq(self.store.segments_dir)
         # Damaged files are never opened (an engine reading them can panic):
         # a writer rebuilds them from the log first.
         ft_damaged = bool(fulltext_damage(self.store.dir))
@@ -397,13 +397,3 @@ class Recaller:
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
     return Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score, speaker_key=h.speaker_key, chars=h.chars, hop=hop, segment=h.segment,
                      offset=h.offset)
-
-
-def _log_tail_seq(store) -> int:
-    from stores.segments import list_segments, read_last_line, sealed_event
-    for seg in reversed(list_segments(store.segments_dir)):
-        line, _, _ = read_last_line(seg.path)
-        event = sealed_event(line) if line is not None else None
-        if event is not None and type(event["seq"]) is int:
-            return event["seq"]
-    return 0

@@ -84,7 +84,7 @@ def run_sweep(store, *, dry_run: bool = False, wait: float = 0.0, allow_delete: 
               on_progress: Callable[[int, int], None] | None = None) -> SweepReport:
     """One sweep; `model` is a stores.sweep.llm.ModelExtractor or None."""
     from stores.lock import WriterLock
-    from stores.recall import _log_tail_seq
+    from stores.segments import tail_seq
     store.require()
     t0 = time.perf_counter()
     report = SweepReport(dry_run=dry_run)
@@ -101,7 +101,7 @@ def run_sweep(store, *, dry_run: bool = False, wait: float = 0.0, allow_delete: 
         knowledge = valid_knowledge(store.dir)
         state = load_state(store.dir)
         report.from_seq = int(state.get("watermark") or 0) + 1
-        report.to_seq = tail = _log_tail_seq(store)
+        report.to_seq = tail = tail_seq(store.segments_dir)
         extractor = FactExtractor(state.get("extractor"))
         reconciler = Reconciler(knowledge, allow_delete=allow_delete, extractor=f"{EXTRACTOR}/{EXTRACTOR_VERSION}",
                                 model=model.name if model else "llm")
