@@ -15,6 +15,10 @@ from __future__ import annotations
 from reducers.secret_shapes import B, B_WORD, after_none_of
 
 _AFTER_LETTER = after_none_of(r"A-Za-z\]")       # bearer9x is a word; 9 Bearer x is not
+# No unquoted value runs into a control character or an undecodable byte (a
+# payload's bytes read as text: reducers/redact_payload.py): no password holds
+# one. A quoted value ends at its quote.
+_CTRL = "\\x00-\\x1f\\x7f\udc80-\udcff"
 
 PASSWORD_FLAGS = ("password", "passwd", "pass", "passphrase")
 TOKEN_FLAGS = ("token", "api-key", "apikey", "secret", "client-secret", "auth-token", "access-token")
@@ -38,17 +42,17 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("basic", ("basic ", "basic\t"), rf"""
      {_AFTER_LETTER}(?i:basic)[ \t]{{1,8}}(?P<basic_val>[A-Za-z0-9+/]{{4,{m}}}={{0,2}})(?![A-Za-z0-9+/=])"""),
         ("url", ("://",), rf"""
-     ://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})@(?=[A-Za-z0-9\[_-])"""),
+     ://(?P<url_user>[^\s:/?\#@'"<>\\\[\]{_CTRL}]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\{_CTRL}]{{1,{m}}})@(?=[A-Za-z0-9\[_-])"""),
         ("curl", ("-u ", "-u\t", "-u=", "--user"), rf"""
      {B}(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
-     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\-]|-(?!----)){{1,{m}}})"""),
+     (?P<curl_user>[^\s:'"`\[\]\\{_CTRL}-][^\s:'"`\[\]\\{_CTRL}]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\{_CTRL}-]|-(?!----)){{1,{m}}})"""),
         ("flag", ("--pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
                   "--|api-key", "--|apikey"), rf"""
      {B}--(?P<flag_name>(?i:{flags}))(?:[ \t]{{1,8}}|=)
-     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>(?:[^\s"'`;&|<>(){{}}\\-]|-(?!----)){{1,{m}}}))"""),
+     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>(?:[^\s"'`;&|<>(){{}}\\{_CTRL}-]|-(?!----)){{1,{m}}}))"""),
         ("netrc", ("machine",), rf"""
      {B}machine[ \t]{{1,8}}[^\s\\]{{1,100}}(?:\s|\\n){{1,8}}login[ \t]{{1,8}}[^\s\\]{{1,100}}
-     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>-]|-(?!----)){{1,{m}}})"""),
+     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>{_CTRL}-]|-(?!----)){{1,{m}}})"""),
         ("envkey", ("_key",), rf"""
      _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
@@ -64,5 +68,5 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
        |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
        |\\{{2,7}}"(?P<kv_deep>[^"\\\n]{{1,{m}}})\\{{2,7}}"
        |'(?P<kv_sq>[^'\n]{{1,{m}}})'
-       |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
+       |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\{_CTRL}-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
     ]

@@ -644,3 +644,13 @@ def test_several_secrets_glued_inside_one_value_are_each_redacted():
     once, n = redact(text)
     assert "ZrDXwL5aEI6NOyz8" not in once and "4eC3" not in once and n == 2
     assert redact(once) == (once, 0)
+
+
+def test_the_payload_benchmark_finds_every_key_both_whole_and_streamed():
+    """`trace bench redact` payload rows: the generated latin-1 text holds 16
+    keys; the whole and the streamed scan find all of them, the random
+    binaries none."""
+    from trace_cli.bench.redact_bench import _payload_rows
+    rows = {r["phase"]: r for r in _payload_rows(1, lambda _: None)}
+    assert rows["payloads"]["found"] == rows["payloads_stream"]["found"] == 16
+    assert rows["payloads"]["vs_peer"] is not None and rows["payload_decode"]["vs_peer"] is None
