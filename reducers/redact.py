@@ -71,7 +71,8 @@ _REDACTED = re.compile(r"\[REDACTED:\w+\]", _A)
 
 # The order rules are tried in at one position: PEM blocks, then the shapes,
 # then the contexts (a shape inside a context's value keeps its own kind).
-_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "kv", "envkey")
+_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "dockerauth", "passarg",
+                           "mysqlp", "sshpass", "cookie", "kv", "envkey")
 _CONTEXT_KINDS = ("private_key", "bearer", "basic_auth", "url_password", "netrc_password", "secret_value")
 KINDS = tuple(dict.fromkeys([*(s.kind for s in SHAPES), *_CONTEXT_KINDS]))
 
@@ -285,6 +286,13 @@ class _Rules:
             return self._flag(m, depth, since)
         if rule == "netrc":
             return self._value(m, "netrc_pw", "netrc_password", password_like, depth, since=since)
+        if rule == "dockerauth":             # a registry login: base64 of user:password
+            return self._value(m, "dockerauth_val", "basic_auth", basic_payload, depth, since=since)
+        if rule in ("passarg", "mysqlp", "sshpass"):     # openssl -pass pass:<pw>, mysql -p<pw>, sshpass -p <pw>
+            group = next(g for g in _SECRET_GROUPS[rule] if m.group(g) is not None)
+            return self._value(m, group, "secret_value", password_like, depth, since=since)
+        if rule == "cookie":
+            return self._cookie(m, depth, since)
         if rule == "envkey":
             # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at.
             # A name glued to a secret (sk-…_STORAGE_KEY=) is no code identifier.
@@ -377,6 +385,27 @@ class _Rules:
             return credential_like(v, quoted, keep_ids=False)
         return self._value(m, group, "secret_value", is_secret, depth, since=since)
 
+    def _cookie(self, m: re.Match, depth: int, since: int | None = None):
+        """A Cookie / Set-Cookie header: each value that reads as a
+        credential goes (a session id is one), the names and the
+        attributes (Path=/, Expires=…) stay."""
+        text = m.string
+        start = m.start() if since is None else since
+        a, b = m.span("cookie_val")
+        pieces, n = [], 0
+        for pair in re.split(r"(;[ \t]*)", text[a:b]):
+            name, eq, value = pair.partition("=")
+            if eq and value and name.strip().lower() not in _COOKIE_ATTRIBUTES:
+                inner, k = self.redact(value, depth + 1)
+                if not k and credential_like(value, quoted=True, keep_ids=False):
+                    inner, k = "[REDACTED:secret_value]", 1
+                pair, n = f"{name}={inner}", n + k
+            pieces.append(pair)
+        if not n:
+            return text[start:m.end()], 0
+        head, h = self.redact(text[start:a], depth + 1)
+        return head + "".join(pieces) + text[b:m.end()], n + h
+
     def _pem(self, m: re.Match, depth: int, since: int | None = None):
         group = "pem_body" if m.group("pem_body") is not None else "pem_open"
         text, start = m.string, (m.start() if since is None else since)
@@ -409,7 +438,11 @@ def _shape(m: re.Match, shape: Shape, since: int | None = None) -> tuple[str, in
 _SECRET_GROUPS = {"pem": ("pem_body", "pem_open"), "authz": ("authz_val",), "bearer": ("bearer_val",),
                   "basic": ("basic_val",), "url": ("url_pw",), "curl": ("curl_pw",),
                   "flag": ("flag_dq", "flag_sq", "flag_bare"), "netrc": ("netrc_pw",), "envkey": ("envkey_val",),
-                  "kv": ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare")}
+                  "dockerauth": ("dockerauth_val",), "passarg": ("passarg_val",),
+                  "mysqlp": ("mysqlp_sq", "mysqlp_bare"), "sshpass": ("sshpass_sq", "sshpass_dq", "sshpass_bare"),
+                  "cookie": ("cookie_val",), "kv": ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare")}
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "partitioned",
+                                "secure", "httponly"})
 
 
 def _secret_start(m: re.Match) -> int:

@@ -654,3 +654,13 @@ def test_the_payload_benchmark_finds_every_key_both_whole_and_streamed():
     rows = {r["phase"]: r for r in _payload_rows(1, lambda _: None)}
     assert rows["payloads"]["found"] == rows["payloads_stream"]["found"] == 16
     assert rows["payloads"]["vs_peer"] is not None and rows["payload_decode"]["vs_peer"] is None
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -u root -p app", "mysql -h db -P 3306 -p", "openssl enc -pass env:DB_PASS -in a", "openssl rsa -passin stdin",
+    "Cookie: theme=dark; lang=en", "Set-Cookie: sessionid=deleted; Path=/; Max-Age=0", "sshpass -p $SSHPASS ssh h",
+    "fw_update_firmware_version2", '{"auth": "oauth2"}', '{"auth": "none"}', "Private-Lines: 14",
+    '{"encryptionKey": "${ENCRYPTION_KEY}"}', "Authorization: SSWS $OKTA_TOKEN",
+])
+def test_the_new_contexts_leave_prompts_variables_and_plain_settings_alone(text):
+    assert redact(text) == (text, 0)
