@@ -212,3 +212,17 @@ def test_an_imported_event_whose_own_id_is_no_ulid_leaves_the_store_writable(tmp
     assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "more.jsonl", 1))).code == 0
     assert cli("recall", "marmalade").code == 0
     assert cli("verify").code == 0
+
+
+def test_a_session_id_that_is_not_valid_unicode_is_reported_in_a_result_that_is_valid_json(tmp_path, trace_home):
+    """The whole-session document's id holds a lone surrogate: each event
+    is a bad line with its reason, and the result line naming the session
+    is still printed, as JSON any reader can parse."""
+    src = _opencode_session(tmp_path / "s.json", {"created": 1781430002000})
+    src.write_text(src.read_text().replace('"ses_x"', '"ses_\\ud800x"'))
+    run = cli("ingest", "--no-embed", str(src))
+    assert run.code == 1 and "please report it" not in run.err
+    assert "session_id is not a non-empty string of valid Unicode" in run.err
+    (result,) = run.lines()
+    assert result["session_id"] == "ses_\ud800x" and result["added"] == 0 and result["errors"] >= 3
+    assert cli("verify").code == 0
