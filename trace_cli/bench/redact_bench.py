@@ -66,15 +66,7 @@ def run_redact_bench(corpus: str | None, repeat: int, note: Callable[[str], None
         return sum(len(t.encode("ascii", "replace").lower()) for t in texts) and 0
 
     phases = {"texts": texts_redacted, "records": records_redacted, "peer": peer_search}
-    times: dict[str, list[float]] = {name: [] for name in phases}
-    found: dict[str, int] = {}
-    for run in range(repeat):
-        note(f"run {run + 1}/{repeat}")
-        for name, phase in phases.items():      # interleaved: load on a shared machine hits all alike
-            forget()
-            start = time.process_time()
-            found[name] = phase()
-            times[name].append(time.process_time() - start)
+    times, found = _timed(phases, repeat, note)
     peer_s = statistics.median(times["peer"])
     rows = []
     for name, units in (("texts", len(texts)), ("records", len(records)), ("peer", len(texts))):
@@ -85,6 +77,21 @@ def run_redact_bench(corpus: str | None, repeat: int, note: Callable[[str], None
                      "vs_peer": round(s / peer_s, 2) if peer_s and name != "peer" else None,
                      "found": found[name], "runs": repeat})
     return rows + _payload_rows(repeat, note)
+
+
+def _timed(phases: dict[str, Callable[[], int]], repeat: int,
+           note: Callable[[str], None]) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """CPU seconds of each phase per run, and what each found."""
+    times: dict[str, list[float]] = {name: [] for name in phases}
+    found: dict[str, int] = {}
+    for run in range(repeat):
+        note(f"run {run + 1}/{repeat}")
+        for name, phase in phases.items():      # interleaved: load on a shared machine hits all alike
+            forget()
+            start = time.process_time()
+            found[name] = phase()
+            times[name].append(time.process_time() - start)
+    return times, found
 
 
 def _payload_rows(repeat: int, note: Callable[[str], None]) -> list[dict]:
@@ -106,14 +113,7 @@ def _payload_rows(repeat: int, note: Callable[[str], None]) -> list[dict]:
                                        for p in payloads),
         "payload_decode": lambda: sum(len(decode_base64(p)) for p in payloads) and 0,
     }
-    times: dict[str, list[float]] = {name: [] for name in phases}
-    found: dict[str, int] = {}
-    for _ in range(repeat):
-        for name, phase in phases.items():
-            forget()
-            start = time.process_time()
-            found[name] = phase()
-            times[name].append(time.process_time() - start)
+    times, found = _timed(phases, repeat, lambda _: None)
     peer_s = statistics.median(times["payload_decode"])
     rows = []
     for name in phases:
