@@ -42,6 +42,7 @@ K = 10
 
 def pool(recaller, query: str, mode: str, session: str | None, is_right: Callable[[str], bool]) -> dict:
     """A query's whole candidate pool, with the raw numbers the indexes gave."""
+    from reducers.query_dates import named_spans
     from reducers.speakers import named_speakers
     from reducers.terms import exact_query_terms, query_words, words
     from stores.fulltext import key63
@@ -65,7 +66,8 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
         rows.append([c.seq, c.gp, c.ts_ms, c.kind, c.bm25, c.held, c.cosine, int(c.speaker_key in named),
                      c.chars, int(is_right(text))])
     unknown = recaller.fulltext.unknown_shares(qwords, qexact, qterms)
-    return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown), "rows": rows}
+    return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown),
+            "spans": [list(s) for s in named_spans(query)], "rows": rows}
 
 
 def _needle_queries(root: Path, note) -> tuple[Path, list[tuple]]:
@@ -118,7 +120,7 @@ def collect(locomo_json: str, base: Path, note, mode: str = "hybrid") -> list[di
     cache = base / f"pools-{mode}.json"
     if cache.exists():
         return json.loads(cache.read_text())
-    convert(Path(locomo_json), base / "lc")
+    convert(Path(locomo_json), base / "lc", dated=True)      # the store knows each session's date
     store_dir = base / "locomo-store"
     if not store_dir.exists():
         note("ingesting LoCoMo dev")
@@ -156,7 +158,8 @@ def matrices(queries: list[dict]):
     order plus recency), labels, candidates. numpy arrays."""
     import numpy as np
 
-    from reducers.fusion import Candidate, score_all
+    from reducers.fusion import FEATURES, Candidate, score_all
+    from reducers.query_dates import Span
     out = []
     for q in queries:
         cands, ys = [], {}
@@ -164,8 +167,8 @@ def matrices(queries: list[dict]):
             cands.append(Candidate(seq=seq, gp=gp, ts_ms=ts, kind=kind, bm25=bm25, held=held, cosine=cos,
                                    speaker_key=named, chars=chars))
             ys[seq] = y
-        ranked = score_all(cands, {1}, q["idf"])
-        X = np.array([list(c.f) + [c.rec] for c in ranked]) if ranked else np.zeros((0, 12))
+        ranked = score_all(cands, {1}, q["idf"], spans=[Span(*s) for s in q.get("spans", [])])
+        X = np.array([list(c.f) + [c.rec] for c in ranked]) if ranked else np.zeros((0, len(FEATURES) + 1))
         y = np.array([ys[c.seq] for c in ranked], dtype=float)
         out.append((X, y, ranked))
     return out
