@@ -181,7 +181,7 @@ class Recaller:
         exact = [c for c in exact if q.shown(c.seq, c.kind)]
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
-        evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked[:3]], [c.f[3] > 0 for c in ranked],
+        evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown) if ranked else None
         hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
         self._log(q, hits, time.perf_counter() - t0)
