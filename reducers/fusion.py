@@ -29,6 +29,9 @@ Each candidate gets a logit, a weighted sum of what recall knows about it:
                  over the query's best
     x_bm25_rel   its lexical score over the query's best; x_top_lexical 1
                  for the query's best lexical match
+    x_date       how close its time is to a date the query names ("on 16
+                 November, 2023", "in May"): 1 inside, fading after and
+                 before (reducers/query_dates.py); 0 when the query names none
 (Neighbour and session scores are relative to the query's best: a long
 query's BM25 is large everywhere, and a pushed context's query holds the
 user's last lines, which are in the log next to their own neighbours.)
@@ -49,15 +52,17 @@ import math
 from operator import mul
 from dataclasses import dataclass, field
 
+from reducers.query_dates import date_closeness
+
 BM25_SCALE = 20.0
 # Fitted by `trace bench fit` (listwise on LoCoMo dev + needles, then R@10);
 # only their ratios matter: reducers/calibration.py turns z into probabilities.
 WEIGHTS = {"bm25": 0.7653, "coverage": 4.9469, "vector": 2.0413, "speaker": 2.7964, "near": 0.5102, "far": 0.8008,
            "substance": 0.4061, "near_vector": 2.9231, "session": 1.7173, "bm25_rel": 1.0406, "top_lexical": 2.0522,
-           "recency": 0.1}
+           "date": 4.0, "recency": 0.1}
 BIAS = 0.0
 FEATURES = ("bm25", "coverage", "vector", "speaker", "near", "far", "substance", "near_vector", "session",
-            "bm25_rel", "top_lexical")
+            "bm25_rel", "top_lexical", "date")
 SUBSTANCE_CHARS = 400
 W_REC = 0.1
 HALF_LIFE_DAYS = 30.0
@@ -100,9 +105,10 @@ def sigmoid(z: float) -> float:
 
 
 def score_all(cands: list[Candidate], named: set[int], total_idf: float,
-              weights: dict | None = None, bias: float | None = None) -> list[Candidate]:
+              weights: dict | None = None, bias: float | None = None, spans: list = ()) -> list[Candidate]:
     """Fill every candidate's features and logit; best first. `named`: the
-    speaker keys the query names; `total_idf`: the query's IDF, all terms.
+    speaker keys the query names; `total_idf`: the query's IDF, all terms;
+    `spans`: the dates it names (reducers/query_dates.py).
     (Plain locals, no per-candidate dicts: this runs for a few hundred
     candidates in every query.)"""
     cosines = sorted(c.cosine for c in cands if c.cosine is not None)
@@ -142,7 +148,8 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
                max(vget(gp - 1, 0.0), vget(gp + 1, 0.0)),
                (top[1] if bm >= top[0] else top[0]) * inv_total,
                bm * inv_top,
-               1.0 if bm > 0 and bm >= top_bm25 else 0.0)
+               1.0 if bm > 0 and bm >= top_bm25 else 0.0,
+               date_closeness(c.ts_ms, spans) if spans else 0.0)
         c.rec = math.exp(-max(newest - c.ts_ms, 0) * per_ms) if c.ts_ms and newest else 0.0
     settle_all(cands, weights, bias)
     cands.sort(key=lambda c: (-c.z, c.seq))

@@ -89,6 +89,18 @@ def test_a_query_about_something_the_store_never_saw_is_probably_unanswerable():
     assert answerable(unseen) < 0.5
 
 
+def test_a_question_crediting_one_speaker_with_what_another_said_is_less_likely_answerable():
+    # Same logits and coverages; only who says the lines that hold the query differs.
+    coverages = [0.5, 0.9, 0.3]
+    theirs = query_features([6.0, 5.5, 2.0], coverages, [True, False, True], True, 0.0, 0.0)
+    own = query_features([6.0, 5.5, 2.0], coverages, [True, True, False], True, 0.0, 0.0)
+    assert theirs["named_cover_lead"] == pytest.approx(0.5 - 0.9)
+    assert own["named_cover_lead"] == pytest.approx(0.9 - 0.3)
+    assert answerable(theirs) < answerable(own)
+    # A query naming no speaker has no such evidence.
+    assert query_features([6.0, 5.5], [0.5, 0.9], [False, False], False, 0.0, 0.0)["named_cover_lead"] == 0.0
+
+
 def test_task_factor_boosts_by_the_share_of_task_terms_mentioned():
     assert task_factor({"deploy", "ssl"}, set()) == 1.0
     assert task_factor({"deploy", "ssl"}, {"deploy", "ssl", "docker", "cert"}) == pytest.approx(1.125)

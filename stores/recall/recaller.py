@@ -33,6 +33,7 @@ import orjson
 from reducers.calibration import WINDOW, answerable, query_features, window_scores
 from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
                              similarity_matrix, task_factor)
+from reducers.query_dates import named_spans
 from reducers.redact import MAX_SECRET, redact
 from reducers.redact_fields import redact_value
 from reducers.reflection import apply_tuning
@@ -180,7 +181,7 @@ class Recaller:
         exact = [c for c in exact if q.shown(c.seq, c.kind)]
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
-        evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked[:3]], [c.f[3] > 0 for c in ranked],
+        evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown) if ranked else None
         hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
         self._log(q, hits, time.perf_counter() - t0)
@@ -247,7 +248,7 @@ class Recaller:
             # its place in the log but loses part of its probability.
             mark = marks.get(c.seq)
             c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
-        ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms))
+        ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms), spans=named_spans(q.query))
         tasks, boosts = self._tasks_known(), self.tuning
         if tasks or boosts:
             # The task lifts a logit by at most log 1.25, the reflection's

@@ -16,11 +16,12 @@ without querying again (cached in WORKDIR/pools-MODE.json).
 1. Ranking: a listwise softmax fit (each answerable query's right hits
    against its pool), then a coordinate search on R@10 that may only
    improve it; checked leaving each LoCoMo conversation out.
-2. TAU: the softmax temperature under which the right hit's place in the
-   first ten is most likely.
-3. A = P(an answer is among the first ten hits): logistic regression on
+2. A = P(an answer is among the first ten hits): logistic regression on
    query-level evidence (calibration.query_features), no-answer queries
    included.
+3. TAU: the softmax temperature under which every shown score is
+   calibrated (log loss of score_i against "an answer is among hits
+   i..i+9").
 Then the --min-score 0.5 gate on dev with the fitted numbers."""
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ K = 10
 
 def pool(recaller, query: str, mode: str, session: str | None, is_right: Callable[[str], bool]) -> dict:
     """A query's whole candidate pool, with the raw numbers the indexes gave."""
+    from reducers.query_dates import named_spans
     from reducers.speakers import named_speakers
     from reducers.terms import exact_query_terms, query_words, words
     from stores.fulltext import key63
@@ -65,7 +67,8 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
         rows.append([c.seq, c.gp, c.ts_ms, c.kind, c.bm25, c.held, c.cosine, int(c.speaker_key in named),
                      c.chars, int(is_right(text))])
     unknown = recaller.fulltext.unknown_shares(qwords, qexact, qterms)
-    return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown), "rows": rows}
+    return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown),
+            "spans": [list(s) for s in named_spans(query)], "rows": rows}
 
 
 def _needle_queries(root: Path, note) -> tuple[Path, list[tuple]]:
@@ -118,7 +121,7 @@ def collect(locomo_json: str, base: Path, note, mode: str = "hybrid") -> list[di
     cache = base / f"pools-{mode}.json"
     if cache.exists():
         return json.loads(cache.read_text())
-    convert(Path(locomo_json), base / "lc")
+    convert(Path(locomo_json), base / "lc", dated=True)      # the store knows each session's date
     store_dir = base / "locomo-store"
     if not store_dir.exists():
         note("ingesting LoCoMo dev")
@@ -156,7 +159,8 @@ def matrices(queries: list[dict]):
     order plus recency), labels, candidates. numpy arrays."""
     import numpy as np
 
-    from reducers.fusion import Candidate, score_all
+    from reducers.fusion import FEATURES, Candidate, score_all
+    from reducers.query_dates import Span
     out = []
     for q in queries:
         cands, ys = [], {}
@@ -164,8 +168,8 @@ def matrices(queries: list[dict]):
             cands.append(Candidate(seq=seq, gp=gp, ts_ms=ts, kind=kind, bm25=bm25, held=held, cosine=cos,
                                    speaker_key=named, chars=chars))
             ys[seq] = y
-        ranked = score_all(cands, {1}, q["idf"])
-        X = np.array([list(c.f) + [c.rec] for c in ranked]) if ranked else np.zeros((0, 12))
+        ranked = score_all(cands, {1}, q["idf"], spans=[Span(*s) for s in q.get("spans", [])])
+        X = np.array([list(c.f) + [c.rec] for c in ranked]) if ranked else np.zeros((0, len(FEATURES) + 1))
         y = np.array([ys[c.seq] for c in ranked], dtype=float)
         out.append((X, y, ranked))
     return out
@@ -273,18 +277,28 @@ def _ranked_z(mats, weights):
     return out
 
 
-def fit_tau(queries, ranked) -> float:
-    """The temperature under which the right hits' places in the first K are most likely."""
-    import numpy as np
+def fit_tau(queries, ranked, answer_w: dict, answer_b: float) -> float:
+    """The temperature under which every shown score means what it says:
+    the log loss of score_i against "an answer is among hits i..i+K-1",
+    over every query's first K hits, no-answer queries included."""
+    from reducers.calibration import answerable, query_features, window_scores
+    data = []
+    for q, (z, y, cands) in zip(queries, ranked):
+        if not len(z):
+            continue
+        f = query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"], *q["unknown"])
+        labels = [float(bool(q["wanted"]) and y[i:i + K].sum() > 0) for i in range(min(K, len(z)))]
+        data.append((list(z), answerable(f, answer_w, answer_b), labels))
 
-    def nll(tau):
+    def loss(tau):
         total = 0.0
-        for q, (z, y, _) in zip(queries, ranked):
-            if q["wanted"] and len(y) and y[:K].sum():
-                p = np.exp(tau * (z[:K] - z[0]))
-                total -= math.log(p[y[:K] > 0].sum() / p.sum())
+        for z, a, labels in data:
+            scores, _ = window_scores(z, a, K, tau)
+            for s, t in zip(scores, labels):
+                s = min(max(s, 1e-6), 1 - 1e-6)
+                total -= t * math.log(s) + (1 - t) * math.log(1 - s)
         return total
-    return min((0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.25, 1.5), key=nll)
+    return min((0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.25), key=loss)
 
 
 def evidence_rows(queries, ranked):
@@ -293,7 +307,7 @@ def evidence_rows(queries, ranked):
     for q, (z, y, cands) in zip(queries, ranked):
         if not len(z):
             continue
-        f = query_features(list(z), [c.f[1] for c in cands[:3]], [c.f[3] > 0 for c in cands], q["names"],
+        f = query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"],
                            *q["unknown"])
         rows.append(([f[name] for name in QUERY_FEATURES], float(y[:K].sum() > 0) if q["wanted"] else 0.0))
     return rows
@@ -324,7 +338,7 @@ def gate(queries, ranked, tau: float, answer_w: dict, answer_b: float, threshold
         d = per.setdefault(g, {"right": 0, "passed": 0, "false_pass": 0, "answerable": 0, "no_answer": 0})
         kept = []
         if len(z):
-            f = query_features(list(z), [c.f[1] for c in cands[:3]], [c.f[3] > 0 for c in cands], q["names"],
+            f = query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"],
                                *q["unknown"])
             scores, _ = window_scores(list(z), answerable(f, answer_w, answer_b), K, tau)
             kept = [i for i, s in enumerate(scores) if s >= threshold]
@@ -359,14 +373,17 @@ def run_fit(locomo_json: str, workdir: str | None, note: Callable[[str], None], 
             w = fit_ranking([queries[i] for i in train], [mats[i] for i in train])
             tq, tm = [queries[i] for i in test], [mats[i] for i in test]
             loco[conv] = {"held_out": recall_at(tq, tm, w).get("lc"), "all_dev": recall_at(tq, tm, ranking).get("lc")}
+        fitted = recall_at(queries, mats, ranking)
+        if objective(queries, mats, WEIGHTS) >= objective(queries, mats, ranking):
+            ranking = {**WEIGHTS}             # the shipped weights rank dev at least as well: calibrate those
         ranked = _ranked_z(mats, ranking)
-        tau = fit_tau(queries, ranked)
         answer_w, answer_b = logistic_fit(evidence_rows(queries, ranked))
         answer = dict(zip(QUERY_FEATURES, (round(x, 4) for x in answer_w)))
+        tau = fit_tau(queries, ranked, answer, answer_b)
         return {"weights": {f: round(v, 4) for f, v in ranking.items()},
                 "tau": tau, "answer_weights": answer, "answer_bias": round(answer_b, 4),
                 "dev_recall_at_10_current": recall_at(queries, mats, WEIGHTS),
-                "dev_recall_at_10_fitted": recall_at(queries, mats, ranking),
+                "dev_recall_at_10_fitted": fitted,
                 "leave_one_conversation_out": loco,
                 "gate_at_0.5": gate(queries, ranked, tau, answer, answer_b)}
     finally:

@@ -157,7 +157,9 @@ def bench_locomo(
     k: Annotated[int, typer.Option("-k", min=1, help="Cut-off K.")] = 10,
     mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector")] = "hybrid",
     hops: Annotated[int, typer.Option("--hops", metavar="1|2")] = 1,
-    dated: Annotated[bool, typer.Option("--dated", help="Give each turn its session's date (the shared converter does not).")] = False,
+    dated: Annotated[bool, typer.Option("--dated/--undated", help=(
+        "Give each turn its session's date, as a store of real conversations has (default; recall uses the "
+        "dates a question names); --undated ingests as the shared converter does, with no dates."))] = True,
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the store here (else a temp dir).")] = None,
     json_out: JsonOpt = False,
 ) -> int:

@@ -1,0 +1,27 @@
+"""`trace bench fit`'s calibration step (trace_cli/bench/rank_fit.py): the
+temperature is the one under which the shown scores say what they claim."""
+from __future__ import annotations
+
+import numpy as np
+
+from reducers.fusion import Candidate
+from trace_cli.bench.rank_fit import fit_tau
+
+
+def _query(answer_at: int, n: int = 20):
+    z = np.linspace(8.0, 2.0, n)                      # evenly falling logits
+    y = np.zeros(n)
+    y[answer_at] = 1.0
+    cands = [Candidate(seq=i, gp=i, f=(0.0, 0.5, 0.0, 0.0)) for i in range(n)]
+    return {"wanted": 1, "names": False, "unknown": [0.0, 0.0]}, (z, y, cands)
+
+
+def _fit(positions):
+    queries, ranked = zip(*(_query(p) for p in positions))
+    return fit_tau(list(queries), list(ranked), {}, 3.0)     # A ≈ 0.95 for every query
+
+
+def test_answers_at_the_top_fit_a_sharper_temperature_than_answers_spread_down_the_list():
+    top = _fit([0] * 30)
+    spread = _fit([i % 10 for i in range(30)])
+    assert top > spread
