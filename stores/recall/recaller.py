@@ -34,7 +34,6 @@ from reducers.calibration import WINDOW, answerable, query_features, window_scor
 from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
                              similarity_matrix, task_factor)
 from reducers.redact import MAX_SECRET, redact
-from reducers.redact_fields import redact_value
 from reducers.reflection import apply_tuning
 from reducers.snippets import snippet
 from reducers.speakers import named_speakers
@@ -381,7 +380,11 @@ class Recaller:
                "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
                            for h in hits],
                "latency_ms": round(seconds * 1000, 3)}
-        line = orjson.dumps(redact_value(row)[0]) + b"\n"      # a query may quote a secret
+        line = orjson.dumps(row)
+        if redact(line.decode())[1]:           # a filter may quote a secret too (the query is redacted above)
+            from reducers.redact_fields import redact_value
+            line = orjson.dumps(redact_value(row)[0])
+        line += b"\n"
         try:
             fd = os.open(self.store.dir / "retrievals.jsonl",
                          os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)   # never through a link

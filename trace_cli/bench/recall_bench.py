@@ -20,13 +20,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from trace_cli.bench.needles import build_session
+import orjson
+
+from trace_cli.bench.needles import Needle, build_session
 
 TURNS_PER_SESSION = 500
 QUERIES = 40
+BUILT = "built.json"           # written when a store's build finished: --reuse takes it as it is
 
 
 def _pct(values: list[float], p: float) -> float:
@@ -38,6 +42,8 @@ def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
     """Write sessions of agent turns (4 events each) with needles, ingest
     them; returns (store dir, needles, ingest events/s)."""
     from stores.store import Store
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
     turns = max(events // 4, 1)
     src = root / "sessions.jsonl"
     needles = []
@@ -55,7 +61,22 @@ def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
     store_dir = root / "store"
     t = time.perf_counter()
     added = sum(r.added for r in Store(store_dir).ingest([str(src)]))
-    return store_dir, needles, added / (time.perf_counter() - t)
+    rate = added / (time.perf_counter() - t)
+    (root / BUILT).write_bytes(orjson.dumps({"events": events, "seed": seed, "ingest_events_per_s": rate,
+                                            "needles": [asdict(n) for n in needles]}))
+    return store_dir, needles, rate
+
+
+def _built(root: Path, events: int, seed: int) -> tuple[Path, list, float] | None:
+    """A store an earlier run built here with the same size and seed (it
+    wrote BUILT last, so a build stopped half-way is not reused)."""
+    try:
+        meta = orjson.loads((root / BUILT).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if meta.get("events") != events or meta.get("seed") != seed or not (root / "store").is_dir():
+        return None
+    return root / "store", [Needle(**n) for n in meta["needles"]], meta["ingest_events_per_s"]
 
 
 def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], float]:
@@ -131,6 +152,7 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     ordered by rank (what a text query to FTS5 looks like)."""
     from reducers.terms import query_words
     from stores.segments import iter_events
+    (root / "fts5.db").unlink(missing_ok=True)           # built afresh each run, even on a reused store
     db = sqlite3.connect(root / "fts5.db")
     db.execute("CREATE VIRTUAL TABLE ev USING fts5(text, seq UNINDEXED)")
     t = time.perf_counter()
@@ -163,7 +185,8 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
     from reducers.terms import query_words
     from stores.segments import iter_events
     path = root / "raw-tantivy"
-    path.mkdir(exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
     index = tantivy.Index(sb.build(), path=str(path))
@@ -196,16 +219,19 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
 
 
 def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
-                     cold_runs: int = 5) -> list[dict]:
+                     cold_runs: int = 5, reuse: bool = False) -> list[dict]:
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-recall-"))
     rows = []
     try:
         for size in sizes:
             root = base / f"n{size}"
-            shutil.rmtree(root, ignore_errors=True)
-            root.mkdir(parents=True)
-            note(f"{size} events: building and ingesting (embedding on)")
-            store_dir, needles, ingest_rate = _build(root, size, seed=size)
+            built = _built(root, size, seed=size) if reuse else None
+            if built is None:
+                note(f"{size} events: building and ingesting (embedding on)")
+                store_dir, needles, ingest_rate = _build(root, size, seed=size)
+            else:
+                note(f"{size} events: reusing the store built in {root}")
+                store_dir, needles, ingest_rate = built
             sample = needles[:: max(len(needles) // QUERIES, 1)][:QUERIES]
             row = {"bench": "recall", "events": size, "ingest_events_per_s": round(ingest_rate)}
             for mode in ("fulltext", "vector", "hybrid"):

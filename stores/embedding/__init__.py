@@ -1,0 +1,1 @@
+"""Embedding helpers that own files: the query tokenizer's cached tables."""
