@@ -77,13 +77,17 @@ def bench_recall(
     ctx: typer.Context,
     sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Store sizes in events.")] = "10000,100000,1000000",
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores here (else a temp dir).")] = None,
+    reuse: Annotated[bool, typer.Option("--reuse", help="Measure the stores an earlier run finished building in --workdir (same sizes) instead of building them again; the peers are rebuilt.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
     from trace_cli.bench.recall_bench import run_recall_bench
 
+    if reuse and not workdir:
+        from stores.errors import UsageError
+        raise UsageError("--reuse needs --workdir DIR (where the earlier run kept its stores)")
     out = state(ctx).output(json_out)
-    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note)
+    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note, reuse=reuse)
     if out.json:
         out.emit_many(rows)
     else:
