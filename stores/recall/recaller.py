@@ -77,6 +77,7 @@ class Recaller:
         self._tasks: dict[str, set[str]] = {}
         self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
+        self._held: dict[int, Candidate] = {}      # candidates whose `held` gather measured against the query
         self.vector_lag = 0
         self.fulltext_lag = 0
         self._vectors_unusable = False
@@ -161,6 +162,7 @@ class Recaller:
         from stores.recall.exact import occurrences
         t0 = time.perf_counter()
         self._events = {}
+        self._held = {}
         filters = q.filters()
         qwords, qexact = query_words(q.query), exact_query_terms(q.query)
         qterms = self.fulltext.query_terms(qwords, qexact)
@@ -169,7 +171,7 @@ class Recaller:
         if q.mode != "fulltext" and self.vectors.count:
             qvec = self.vectors.embedder().embed_query(q.query)
         exact = occurrences(self, q, filters) if q.mode != "vector" else []
-        cands = self.gather(qterms, qvec, filters, q.mode, hop=1)
+        cands = self.gather(qterms, qvec, filters, q.mode, hop=1, held_terms=qterms)
         self.measure(cands, qterms, qvec)
         ranked = self.rank(cands, q, named, qterms)
         if q.hops == 2 and ranked:
@@ -185,9 +187,11 @@ class Recaller:
         self._log(q, hits, time.perf_counter() - t0)
         return hits
 
-    def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int) -> dict[int, Candidate]:
+    def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int,
+               held_terms: list[QueryTerm] | None = None) -> dict[int, Candidate]:
         """Candidates from the lexical query, the vector index and the
-        neighbours of the strongest, located by the index's columns."""
+        neighbours of the strongest, located by the index's columns; with
+        `held_terms`, what each holds of them is measured on the way."""
         cands: dict[int, Candidate] = {}
         if mode != "vector" and qterms:
             found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_BOOST)
@@ -199,21 +203,36 @@ class Recaller:
                 found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_FALLBACK)
             for h in found:
                 cands[h.seq] = _candidate(h, hop)
+        near: dict[int, float] = {}
         if qvec is not None and mode != "fulltext":
             near = dict(self.vectors.search(qvec, VECTOR_CANDIDATES))
-            if near:
-                for h in self.fulltext.lookup([s for s in near if s not in cands], filters):
-                    cands[h.seq] = _candidate(h, hop)
-                for seq, cos in near.items():
-                    if seq in cands:
-                        cands[seq].cosine = cos
+        held = held_terms if mode != "vector" and held_terms else None
+        # The vector hits join with BM25 0. When the lexical hits alone fill
+        # the neighbours' anchors, those hits are located by the neighbours'
+        # query below (one index query less); else first, as anchors.
+        fold = bool(held) and sum(c.bm25 > 0 for c in cands.values()) >= NEIGHBOUR_ANCHORS
+        if near and not fold:
+            for h in self.fulltext.lookup([s for s in near if s not in cands], filters):
+                cands[h.seq] = _candidate(h, hop)
         if mode != "vector" and cands:
             # Neighbours of the strongest candidates join with BM25 0, so
-            # the turn next to a match can be lifted by it.
+            # the turn next to a match can be lifted by it. With the query's
+            # terms, the same query measures what every candidate holds of
+            # them (measure() then skips those).
             anchors = sorted(cands.values(), key=lambda c: -c.bm25)[:NEIGHBOUR_ANCHORS]
-            for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters):
-                if h.seq not in cands:
-                    cands[h.seq] = _candidate(h, hop)
+            for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters, held=held,
+                                              also=[c.gp for c in cands.values()] if held else (),
+                                              seqs=[s for s in near if s not in cands] if fold else ()):
+                c = cands.get(h.seq)
+                if c is None:
+                    c = cands[h.seq] = _candidate(h, hop)
+                    c.bm25 = 0.0
+                if held:
+                    c.held = h.score
+                    self._held[h.seq] = c
+        for seq, cos in near.items():
+            if seq in cands:
+                cands[seq].cosine = cos
         return cands
 
     def measure(self, cands: dict[int, Candidate], qterms: list[QueryTerm], qvec) -> None:
@@ -221,9 +240,10 @@ class Recaller:
         of the query terms it holds, and its cosine to the query when it has
         a vector."""
         todo = [seq for seq, c in cands.items() if not c.measured]
-        if qterms and todo:
-            held = self.fulltext.held_idf(todo, qterms)
-            for seq in todo:
+        unheld = [seq for seq in todo if self._held.get(seq) is not cands[seq]]    # gather measured the others
+        if qterms and unheld:
+            held = self.fulltext.held_idf(unheld, qterms)
+            for seq in unheld:
                 cands[seq].held = held.get(seq, 0.0)
         if qvec is not None:
             from stores.vectors import EMBED_KINDS, MIN_CHARS
