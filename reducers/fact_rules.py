@@ -89,11 +89,28 @@ _IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise
 _NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
 
 
+class _LazyPattern:
+    """A rule's pattern, compiled the first time a sentence holds its
+    trigger words: compiling all ~40 up front costs ~40 ms of every hook
+    call and cold command that imports the rules (working state reads
+    decisions from each user message), and most texts need none of them."""
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str):
+        self.source = source
+        self._compiled: re.Pattern | None = None
+
+    def search(self, text: str) -> re.Match | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.I)
+        return self._compiled.search(text)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
     type: str
-    pattern: re.Pattern
+    pattern: _LazyPattern
     build: Callable[[re.Match, str], tuple] | None = None   # -> (key, value, replaces, delete) or None
     allow_plan: bool = False      # a "we'll …" is the decision itself
     allow_hedge: bool = False     # "I'd prefer" says "would"
@@ -195,8 +212,8 @@ def _removed(m: re.Match, sentence: str):
     return norm_key(_SUBJECT_START.sub("", m.group("subj"))), "removed", None, True
 
 
-def _rx(pattern: str) -> re.Pattern:
-    return re.compile(pattern, re.I)
+def _rx(pattern: str) -> _LazyPattern:
+    return _LazyPattern(pattern)
 
 
 RULES: tuple[Rule, ...] = (

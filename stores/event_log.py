@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -66,10 +67,9 @@ class EventLog:
         self._active_first = 0
         self.last_locations: list[tuple[int, int]] = []
         self._active_size = 0
-        self._syncer = None                # the fsync thread of append(durable=False)
         self._created: list[Path] = []     # segments the batch being written opened
         self._rotate_to: int | None = None
-        self._syncing = None
+        self._syncing: _Fsync | None = None  # the fsync thread of append(durable=False)
         self.tail = self._recover_and_read_tail()
         self.ids = IdGenerator(self.tail.id, clock=clock)
 
@@ -220,18 +220,16 @@ class EventLog:
         """fsync on a helper thread (the call releases the GIL), so the
         caller can parse its next batch meanwhile; `wait_durable` joins it."""
         self.wait_durable()
-        if self._syncer is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-fsync")
-        self._syncing = self._syncer.submit(os.fsync, self._fd)
+        self._syncing = _Fsync(self._fd)
+        self._syncing.start()
 
     def wait_durable(self) -> None:
         """Return once every appended batch is on disk (raises the fsync's error)."""
         if self._syncing is not None:
             pending, self._syncing = self._syncing, None
-            try:
-                pending.result()
-            except OSError as exc:
+            pending.join()
+            if pending.error is not None:
+                exc = pending.error
                 raise LogWriteError(f"could not make the log durable ({exc.strerror or exc}); free space (or fix "
                                     f"the disk) and run it again: what reached the disk is kept") from exc
 
@@ -280,16 +278,27 @@ class EventLog:
         self._active_size += size
 
     def close(self) -> None:
-        try:
-            self.wait_durable()
-        finally:
-            if self._syncer is not None:
-                self._syncer.shutdown()
-                self._syncer = None
+        self.wait_durable()
         if self._fd is not None:
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
+
+
+class _Fsync(threading.Thread):
+    """One fsync on its own thread, its error kept for wait_durable (a plain
+    thread: concurrent.futures' import alone costs a hook call ~15 ms)."""
+
+    def __init__(self, fd: int):
+        super().__init__(name="trace-fsync", daemon=True)
+        self.fd = fd
+        self.error: OSError | None = None
+
+    def run(self) -> None:
+        try:
+            os.fsync(self.fd)
+        except OSError as exc:
+            self.error = exc
 
 
 class LogWriteError(TraceError):

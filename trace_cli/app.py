@@ -61,20 +61,20 @@ def _global(
 
 COMMAND_MODULES = ("ingest", "recall", "compaction", "show", "export", "inspect", "sessions", "indexes", "verify",
                    "cron", "digest", "bench", "mcp")
-# Commands that scripts and hooks start once per call, built alone: turning
-# every command's signature into click parameters costs more than a whole
-# fulltext recall (~0.1 s of a cold start).
-ALONE = {"recall": "recall"}
 
 
 def _add_groups(group: typer.Typer) -> None:
     """The command groups (each a Typer sub-app of its own module)."""
     from trace_cli.commands import anatomy, notes, sweep, working_state
-    from trace_cli.commands.hooks import hooks_app
     group.add_typer(sweep.sweep_app, name="sweep")
     group.add_typer(notes.note_app, name="note")
     group.add_typer(working_state.state_app, name="state")
     group.add_typer(anatomy.app)
+    _add_hooks(group)
+
+
+def _add_hooks(group: typer.Typer) -> None:
+    from trace_cli.commands.hooks import hooks_app
     group.add_typer(hooks_app, name="hooks")
 
 
@@ -84,6 +84,17 @@ def _register(group: typer.Typer, modules=COMMAND_MODULES) -> None:
         importlib.import_module(f"trace_cli.commands.{name}").register(group)
     if modules is COMMAND_MODULES:
         _add_groups(group)
+
+
+# Commands that hooks, runtimes and scripts start once per call, built alone:
+# turning every command's signature into click parameters costs ~0.1 s of
+# CPU, more than a whole fulltext recall or an incremental hook append.
+ALONE = {
+    "recall": lambda group: _register(group, ("recall",)),
+    "context": lambda group: _register(group, ("compaction",)),
+    "compact": lambda group: _register(group, ("compaction",)),
+    "hooks": _add_hooks,
+}
 
 
 _full_app: typer.Typer | None = None
@@ -113,7 +124,7 @@ def _command_for(args: list[str]):
     name = args[i] if i < len(args) else None
     if name in ALONE and "--version" not in args[:i]:
         alone = _new_app()
-        _register(alone, (ALONE[name],))
+        ALONE[name](alone)
         return typer.main.get_command(alone)
     return typer.main.get_command(full_app())
 

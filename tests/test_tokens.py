@@ -1,0 +1,133 @@
+"""Token counts are tiktoken's cl100k counts, however a process gets them:
+the pure-Python counter a short-lived process starts with, tiktoken's own
+encoder, and the encoder built from the cached ranks all agree; the rank
+cache is only ever a shortcut."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reducers import tokens
+from reducers.byte_bpe import counter
+from stores import tokenizer_cache
+from tests.conftest import REPO, SAMPLES
+
+
+@pytest.fixture(scope="module")
+def tiktoken_encoding():
+    import tiktoken
+    return tiktoken.get_encoding(tokens.ENCODING_NAME)
+
+
+@pytest.fixture(scope="module")
+def pure(tiktoken_encoding):
+    return counter(tiktoken_encoding._pat_str, tiktoken_encoding._mergeable_ranks)
+
+
+def _texts_of(path):
+    for line in path.read_text(errors="replace").splitlines():
+        yield line
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        yield json.dumps(record, ensure_ascii=False, indent=1)
+
+
+def test_the_pure_counter_agrees_with_tiktoken_on_every_sample_session(pure, tiktoken_encoding):
+    texts = [t for path in sorted(SAMPLES.rglob("*")) if path.is_file() for t in _texts_of(path)]
+    assert len(texts) > 50
+    assert [pure(t) for t in texts] == [len(tiktoken_encoding.encode_ordinary(t)) for t in texts]
+
+
+@pytest.mark.shared
+def test_the_pure_counter_agrees_with_tiktoken_on_real_transcripts(pure, tiktoken_encoding, shared_transcripts):
+    texts = [line[:3000] for path in sorted(shared_transcripts.rglob("*.jsonl"))[:12]
+             for line in path.read_text(errors="replace").splitlines()[:150]]
+    assert len(texts) > 200
+    assert [pure(t) for t in texts] == [len(tiktoken_encoding.encode_ordinary(t)) for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+       | st.text(alphabet="ab 1\n\t'sllvé中🙂<|>_-/.", max_size=80))
+def test_the_pure_counter_agrees_with_tiktoken_on_any_text(text):
+    import tiktoken
+    enc = tiktoken.get_encoding(tokens.ENCODING_NAME)
+    assert counter(enc._pat_str, enc._mergeable_ranks)(text) == len(enc.encode_ordinary(text))
+
+
+def test_lone_surrogates_count_as_tiktoken_counts_them(pure, tiktoken_encoding):
+    text = "before \ud800 after \udfff end"
+    assert pure(text) == len(tiktoken_encoding.encode_ordinary(text))
+
+
+def test_a_special_token_in_text_is_counted_as_plain_text(pure, tiktoken_encoding):
+    text = "end of it <|endoftext|> and on"
+    assert pure(text) == len(tiktoken_encoding.encode_ordinary(text)) > 3
+
+
+def test_the_rank_cache_round_trips_and_builds_the_same_encoder(tmp_path, monkeypatch, tiktoken_encoding):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    assert first[3] is not None                         # nothing cached yet: tiktoken built the encoder
+    [cached] = (tmp_path / "trace").iterdir()
+    assert oct(cached.stat().st_mode & 0o777) == "0o600"
+    pat_str, ranks, special, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    assert built is None                                # the second process reads the cache
+    assert (pat_str, special) == (tiktoken_encoding._pat_str, tiktoken_encoding._special_tokens)
+    assert ranks.to_dict() == tiktoken_encoding._mergeable_ranks
+    assert all(ranks.get(t) == r for t, r in list(tiktoken_encoding._mergeable_ranks.items())[::97])
+    assert ranks.get(b"no such token \xff\xfe") is None and b"\xff\xfe\xfd\xfc" not in ranks
+    count = counter(pat_str, ranks)
+    for text in ("The payments timeout moved to 45 s", "naïve café 東京 🙂 x=1e-9", "  indented\n\tcode()"):
+        assert count(text) == len(tiktoken_encoding.encode_ordinary(text))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
+def test_a_damaged_rank_cache_is_ignored_and_rewritten(tmp_path, monkeypatch, damage, tiktoken_encoding):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    [cached] = (tmp_path / "trace").iterdir()
+    data = cached.read_bytes()
+    cached.write_bytes({"truncate": data[:len(data) // 2], "garbage": b"\x00not a cache\n" * 50, "empty": b"",
+                        "flip": data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:]}[damage])
+    pat_str, ranks, special, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    assert built is not None and ranks == tiktoken_encoding._mergeable_ranks
+    assert cached.read_bytes() == data                  # rewritten whole
+
+
+def test_an_unwritable_cache_directory_only_costs_speed(tmp_path, monkeypatch, tiktoken_encoding):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    _, ranks, _, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    assert built is not None and ranks == tiktoken_encoding._mergeable_ranks
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_new_process_counts_the_same_with_and_without_the_cache(tmp_path):
+    """The first process writes the cache, the second reads it; both count
+    with the pure counter first and tiktoken past PURE_CHARS."""
+    script = ("import stores, sys; from reducers import tokens\n"
+              "short = 'The payments timeout moved to 45 s — see commit 9f3e2a1.'\n"
+              "long = ' '.join(f'word{i} é中' for i in range(12000))\n"
+              "print(tokens.count_tokens(short), tokens.count_tokens(long), tokens.count_tokens(short + '!'),\n"
+              "      tokens.encoding.cache_info().currsize)\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    import tiktoken
+    enc = tiktoken.get_encoding(tokens.ENCODING_NAME)
+    short = "The payments timeout moved to 45 s — see commit 9f3e2a1."
+    long = " ".join(f"word{i} é中" for i in range(12000))
+    expected = [str(len(enc.encode_ordinary(short))), str(len(enc.encode_ordinary(long))),
+                str(len(enc.encode_ordinary(short + "!")))]
+    assert runs[0][:3] == runs[1][:3] == expected
+    assert runs[1][3] == "1"                            # the long text needed the encoder
