@@ -39,9 +39,8 @@ class HashEmbedder:
 class WordLlamaEmbedder:
     name = "wordllama"
 
-    def __init__(self, dim: int = 256, cache_dir: Path | None = None):
+    def __init__(self, dim: int = 256):
         self.root = _wordllama_dir()
-        self.cache_dir = cache_dir          # where the query tokenizer's tables are kept (stores/embedding/bpe_tables.py)
         # Memory-mapped: a query reads the rows of its few tokens, not the
         # whole 16 MB table (a cold `trace recall` embeds one short text).
         self.weights = _read_safetensor(self.root / "weights" / "l2_supercat_256.safetensors", "embedding.weight")
@@ -65,7 +64,7 @@ class WordLlamaEmbedder:
         from reducers.bpe import bpe_ids
         if self._bpe is None:
             from stores.embedding.bpe_tables import bpe_tables
-            self._bpe = bpe_tables(self.root / "tokenizers" / TOKENIZER_FILE, self.cache_dir)
+            self._bpe = bpe_tables(self.root / "tokenizers" / TOKENIZER_FILE)      # cached flat tables (~45 ms less)
         ids = bpe_ids(text[:EMBED_MAX_CHARS], *self._bpe)[:_MAX_TOKENS]
         out = np.zeros(self.dim, dtype=np.float32)
         if ids:
@@ -121,9 +120,9 @@ def _read_safetensor(path: Path, name: str) -> np.ndarray:
     return np.memmap(path, dtype=dtype, mode="r", offset=8 + header_len + start, shape=tuple(info["shape"]))
 
 
-def load_embedder(name: str, dim: int | None = None, cache_dir: Path | None = None):
+def load_embedder(name: str, dim: int | None = None):
     if name == "hash":
         return HashEmbedder()
     if name == "wordllama":
-        return WordLlamaEmbedder(dim or 256, cache_dir)
+        return WordLlamaEmbedder(dim or 256)
     raise TraceError(f"unknown embedder {name!r}; choose wordllama or hash")

@@ -88,7 +88,7 @@ class VectorIndex:
         if self._embedder is None:
             from stores.embedders import load_embedder
             name = self.meta().get("embedder") or self.embedder_name or _default_embedder()
-            self._embedder = load_embedder(name, self.meta().get("dim"), cache_dir=self.dir)
+            self._embedder = load_embedder(name, self.meta().get("dim"))
         return self._embedder
 
     def _load(self):

@@ -6,13 +6,18 @@ needles.py) with needles spread through it is ingested (each session's
 subjects carry its own tag, so a question about a subject has one answer
 in the whole store) (embedding on, so
 ingest-with-embedding speed is measured too); then, in process, p50/p95 of
-recall in fulltext, vector and hybrid mode over the needle questions; the
-wall time of a cold `trace recall` process in fulltext and hybrid mode; and
-for an exact needle (the value itself), `grep -F` and ripgrep (when it is
-installed) over the raw segments and SQLite FTS5 over the same texts — with the recall
-of each, so "faster" is only claimed at equal recall."""
+recall in fulltext, vector and hybrid mode over the needle questions,
+beside raw Tantivy (one stemmed field, the same questions) and SQLite FTS5
+over the same texts; the wall and CPU time of a cold `trace recall`
+process in fulltext and hybrid mode (bytecode cached, as installed),
+beside a cold raw Tantivy process; and for an exact needle (the value
+itself), `grep -F` and ripgrep (when it is installed) over the raw
+segments — with the recall of each, so "faster" is only claimed at equal
+recall. With --workdir and --reuse, stores an earlier run built are
+measured again (the peers are rebuilt each run)."""
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import statistics
@@ -94,14 +99,20 @@ def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], float
     return times, found / len(needles)
 
 
-def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query,
-                        "--mode", mode, "-k", "10", "--json"], capture_output=True, check=True)
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
+def _installed_env() -> dict:
+    """The environment of a process as an installed `trace` runs: with
+    bytecode cached (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
+    make every cold start compile its modules again)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
+    """Median wall and CPU ms of `runs` fresh `trace recall` processes."""
+    from trace_cli.bench.process import repeated
+    argv = [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
+            "-k", "10", "--json"]
+    repeated(argv, 1, env=_installed_env())       # a first run writes the bytecode (and the tokenizer caches)
+    return repeated(argv, runs, env=_installed_env())
 
 
 def _scan(store_dir: Path, needles, cmd: list[str]) -> tuple[float, float]:
@@ -176,10 +187,10 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     return statistics.median(times), found / len(needles), build
 
 
-def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, float]:
+def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, dict]:
     """Raw Tantivy on the same event texts: one en_stem body field, the
     question's words OR-ed, top 10 by BM25 — the engine under TRACE with
-    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold ms)."""
+    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold wall/CPU of a new process)."""
     import tantivy
 
     from reducers.terms import query_words
@@ -209,13 +220,10 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
         found += any(n.value in d for d in docs)
     script = ("import sys, tantivy; i = tantivy.Index.open(sys.argv[1]); s = i.searcher(); "
               "[s.doc(a) for _, a in s.search(i.parse_query(sys.argv[2], ['body']), 10).hits]")
-    cold = []
-    for _ in range(5):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))],
-                       capture_output=True, check=True)
-        cold.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), found / len(needles), build, statistics.median(cold)
+    from trace_cli.bench.process import repeated
+    cold = repeated([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))], 5,
+                    env=_installed_env())
+    return statistics.median(times), found / len(needles), build, cold
 
 
 def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
@@ -241,18 +249,21 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
                 row[f"{mode}_p95_ms"] = round(_pct(times, 0.95), 2)
                 row[f"{mode}_recall10"] = round(recall10, 3)
             note(f"{size} events: cold CLI starts")
-            row["cold_fulltext_ms"] = round(_cold(store_dir, sample[0].query, "fulltext", cold_runs), 1)
-            row["cold_hybrid_ms"] = round(_cold(store_dir, sample[0].query, "hybrid", cold_runs), 1)
+            for mode in ("fulltext", "hybrid"):
+                cold = _cold(store_dir, sample[0].query, mode, cold_runs)
+                row[f"cold_{mode}_ms"], row[f"cold_{mode}_cpu_ms"] = cold["wall_ms_median"], cold["cpu_ms_median"]
             note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)
             note(f"{size} events: raw Tantivy on the same events")
             raw_ms, raw_recall, raw_build, raw_cold = _raw_tantivy(store_dir, root, sample)
             row.update({"tantivy_p50_ms": round(raw_ms, 2), "tantivy_recall10": round(raw_recall, 3),
-                        "tantivy_build_s": round(raw_build, 1), "cold_tantivy_ms": round(raw_cold, 1),
+                        "tantivy_build_s": round(raw_build, 1), "cold_tantivy_ms": raw_cold["wall_ms_median"],
+                        "cold_tantivy_cpu_ms": raw_cold["cpu_ms_median"],
                         "fulltext_vs_tantivy": round(row["fulltext_p50_ms"] / max(raw_ms, 1e-6), 2),
                         "hybrid_vs_tantivy": round(row["hybrid_p50_ms"] / max(raw_ms, 1e-6), 2),
-                        "fulltext_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 3)})
+                        "fulltext_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 3),
+                        "hybrid_vs_fts5": round(row["hybrid_p50_ms"] / max(fts_ms, 1e-6), 3)})
             row.update({"exact_p50_ms": round(exact_ms, 2), "exact_recall10": round(exact_recall, 3),
                         **_scanners(store_dir, sample, exact_ms),
                         "fts5_p50_ms": round(fts_ms, 2), "fts5_recall10": round(fts_recall, 3),

@@ -94,6 +94,7 @@ def bench_recall(
         cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "tantivy_p50_ms",
                 "fts5_p50_ms", "fulltext_vs_tantivy", "hybrid_vs_tantivy", "fulltext_recall10", "hybrid_recall10",
                 "tantivy_recall10", "fts5_recall10", "cold_fulltext_ms", "cold_hybrid_ms", "cold_tantivy_ms",
+                "cold_fulltext_cpu_ms", "cold_hybrid_cpu_ms", "cold_tantivy_cpu_ms",
                 "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg"]
         out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
     return 0
