@@ -84,19 +84,23 @@ def _built(root: Path, events: int, seed: int) -> tuple[Path, list, float] | Non
     return root / "store", [Needle(**n) for n in meta["needles"]], meta["ingest_events_per_s"]
 
 
-def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], float]:
+def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[float], float]:
+    """Wall and CPU ms of each question (after one warm-up question that
+    opens the indexes, as a long-lived process has), and recall@10."""
     from stores.recall import Recaller, RecallQuery
     from stores.store import Store
     rc = Recaller(Store(store_dir))
     rc.prepare(mode)
     rc._log = lambda *a, **k: None            # measure recall, not the retrieval log
-    times, found = [], 0
+    rc.recall(RecallQuery(query=needles[0].query, k=10, mode=mode))
+    times, cpu, found = [], [], 0
     for n in needles:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         hits = rc.recall(RecallQuery(query=n.query, k=10, mode=mode))
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         found += any(n.value in h.text or n.value in h.snippet for h in hits)
-    return times, found / len(needles)
+    return times, cpu, found / len(needles)
 
 
 def _installed_env() -> dict:
@@ -187,10 +191,10 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     return statistics.median(times), found / len(needles), build
 
 
-def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, dict]:
+def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, dict, float]:
     """Raw Tantivy on the same event texts: one en_stem body field, the
     question's words OR-ed, top 10 by BM25 — the engine under TRACE with
-    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold wall/CPU of a new process)."""
+    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold wall/CPU of a new process, CPU p50 ms)."""
     import tantivy
 
     from reducers.terms import query_words
@@ -210,20 +214,21 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
     index.reload()
     build = time.perf_counter() - t
     searcher = index.searcher()
-    times, found = [], 0
+    times, cpu, found = [], [], 0
     for n in needles:
         text = " ".join(query_words(n.query))
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         query = index.parse_query(text, ["body"])
         docs = [searcher.doc(addr)["body"][0] for _, addr in searcher.search(query, 10).hits]
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         found += any(n.value in d for d in docs)
     script = ("import sys, tantivy; i = tantivy.Index.open(sys.argv[1]); s = i.searcher(); "
               "[s.doc(a) for _, a in s.search(i.parse_query(sys.argv[2], ['body']), 10).hits]")
     from trace_cli.bench.process import repeated
     cold = repeated([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))], 5,
                     env=_installed_env())
-    return statistics.median(times), found / len(needles), build, cold
+    return statistics.median(times), found / len(needles), build, cold, statistics.median(cpu)
 
 
 def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
@@ -244,9 +249,10 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
             row = {"bench": "recall", "events": size, "ingest_events_per_s": round(ingest_rate)}
             for mode in ("fulltext", "vector", "hybrid"):
                 note(f"{size} events: {len(sample)} queries in {mode} mode")
-                times, recall10 = _in_process(store_dir, sample, mode)
+                times, cpu, recall10 = _in_process(store_dir, sample, mode)
                 row[f"{mode}_p50_ms"] = round(_pct(times, 0.5), 2)
                 row[f"{mode}_p95_ms"] = round(_pct(times, 0.95), 2)
+                row[f"{mode}_cpu_p50_ms"] = round(_pct(cpu, 0.5), 2)     # the steadier figure on a shared machine
                 row[f"{mode}_recall10"] = round(recall10, 3)
             note(f"{size} events: cold CLI starts")
             for mode in ("fulltext", "hybrid"):
@@ -256,12 +262,15 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)
             note(f"{size} events: raw Tantivy on the same events")
-            raw_ms, raw_recall, raw_build, raw_cold = _raw_tantivy(store_dir, root, sample)
-            row.update({"tantivy_p50_ms": round(raw_ms, 2), "tantivy_recall10": round(raw_recall, 3),
+            raw_ms, raw_recall, raw_build, raw_cold, raw_cpu = _raw_tantivy(store_dir, root, sample)
+            row.update({"tantivy_p50_ms": round(raw_ms, 2), "tantivy_cpu_p50_ms": round(raw_cpu, 2),
+                        "tantivy_recall10": round(raw_recall, 3),
                         "tantivy_build_s": round(raw_build, 1), "cold_tantivy_ms": raw_cold["wall_ms_median"],
                         "cold_tantivy_cpu_ms": raw_cold["cpu_ms_median"],
                         "fulltext_vs_tantivy": round(row["fulltext_p50_ms"] / max(raw_ms, 1e-6), 2),
                         "hybrid_vs_tantivy": round(row["hybrid_p50_ms"] / max(raw_ms, 1e-6), 2),
+                        "fulltext_cpu_vs_tantivy": round(row["fulltext_cpu_p50_ms"] / max(raw_cpu, 1e-6), 2),
+                        "hybrid_cpu_vs_tantivy": round(row["hybrid_cpu_p50_ms"] / max(raw_cpu, 1e-6), 2),
                         "fulltext_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 3),
                         "hybrid_vs_fts5": round(row["hybrid_p50_ms"] / max(fts_ms, 1e-6), 3)})
             row.update({"exact_p50_ms": round(exact_ms, 2), "exact_recall10": round(exact_recall, 3),

@@ -91,7 +91,8 @@ def bench_recall(
     if out.json:
         out.emit_many(rows)
     else:
-        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "tantivy_p50_ms",
+        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "fulltext_cpu_p50_ms",
+                "hybrid_cpu_p50_ms", "tantivy_p50_ms", "tantivy_cpu_p50_ms",
                 "fts5_p50_ms", "fulltext_vs_tantivy", "hybrid_vs_tantivy", "fulltext_recall10", "hybrid_recall10",
                 "tantivy_recall10", "fts5_recall10", "cold_fulltext_ms", "cold_hybrid_ms", "cold_tantivy_ms",
                 "cold_fulltext_cpu_ms", "cold_hybrid_cpu_ms", "cold_tantivy_cpu_ms",
