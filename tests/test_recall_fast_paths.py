@@ -1,8 +1,12 @@
-"""Recall's candidates measured in one pass: the neighbours' query also
-gives each candidate the IDF of the query terms it holds, and locates the
-vector hits when the lexical hits fill the anchors. What that finds must be
-exactly what the separate queries (held_idf, lookup) find: the same
-candidates with the same numbers, so hits, order and scores do not move."""
+"""Recall's faster paths give exactly what the plain ones give.
+
+- Candidates measured in one pass: the neighbours' query also gives each
+  candidate the IDF of the query terms it holds, and locates the vector
+  hits when the lexical hits fill the anchors. That must find what the
+  separate queries (held_idf, lookup) find: the same candidates with the
+  same numbers, so hits, order and scores do not move.
+- Stored vectors read from the HNSW file where they lie must be hnswlib's
+  own (get_items), for present and absent seqs alike."""
 from __future__ import annotations
 
 import json
@@ -72,3 +76,32 @@ def test_hits_are_the_same_when_held_is_measured_apart(recaller, monkeypatch):
         apart = [[(h.seq, h.score, h.scores) for h in rc.recall(q)] for q in queries]
         monkeypatch.undo()
         assert together == apart
+
+
+def test_stored_vectors_read_from_the_file_are_hnswlibs_own(recaller):
+    import numpy as np
+
+    from stores.vectors import VectorIndex
+    rc, _ = recaller
+    seqs = list(range(0, 2000, 3)) + [10 ** 9]                 # embedded ones, tool events (never embedded), absent
+    fast = VectorIndex(rc.store.dir)
+    assert fast._rows() is not None
+    got = fast.vectors_for(seqs)
+    plain = VectorIndex(rc.store.dir)
+    plain._rows_read = ()                                       # as if the layout were unknown: hnswlib's get_items
+    want = plain.vectors_for(seqs)
+    assert 0 < len(want) < len(seqs) and list(got) == list(want)
+    assert all(got[s].dtype == np.float32 and np.array_equal(got[s], want[s]) for s in want)
+
+
+def test_an_unexpected_hnsw_file_layout_falls_back_to_hnswlib(recaller, tmp_path):
+    import shutil
+
+    from stores.vectors import VectorIndex
+    rc, _ = recaller
+    copy = tmp_path / "store"
+    shutil.copytree(rc.store.dir / "vectors", copy / "vectors")
+    with open(copy / "vectors" / "hnsw.bin", "r+b") as f:
+        f.seek(32)                                              # label_offset: no longer vector end
+        f.write((7).to_bytes(8, "little"))
+    assert VectorIndex(copy)._rows() is None
