@@ -381,11 +381,11 @@ class Recaller:
     def _task_terms(self, session_id: str) -> set[str]:
         if session_id not in self._tasks:
             terms: set[str] = set()
-            hit = self.fulltext.latest(session_id, ["task_state"])
-            if hit is None:
-                hit = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
-            if hit is not None:
-                e = read_event_at(self.store.segments_dir, hit.segment, hit.offset)
+            at = self.fulltext.latest(session_id, ["task_state"])
+            if at is None:
+                at = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
+            if at is not None:
+                e = read_event_at(self.store.segments_dir, *at)
                 if e is not None:
                     terms = set(query_words(open_loops_text(e)))
             self._tasks[session_id] = terms
