@@ -32,7 +32,7 @@ _pure_left = PURE_CHARS
 
 
 def load_with(loader: Callable[[str], Tables]) -> None:
-    """Let the shell supply the encoding's tables (stores/tokenizer_cache.py
+    """Let the shell supply the encoding's tables (stores/tokenizer/rank_cache.py
     reads them from a cache file; reading files is not this module's job)."""
     global _tables_loader
     _tables_loader = loader

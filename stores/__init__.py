@@ -5,6 +5,6 @@ a module here. Nothing here imports typer or rich."""
 # from the fast cache instead of re-parsing tiktoken's base64 file (and
 # count a process's first few texts without building tiktoken's encoder).
 from reducers import tokens as _tokens  # noqa: E402
-from stores import tokenizer_cache as _tokenizer_cache  # noqa: E402
+from stores.tokenizer import rank_cache as _rank_cache  # noqa: E402
 
-_tokens.load_with(_tokenizer_cache.load_tables)
+_tokens.load_with(_rank_cache.load_tables)

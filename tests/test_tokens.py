@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from reducers import tokens
 from reducers.byte_bpe import counter
-from stores import tokenizer_cache
+from stores.tokenizer import rank_cache
 from tests.conftest import REPO, SAMPLES
 
 
@@ -75,11 +75,11 @@ def test_a_special_token_in_text_is_counted_as_plain_text(pure, tiktoken_encodin
 
 def test_the_rank_cache_round_trips_and_builds_the_same_encoder(tmp_path, monkeypatch, tiktoken_encoding):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    first = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    first = rank_cache.load_tables(tokens.ENCODING_NAME)
     assert first[3] is not None                         # nothing cached yet: tiktoken built the encoder
     [cached] = (tmp_path / "trace").iterdir()
     assert oct(cached.stat().st_mode & 0o777) == "0o600"
-    pat_str, ranks, special, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    pat_str, ranks, special, built = rank_cache.load_tables(tokens.ENCODING_NAME)
     assert built is None                                # the second process reads the cache
     assert (pat_str, special) == (tiktoken_encoding._pat_str, tiktoken_encoding._special_tokens)
     assert ranks.to_dict() == tiktoken_encoding._mergeable_ranks
@@ -93,12 +93,12 @@ def test_the_rank_cache_round_trips_and_builds_the_same_encoder(tmp_path, monkey
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
 def test_a_damaged_rank_cache_is_ignored_and_rewritten(tmp_path, monkeypatch, damage, tiktoken_encoding):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    rank_cache.load_tables(tokens.ENCODING_NAME)
     [cached] = (tmp_path / "trace").iterdir()
     data = cached.read_bytes()
     cached.write_bytes({"truncate": data[:len(data) // 2], "garbage": b"\x00not a cache\n" * 50, "empty": b"",
                         "flip": data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:]}[damage])
-    pat_str, ranks, special, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    pat_str, ranks, special, built = rank_cache.load_tables(tokens.ENCODING_NAME)
     assert built is not None and ranks == tiktoken_encoding._mergeable_ranks
     assert cached.read_bytes() == data                  # rewritten whole
 
@@ -107,7 +107,7 @@ def test_an_unwritable_cache_directory_only_costs_speed(tmp_path, monkeypatch, t
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the cache directory would go")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    _, ranks, _, built = tokenizer_cache.load_tables(tokens.ENCODING_NAME)
+    _, ranks, _, built = rank_cache.load_tables(tokens.ENCODING_NAME)
     assert built is not None and ranks == tiktoken_encoding._mergeable_ranks
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 

@@ -23,6 +23,17 @@ class AppState:
         return Store(self.store_path, warn=out.warn, note=out.note)
 
 
+def opened(ctx: typer.Context, json_mode: bool = False, *, must_exist: bool = False):
+    """The output and the store of this invocation; with `must_exist`, a
+    store that is not there yet is an error naming the fix."""
+    st = state(ctx)
+    out = st.output(json_mode)
+    store = st.store(out)
+    if must_exist:
+        store.require()
+    return out, store
+
+
 def state(ctx: typer.Context) -> AppState:
     """The global options of this invocation (defaults when a command is
     called without the top-level callback, as in some tests)."""

@@ -104,11 +104,9 @@ def replay(
     json_out: JsonOpt = False,
 ) -> int:
     from stores.anatomy import replay as api
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
 
-    st = state(ctx)
-    out = st.output(json_out)
-    store = st.store(out)
+    out, store = opened(ctx, json_out)
     if html_file is not None:
         page = api.html_report(store, session, window)
         html_file.write_text(page, encoding="utf-8")

@@ -115,11 +115,9 @@ def register(app: typer.Typer) -> None:
         clear_at_least: Annotated[int, typer.Option("--clear-at-least", min=0, metavar="TOKENS",
                                                     help="Once clearing, clear at least this much.")] = 0,
     ) -> int:
-        from trace_cli.app_state import state
+        from trace_cli.app_state import opened
 
-        st = state(ctx)
-        out = st.output(True)
-        store = st.store(out)
+        out, store = opened(ctx, True)
         # record=False: the anatomy record is written after the pack is printed (below)
         result = store.context(session, budget=budget, query=query, fmt=fmt, overflow=overflow,
                                recall=not no_recall, tool_max_tokens=tool_max_tokens,

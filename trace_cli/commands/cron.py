@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
                                              help="When the sweep and digest run (local time).")] = "03:17",
     ) -> int:
         from stores.errors import UsageError
-        from trace_cli.app_state import state
+        from trace_cli.app_state import opened
 
         try:
             hour, minute = (int(x) for x in nightly.split(":"))
@@ -64,9 +64,7 @@ def register(app: typer.Typer) -> None:
                 raise ValueError
         except ValueError:
             raise UsageError(f"--nightly {nightly!r} is not a time of day; use HH:MM, e.g. 03:17") from None
-        st = state(ctx)
-        out = st.output(True)
-        store = st.store(out)
+        out, store = opened(ctx, True)
         if not paths:
             home = Path.home()
             paths = [p for p in AGENT_DIRS if (home / p[2:]).is_dir()]

@@ -25,11 +25,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(ctx, what: str, embedder, wait, json_out) -> int:
-    from trace_cli.app_state import state
-    st = state(ctx)
-    out = st.output(json_out)
-    store = st.store(out)
-    store.require()
+    from trace_cli.app_state import opened
+    out, store = opened(ctx, json_out, must_exist=True)
     done = store.index(wait=wait, embedder=embedder) if what == "index" else store.reindex(wait=wait, embedder=embedder)
     result = done.to_dict()
     if out.json:

@@ -9,11 +9,9 @@ from trace_cli.options import JsonOpt
 def register(app: typer.Typer) -> None:
     @app.command(help="Events by kind and session, segments, bytes, artifacts.")
     def stats(ctx: typer.Context, json_out: JsonOpt = False) -> int:
-        from trace_cli.app_state import state
+        from trace_cli.app_state import opened
 
-        st = state(ctx)
-        out = st.output(json_out)
-        store = st.store(out)
+        out, store = opened(ctx, json_out)
         s = store.stats()
         if out.json:
             out.emit(s.to_dict())

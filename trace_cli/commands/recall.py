@@ -41,11 +41,9 @@ def register(app: typer.Typer) -> None:
         window: Annotated[int, typer.Option("--window", metavar="TOKENS", min=1, help="Context window; --block stays within 10% of it.")] = 200_000,
         json_out: JsonOpt = False,
     ) -> int:
-        from trace_cli.app_state import state
+        from trace_cli.app_state import opened
 
-        st = state(ctx)
-        out = st.output(json_out)
-        store = st.store(out)
+        out, store = opened(ctx, json_out)
         if bool(query) == bool(queries):
             raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
         base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
@@ -88,7 +86,6 @@ def _batch(store, source: str, base: dict, out) -> int:
     reason`), else 3 when no query got a hit, else 0."""
     from stores.errors import TraceError
     from stores.recall import RecallQuery
-    from stores.sessions import resolve_session
     stream = sys.stdin.buffer if source == "-" else open(source, "rb")
     name = "stdin" if source == "-" else source
     any_hit, malformed, asked = False, 0, 0

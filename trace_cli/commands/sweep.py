@@ -45,12 +45,10 @@ def sweep(
         return 0
     from stores.errors import UsageError
     from stores.sweep import repair as repair_ledger
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
     from trace_cli.progress import SweepProgress
 
-    st = state(ctx)
-    out = st.output(json_out)
-    store = st.store(out)
+    out, store = opened(ctx, json_out)
     if llm_budget is not None and not llm_cmd:
         raise UsageError("--llm-budget limits --llm-cmd; give the command too")
     model = None
@@ -144,12 +142,9 @@ def ledger(
     json_out: JsonOpt = False,
 ) -> int:
     from stores.sweep import ledger_rows
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
 
-    st = state(ctx)
-    out = st.output(json_out)
-    store = st.store(out)
-    store.require()
+    out, store = opened(ctx, json_out, must_exist=True)
     rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
     if out.json:
         out.emit_many(rows)
@@ -168,12 +163,9 @@ def facts_(
     json_out: JsonOpt = False,
 ) -> int:
     from stores.sweep import facts
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
 
-    st = state(ctx)
-    out = st.output(json_out)
-    store = st.store(out)
-    store.require()
+    out, store = opened(ctx, json_out, must_exist=True)
     rows = facts(store, include_deleted=all_)
     if out.json:
         out.emit_many(rows)

@@ -25,11 +25,9 @@ def register(app: typer.Typer) -> None:
         wait: WaitOpt = 0.0,
         json_out: JsonOpt = False,
     ) -> int:
-        from trace_cli.app_state import state
+        from trace_cli.app_state import opened
 
-        st = state(ctx)
-        out = st.output(json_out)
-        store = st.store(out)
+        out, store = opened(ctx, json_out)
         repaired = None
         if repair:
             from stores.integrity.repair import repair as run_repair
