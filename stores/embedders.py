@@ -63,7 +63,7 @@ class WordLlamaEmbedder:
         same ids as the Rust tokenizer without building it."""
         from reducers.bpe import bpe_ids
         if self._bpe is None:
-            from stores.embedding.bpe_tables import bpe_tables
+            from stores.tokenizer.wordllama_tables import bpe_tables
             self._bpe = bpe_tables(self.root / "tokenizers" / TOKENIZER_FILE)      # cached flat tables (~45 ms less)
         ids = bpe_ids(text[:EMBED_MAX_CHARS], *self._bpe)[:_MAX_TOKENS]
         out = np.zeros(self.dim, dtype=np.float32)

@@ -6,7 +6,7 @@ the ranks of a hundred or so symbol pairs, but reading them from the
 tokenizer's 1.8 MB JSON meant parsing all of it and building dicts of 93k
 entries: ~45 ms of CPU a process. Laid out as flat hash tables
 (reducers/rank_table.py, in the user's cache directory beside cl100k's
-ranks: stores/tokenizer_cache.py) they are looked up where they lie. The
+ranks: stores/tokenizer/rank_cache.py) they are looked up where they lie. The
 files are named by the JSON's size and time, so a reinstall makes new
 ones; a missing, damaged or unwritable file means the JSON, as before.
 Lookups give exactly what the dicts give."""
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reducers.rank_table import RankTable
-from stores.tokenizer_cache import cache_dir, read_ranks, write_ranks
+from stores.tokenizer.rank_cache import cache_dir, read_ranks, write_ranks
 
 
 class _TextKeys:

@@ -1,5 +1,5 @@
 """WordLlama's query tokenizer tables cached as flat rank tables
-(stores/embedding/bpe_tables.py): the ids they give are the JSON's, a
+(stores/tokenizer/wordllama_tables.py): the ids they give are the JSON's, a
 changed tokenizer file gets new tables, and damaged or unwritable files
 still tokenize."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from reducers.bpe import bpe_ids
-from stores.embedding.bpe_tables import bpe_tables
+from stores.tokenizer.wordllama_tables import bpe_tables
 
 TEXTS = ["which port does payroll-sync listen on?", "Ünïcödé naïve café — “quotes” 🚀 and 漢字",
          "E_PAYROLL_SYNC_4242 at /srv/app/conf/main-123.yaml", "  two  spaces\tand a tab\nnew line", "a", ""]

@@ -1,1 +1,0 @@
-"""Embedding helpers that own files: the query tokenizer's cached tables."""
