@@ -44,7 +44,25 @@ def _opt_count(v) -> bool:
 
 
 def _id(v) -> bool:
-    return type(v) is str and 0 < len(v) <= MAX_ID_CHARS
+    return type(v) is str and 0 < len(v) <= MAX_ID_CHARS and _unicode(v)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode(v: str) -> bool:
+    """Valid Unicode: no lone surrogate (a JSON "\\ud800" escape, or bytes
+    a lenient reader let through). Identifiers go to SQLite and into JSON
+    keys, which take only valid text; a text field may hold one."""
+    return v.isascii() or _SURROGATE.search(v) is None
+
+
+def _ident(v) -> bool:
+    return type(v) is str and _unicode(v)
+
+
+def _opt_ident(v) -> bool:
+    return v is None or _ident(v)
 
 
 # Marks an artifact or attachment reference an imported event brought
@@ -87,15 +105,15 @@ def _source_problem(source) -> str | None:
     if type(source) is not dict:
         return "source is not an object"
     for name in ("key", "format", "path"):
-        if not _opt_str(source.get(name)):
-            return f"source.{name} is not a string"
+        if not _opt_ident(source.get(name)):
+            return f"source.{name} is not a string of valid Unicode"
     if type(source.get("uuid")) not in (str, int, type(None)):
         return "source.uuid is not a string"
     line = source.get("line")
     if line is not None and type(line) is not int:
         return "source.line is not a whole number"
     merged = source.get("merged")
-    if merged is not None and not (type(merged) is list and all(_is_str(k) for k in merged)):
+    if merged is not None and not (type(merged) is list and all(_ident(k) for k in merged)):
         return "source.merged is not a list of strings"
     return None
 
@@ -115,8 +133,8 @@ def _meta_problem(meta) -> str | None:
 
 # (field, check, reason) for the scalar fields every event carries.
 _SCALARS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    ("session_id", lambda v: type(v) is str and v != "", "session_id is not a non-empty string"),
-    ("turn_id", _opt_str, "turn_id is not a string"),
+    ("session_id", lambda v: _ident(v) and v != "", "session_id is not a non-empty string of valid Unicode"),
+    ("turn_id", _opt_ident, "turn_id is not a string of valid Unicode"),
     ("ts", _opt_str, "ts is not a string"),
     ("text", _is_str, "text is not a string"),
 )
@@ -139,7 +157,7 @@ def _common_problem(get: Callable[[str], Any], tokens_required: bool) -> str | N
 def trace_record_problem(rec: dict) -> str | None:
     """Why a `trace`-format record cannot be imported, or None."""
     if not _id(rec.get("id")):
-        return f"id is not a string of 1-{MAX_ID_CHARS} characters"
+        return f"id is not a string of 1-{MAX_ID_CHARS} characters of valid Unicode"
     problem = _common_problem(rec.get, tokens_required=False)
     if problem:
         return problem
@@ -157,10 +175,10 @@ def draft_problem(d: Draft) -> str | None:
     problem = _common_problem(lambda name: getattr(d, name), tokens_required=False)
     if problem:
         return problem
-    if not _is_str(d.key) or not all(_is_str(k) for k in d.merged_keys):
-        return "its dedupe key is not a string"
+    if not _ident(d.key) or not all(_ident(k) for k in d.merged_keys):
+        return "its dedupe key is not a string of valid Unicode"
     if d.event_id is not None and not _id(d.event_id):
-        return f"id is not a string of 1-{MAX_ID_CHARS} characters"
+        return f"id is not a string of 1-{MAX_ID_CHARS} characters of valid Unicode"
     if not _opt_str(d.artifact_text):
         return "artifact content is not a string"
     if d.media is not None and not (type(d.media) is list and all(type(b) is dict for b in d.media)):

@@ -1,27 +1,22 @@
 """Media blocks (images, documents, audio) inside transcripts: what the
-event records about each one, and redaction that leaves the payload alone.
+event records about each one, and redaction that leaves the payload's
+bytes alone unless a secret is in them.
 
 The event's text keeps a placeholder ("[image]") where the block was; the
 block itself, exactly as the source gave it, is stored whole as an
 attachment in the artifact store and listed in `meta.attachments`."""
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Any
 
 from reducers.formats.common import sorted_json
 from reducers.redact import redact
+from reducers.redact_payload import redact_base64
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?[;,]")
 _PAYLOAD_KEYS = frozenset({"data", "result", "file_data"})      # base64 payloads
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
-# Types whose bytes are text: a base64 payload of one is decoded, redacted and
-# encoded again (an .env attached as data:text/plain;base64,… holds its keys).
-_TEXT_TYPES = frozenset({"application/json", "application/xml", "application/yaml", "application/x-yaml",
-                         "application/toml", "application/x-sh", "application/javascript", "application/sql",
-                         "application/x-www-form-urlencoded", "application/x-ndjson", "application/jsonl"})
 
 
 def block_bytes(block: dict) -> bytes:
@@ -45,65 +40,47 @@ def media_type(block: dict) -> str | None:
     return None
 
 
-def redact_block(value: Any, key: str | None = None, mime: str | None = None) -> tuple[Any, int]:
+def redact_block(value: Any, key: str | None = None) -> tuple[Any, int]:
     """Redact a block's strings (captions, URLs with tokens in them) and the
-    text inside a text document's base64, but not a binary payload: a
-    key-shaped run inside an image's base64 is a coincidence, not a secret.
-    `mime` is the type the enclosing block declares."""
+    bytes inside its base64 payloads (reducers/redact_payload.py), but not
+    the base64 text itself: a key-shaped run there is a coincidence."""
     if isinstance(value, dict):
-        mime = _declared(value) or mime
         encoded = value.get("type") == "base64" or value.get("encoding") == "base64"     # {"type": "base64", "data"}
         out, n = {}, 0
         for k, v in value.items():
             if encoded and k == "data" and isinstance(v, str):
-                out[k], m = _redact_payload(v, mime)
+                out[k], m = _redact_payload(v)
             else:
-                out[k], m = redact_block(v, k, mime)
+                out[k], m = redact_block(v, k)
             n += m
         return (out, n) if n else (value, 0)
     if isinstance(value, list):
-        items = [redact_block(v, key, mime) for v in value]
+        items = [redact_block(v, key) for v in value]
         n = sum(m for _, m in items)
         return ([v for v, _ in items], n) if n else (value, 0)
     if isinstance(value, str):
         if _is_payload(key, value):
-            return _redact_payload(value, mime)
+            return _redact_payload(value)
         text, n = redact(value)
         return (text, n) if n else (value, 0)
     return value, 0
 
 
-def _declared(block: dict) -> str | None:
-    for k in ("media_type", "mime_type", "mimeType", "mime"):
-        if isinstance(block.get(k), str):
-            return block[k]
-    return None
-
-
-def is_text_type(mime: str | None) -> bool:
-    if not mime:
-        return False
-    mime = mime.split(";", 1)[0].strip().lower()
-    return mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith(("+json", "+xml", "+yaml"))
-
-
-def _redact_payload(value: str, mime: str | None) -> tuple[str, int]:
-    """A base64 payload: redacted inside when it is a text type's bytes
-    (decoded, redacted, encoded again), else left whole."""
+def _redact_payload(value: str) -> tuple[str, int]:
+    """A base64 payload: its bytes are scanned for secrets (text of any
+    ASCII-compatible encoding, the strings inside a binary) and encoded
+    again only when one was found; a key-shaped run in the base64 text
+    itself is a coincidence. A payload that is not base64 after all is text."""
     head, body = "", value
     if value.startswith("data:"):
         comma = value.find(",")
         head, body = value[:comma + 1], value[comma + 1:]
-        m = _DATA_URL.match(head)
-        mime = m.group(1) if m and m.group(1) else mime
-    if not is_text_type(mime):
-        return value, 0
-    try:
-        text = base64.b64decode("".join(body.split()), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):            # not base64 of UTF-8 text after all: bytes, kept
-        return value, 0
-    redacted, n = redact(text)
-    return (head + base64.b64encode(redacted.encode("utf-8")).decode("ascii"), n) if n else (value, 0)
+    done = redact_base64(body)
+    if done is None:
+        text, n = redact(body)
+        return (head + text, n) if n else (value, 0)
+    encoded, n = done
+    return (head + encoded, n) if n else (value, 0)
 
 
 def looks_like_payload(head: str) -> bool:

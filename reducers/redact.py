@@ -60,6 +60,7 @@ MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks incl
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
 _MAX_NESTING = 16               # values searched inside values (JSON in JSON...): stack bound
 _LOOK_INSIDE = 128              # a declined match up to this long is searched inside again
+_GLUED = 96                     # a rule starting this close to a secret's end may run on past it (a key glued on)
 
 __all__ = ["CONTEXT", "KINDS", "MAX_SECRET", "redact"]
 
@@ -70,7 +71,8 @@ _REDACTED = re.compile(r"\[REDACTED:\w+\]", _A)
 
 # The order rules are tried in at one position: PEM blocks, then the shapes,
 # then the contexts (a shape inside a context's value keeps its own kind).
-_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "kv", "envkey")
+_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "dockerauth", "passarg",
+                           "mysqlp", "sshpass", "cookie", "kv", "envkey")
 _CONTEXT_KINDS = ("private_key", "bearer", "basic_auth", "url_password", "netrc_password", "secret_value")
 KINDS = tuple(dict.fromkeys([*(s.kind for s in SHAPES), *_CONTEXT_KINDS]))
 
@@ -177,14 +179,33 @@ class _Rules:
     def scan(self, text: str, start: int, stop: int, depth: int = 0) -> tuple[list[str], int, int]:
         """Redact secrets whose match begins in [start, stop): at each
         position, the first rule (in order) that matches and finds a secret.
-        Returns (pieces, cut, count): pieces are text[start:cut] redacted,
-        and cut >= stop unless stop is past the end."""
+        Returns (pieces, cut, count): pieces are text[start:cut] redacted.
+        cut >= stop unless stop is past the end, or a secret that starts
+        before stop has a rule start inside it at or past stop: then cut is
+        that secret's start (the caller scans it again with more text)."""
         pieces, count, last = [], 0, start
+        chain = (0, 0, start)           # pieces, count and position before the latest secret not glued on (0: none)
         for pos, mask in self.candidates(text, start):
+            if pos < last:
+                # inside a value (judged whole), or in a long match declined whole: passed over
+                if depth or last - pos > _GLUED or not chain[0]:
+                    continue
+                if pos >= stop:         # undecided until more text is seen: give the whole secret back
+                    del pieces[chain[0]:]
+                    count, last = chain[1], chain[2]
+                    return pieces, last, count
+                # A rule that starts near the end of the secret just redacted
+                # and whose own secret lies past it: a key name glued to a
+                # token (sk-…AZURE_STORAGE_KEY=<key>, ghp_…secret=<pw>). Only
+                # near the end, so that `token=token=…` stays linear.
+                glued = self._glued(text, pos, mask, last, depth)
+                if glued is not None:
+                    out, n, last = glued
+                    pieces.append(out)
+                    count += n
+                continue
             if pos >= stop:
                 break
-            if pos < last:
-                continue
             # A short match a rule declines (`Authorization: "client_secret: …"`
             # holds no credential after Authorization) hides nothing: the other
             # rules here are tried, then the positions inside it. A long one is
@@ -197,6 +218,7 @@ class _Rules:
                 out, n = self.replace(m, depth)
                 if n or m.end() - pos > _LOOK_INSIDE:
                     pieces.append(text[last:pos])
+                    chain = (len(pieces), count, pos) if n else (0, 0, start)
                     pieces.append(out)
                     count += n
                     last = m.end()
@@ -205,6 +227,21 @@ class _Rules:
         cut = max(last, min(stop, len(text)))
         pieces.append(text[last:cut])
         return pieces, cut, count
+
+    def _glued(self, text: str, pos: int, mask: int, last: int, depth: int) -> tuple[str, int, int] | None:
+        """The first rule at `pos` (inside a secret that ends at `last`)
+        whose secret starts at or past `last` and is one: (text[last:end]
+        redacted, count, end); None when there is none."""
+        while mask:
+            m = self._matcher(mask)(text, pos)
+            if m is None:
+                return None
+            if m.end() > last and _secret_start(m) >= last:
+                out, n = self.replace(m, depth, since=last)
+                if n:
+                    return out, n, m.end()
+            mask &= ~self._bits[m.lastgroup]
+        return None
 
     def redact(self, text: str, depth: int = 0) -> tuple[str, int]:
         """`depth`: how many values this text is nested in (a value is searched
@@ -217,57 +254,68 @@ class _Rules:
 
     # -- replacing one match --
 
-    def replace(self, m: re.Match, depth: int = 0) -> tuple[str, int]:
+    def replace(self, m: re.Match, depth: int = 0, since: int | None = None) -> tuple[str, int]:
+        """text[m.start():m.end()] redacted, or text[since:m.end()] when the
+        match began inside a secret already replaced (`since` <= the start of
+        this match's secret)."""
         rule = m.lastgroup
         shape = self.shapes.get(rule)
         if shape is not None:
-            return _shape(m, shape)
+            return _shape(m, shape, since)
         if rule == "pem":
-            return self._pem(m, depth)
+            return self._pem(m, depth, since)
         if rule == "kv":
-            return self._key_value(m, depth)
+            return self._key_value(m, depth, since)
         if rule == "authz":
             scheme = (m.group("authz_scheme") or "").lower()
             kind = "basic_auth" if scheme == "basic" else "bearer"
-            return self._value(m, "authz_val", kind, labelled_credential, depth)
+            return self._value(m, "authz_val", kind, labelled_credential, depth, since=since)
         if rule == "bearer":
-            return self._value(m, "bearer_val", "bearer", labelled_credential, depth)
+            return self._value(m, "bearer_val", "bearer", labelled_credential, depth, since=since)
         if rule == "basic":
-            return self._value(m, "basic_val", "basic_auth", basic_payload, depth)
+            return self._value(m, "basic_val", "basic_auth", basic_payload, depth, since=since)
         if rule == "url":
-            return self._value(m, "url_pw", "url_password", password_like, depth)
+            return self._value(m, "url_pw", "url_password", password_like, depth, since=since)
         if rule == "curl":
             # not `docker -u 1000:1000` (uid:gid), `sort -u -t: -k1` nor `-u sha256:<hex>`
             digest = recall_handle(f"{m.group('curl_user')}:{m.group('curl_pw')}")
             return self._value(m, "curl_pw", "basic_auth",
                                lambda v: password_like(v) and not v.isdigit() and v[0] != "-",
-                               depth, decline=digest)
+                               depth, decline=digest, since=since)
         if rule == "flag":
-            return self._flag(m, depth)
+            return self._flag(m, depth, since)
         if rule == "netrc":
-            return self._value(m, "netrc_pw", "netrc_password", password_like, depth)
+            return self._value(m, "netrc_pw", "netrc_password", password_like, depth, since=since)
+        if rule == "dockerauth":             # a registry login: base64 of user:password
+            return self._value(m, "dockerauth_val", "basic_auth", basic_payload, depth, since=since)
+        if rule in ("passarg", "mysqlp", "sshpass"):     # openssl -pass pass:<pw>, mysql -p<pw>, sshpass -p <pw>
+            group = next(g for g in _SECRET_GROUPS[rule] if m.group(g) is not None)
+            return self._value(m, group, "secret_value", password_like, depth, since=since)
+        if rule == "cookie":
+            return self._cookie(m, depth, since)
         if rule == "envkey":
-            # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at
+            # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at.
+            # A name glued to a secret (sk-…_STORAGE_KEY=) is no code identifier.
             return self._value(m, "envkey_val", "secret_value",
                                lambda v: credential_like(v, quoted=False, keep_ids=False), depth,
-                               decline=not env_key_name(m.string, m.start()))
+                               decline=since is None and not env_key_name(m.string, m.start()), since=since)
         raise AssertionError(rule)
 
-    def _value(self, m: re.Match, group: str, kind: str, is_secret, depth: int, decline: bool = False):
+    def _value(self, m: re.Match, group: str, kind: str, is_secret, depth: int, decline: bool = False,
+               since: int | None = None):
         """Replace the value `group` of a context match, keeping the rest of
         the match. A value that holds a known shape (or a nested context) is
         redacted as that; otherwise `is_secret` decides."""
-        text, start = m.string, m.start()
+        text = m.string
+        start = m.start() if since is None else since
         a, b = m.span(group)
         value = text[a:b]
         inner, n = self.redact(value, depth + 1)
         if n:
-            # what is left beside the shapes found may be a secret of its own
-            rest = _REDACTED.sub("", inner)
-            if not (decline or not rest or not is_secret(rest)):
-                inner, n = f"[REDACTED:{kind}]", n + 1
+            if not decline:
+                inner, n = self._beside_shapes(inner, n, kind, is_secret)
         elif decline or not is_secret(value):
-            return m.group(), 0
+            return text[start:m.end()], 0
         else:
             inner, n = f"[REDACTED:{kind}]", 1
         # the rest of the match is passed over once this returns: a shape in
@@ -276,7 +324,28 @@ class _Rules:
         tail, t = self.redact(text[b:m.end()], depth + 1)
         return head + inner + tail, n + h + t
 
-    def _key_value(self, m: re.Match, depth: int):
+    @staticmethod
+    def _beside_shapes(inner: str, n: int, kind: str, is_secret) -> tuple[str, int]:
+        """A value with shapes found in it: what is left beside them may be
+        a secret of its own -- all of it (a key split by a token) or one
+        piece between them (KEY=<base64>sk_live_…: secrets glued together)."""
+        rest = _REDACTED.sub("", inner)
+        if not rest:
+            return inner, n
+        if is_secret(rest):
+            return f"[REDACTED:{kind}]", n + 1
+        pieces = _REDACTED.split(inner)
+        marks = _REDACTED.findall(inner)
+        out = []
+        for i, piece in enumerate(pieces):
+            if piece and is_secret(piece):
+                piece, n = f"[REDACTED:{kind}]", n + 1
+            out.append(piece)
+            if i < len(marks):
+                out.append(marks[i])
+        return "".join(out), n
+
+    def _key_value(self, m: re.Match, depth: int, since: int | None = None):
         group = next(g for g in ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare") if m.group(g) is not None)
         word = m.group("kv_word").lower()
         # a key that names something else, or `token = make_token(...)`: a call
@@ -298,9 +367,9 @@ class _Rules:
         return self._value(m, group, "secret_value",
                            lambda v: credential_like(v, quoted, password=password, keep_ids=keep_ids,
                                                      one_case=ends_in_word),
-                           depth, decline=excluded)
+                           depth, decline=excluded, since=since)
 
-    def _flag(self, m: re.Match, depth: int):
+    def _flag(self, m: re.Match, depth: int, since: int | None = None):
         """`--password <pw>`, `--token=<t>`: a password flag holds a literal
         (like a quoted password), a token flag a credential unless it reads
         as code; neither a variable ($X), a template nor the next flag."""
@@ -314,11 +383,32 @@ class _Rules:
             if password:
                 return credential_like(v, quoted=True, password=True, keep_ids=False)
             return credential_like(v, quoted, keep_ids=False)
-        return self._value(m, group, "secret_value", is_secret, depth)
+        return self._value(m, group, "secret_value", is_secret, depth, since=since)
 
-    def _pem(self, m: re.Match, depth: int):
+    def _cookie(self, m: re.Match, depth: int, since: int | None = None):
+        """A Cookie / Set-Cookie header: each value that reads as a
+        credential goes (a session id is one), the names and the
+        attributes (Path=/, Expires=…) stay."""
+        text = m.string
+        start = m.start() if since is None else since
+        a, b = m.span("cookie_val")
+        pieces, n = [], 0
+        for pair in re.split(r"(;[ \t]*)", text[a:b]):
+            name, eq, value = pair.partition("=")
+            if eq and value and name.strip().lower() not in _COOKIE_ATTRIBUTES:
+                inner, k = self.redact(value, depth + 1)
+                if not k and credential_like(value, quoted=True, keep_ids=False):
+                    inner, k = "[REDACTED:secret_value]", 1
+                pair, n = f"{name}={inner}", n + k
+            pieces.append(pair)
+        if not n:
+            return text[start:m.end()], 0
+        head, h = self.redact(text[start:a], depth + 1)
+        return head + "".join(pieces) + text[b:m.end()], n + h
+
+    def _pem(self, m: re.Match, depth: int, since: int | None = None):
         group = "pem_body" if m.group("pem_body") is not None else "pem_open"
-        text, start = m.string, m.start()
+        text, start = m.string, (m.start() if since is None else since)
         a, b = m.span(group)
         body = text[a:b]
         if not pem_body(body):
@@ -330,18 +420,38 @@ class _Rules:
         return f"{text[start:a]}{lead}[REDACTED:private_key]{trail}{text[b:m.end()]}", 1
 
 
-def _shape(m: re.Match, shape: Shape) -> tuple[str, int]:
+def _shape(m: re.Match, shape: Shape, since: int | None = None) -> tuple[str, int]:
     """Replace a shape's secret (its S group, else the whole match); a
     placeholder (the rest after the prefix only filler) or a match its
     check declines stays."""
-    text = m.string
+    text, start = m.string, (m.start() if since is None else since)
     group = f"{shape.name}_s"
     part = m.span(group) if group in m.re.groupindex else (-1, -1)
     a, b = part if part[0] >= 0 else m.span()
     body = text[a:b] if part[0] >= 0 else text[a + shape.skip:b]     # the secret after its fixed prefix
     if filler(body) or (shape.check is not None and not shape.check(body)):
-        return m.group(), 0
-    return f"{text[m.start():a]}[REDACTED:{shape.kind}]{text[b:m.end()]}", 1
+        return text[start:m.end()], 0
+    return f"{text[start:a]}[REDACTED:{shape.kind}]{text[b:m.end()]}", 1
+
+
+# The group holding each context rule's secret (shapes: their S group, else the whole match).
+_SECRET_GROUPS = {"pem": ("pem_body", "pem_open"), "authz": ("authz_val",), "bearer": ("bearer_val",),
+                  "basic": ("basic_val",), "url": ("url_pw",), "curl": ("curl_pw",),
+                  "flag": ("flag_dq", "flag_sq", "flag_bare"), "netrc": ("netrc_pw",), "envkey": ("envkey_val",),
+                  "dockerauth": ("dockerauth_val",), "passarg": ("passarg_val",),
+                  "mysqlp": ("mysqlp_sq", "mysqlp_bare"), "sshpass": ("sshpass_sq", "sshpass_dq", "sshpass_bare"),
+                  "cookie": ("cookie_val",), "kv": ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare")}
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "partitioned",
+                                "secure", "httponly"})
+
+
+def _secret_start(m: re.Match) -> int:
+    """Where the secret part of a match starts."""
+    groups = _SECRET_GROUPS.get(m.lastgroup, (f"{m.lastgroup}_s",))
+    for group in groups:
+        if group in m.re.groupindex and m.start(group) >= 0:
+            return m.start(group)
+    return m.start()
 
 
 def _blank_tail(body: str) -> int:

@@ -15,6 +15,10 @@ from __future__ import annotations
 from reducers.secret_shapes import B, B_WORD, after_none_of
 
 _AFTER_LETTER = after_none_of(r"A-Za-z\]")       # bearer9x is a word; 9 Bearer x is not
+# No unquoted value runs into a control character or an undecodable byte (a
+# payload's bytes read as text: reducers/redact_payload.py): no password holds
+# one. A quoted value ends at its quote.
+_CTRL = "\\x00-\\x1f\\x7f\udc80-\udcff"
 
 PASSWORD_FLAGS = ("password", "passwd", "pass", "passphrase")
 TOKEN_FLAGS = ("token", "api-key", "apikey", "secret", "client-secret", "auth-token", "access-token")
@@ -30,39 +34,51 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
        |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}}))"""),
         ("authz", ("authoriz",), rf"""
      {B_WORD}(?i:authorization)(?:\\{{0,7}}["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\{{0,7}}["'])?
-     (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|bot|sso-key|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
+     (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|bot|sso-key|ssws|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
         [ \t]{{1,8}})?
      (?P<authz_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}})"""),
         ("bearer", ("bearer",),
          rf"{_AFTER_LETTER}(?i:bearer)[ \t]{{1,8}}(?P<bearer_val>(?:[A-Za-z0-9._~+/=\[\]]|-(?!----)){{1,{m}}})"),
-        ("basic", ("basic ", "basic\t"), rf"""
+        ("basic", ("basic> ", "basic>\t"), rf"""
      {_AFTER_LETTER}(?i:basic)[ \t]{{1,8}}(?P<basic_val>[A-Za-z0-9+/]{{4,{m}}}={{0,2}})(?![A-Za-z0-9+/=])"""),
         ("url", ("://",), rf"""
-     ://(?P<url_user>[^\s:/?\#@'"<>\\\[\]]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\]{{1,{m}}})@(?=[A-Za-z0-9\[_-])"""),
-        ("curl", ("-u ", "-u\t", "-u=", "--user"), rf"""
+     ://(?P<url_user>[^\s:/?\#@'"<>\\\[\]{_CTRL}]{{0,{m}}}):(?P<url_pw>[^\s/?\#@'"<>\\{_CTRL}]{{1,{m}}})@(?=[A-Za-z0-9\[_-])"""),
+        ("curl", ("-u> ", "-u>\t", "-u>=", "--user"), rf"""
      {B}(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
-     (?P<curl_user>[^\s:'"`\[\]\\-][^\s:'"`\[\]\\]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\-]|-(?!----)){{1,{m}}})"""),
-        ("flag", ("--pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
-                  "--|api-key", "--|apikey"), rf"""
+     (?P<curl_user>[^\s:'"`\[\]\\{_CTRL}-][^\s:'"`\[\]\\{_CTRL}]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\{_CTRL}-]|-(?!----)){{1,{m}}})"""),
+        ("flag", ("-|-pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
+                  "--|api>-key", "--|api>key"), rf"""
      {B}--(?P<flag_name>(?i:{flags}))(?:[ \t]{{1,8}}|=)
-     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>(?:[^\s"'`;&|<>(){{}}\\-]|-(?!----)){{1,{m}}}))"""),
+     (?:"(?P<flag_dq>[^"\\\n]{{1,{m}}})"|'(?P<flag_sq>[^'\n]{{1,{m}}})'|(?P<flag_bare>(?:[^\s"'`;&|<>(){{}}\\{_CTRL}-]|-(?!----)){{1,{m}}}))"""),
         ("netrc", ("machine",), rf"""
      {B}machine[ \t]{{1,8}}[^\s\\]{{1,100}}(?:\s|\\n){{1,8}}login[ \t]{{1,8}}[^\s\\]{{1,100}}
-     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>-]|-(?!----)){{1,{m}}})"""),
+     (?:\s|\\n){{1,8}}password[ \t]{{1,8}}(?P<netrc_pw>(?:[^\s"'\\<>{_CTRL}-]|-(?!----)){{1,{m}}})"""),
+        ("dockerauth", ('"auth',),      # "auth": "<base64>", also inside JSON-in-JSON (\"auth\")
+         rf'"auth\\{{0,7}}"[ \t]{{0,8}}:[ \t]{{0,8}}\\{{0,7}}"(?P<dockerauth_val>[A-Za-z0-9+/]{{8,{m}}}={{0,2}})\\{{0,7}}"'),
+        ("passarg", ("-pass",), rf"""
+     {B}-pass(?:in|out)?[ \t]{{1,8}}pass:(?P<passarg_val>[^\s'"`;&|{_CTRL}]{{1,{m}}})"""),
+        ("mysqlp", ("mysql",), rf"""
+     {B}(?:mysql|mysqldump|mysqladmin)[ \t][^\n|;&'"{_CTRL}]{{0,120}}?[ \t]-p
+     (?:'(?P<mysqlp_sq>[^'\n]{{1,{m}}})'|(?P<mysqlp_bare>[^\s'"`;&|{_CTRL}-][^\s'"`;&|{_CTRL}]{{0,{m}}}))"""),
+        ("sshpass", ("sshpass",), rf"""
+     {B}sshpass[ \t]{{1,8}}-p[ \t]{{0,8}}
+     (?:'(?P<sshpass_sq>[^'\n]{{1,{m}}})'|"(?P<sshpass_dq>[^"\n]{{1,{m}}})"|(?P<sshpass_bare>[^\s'"`;&|{_CTRL}]{{1,{m}}}))"""),
+        ("cookie", ("cookie",), rf"""
+     {B_WORD}(?i:cookie)[ \t]{{0,8}}:[ \t]{{0,8}}(?P<cookie_val>[^\r\n"'\\{_CTRL}]{{1,{m}}})"""),
         ("envkey", ("_key",), rf"""
      _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
-        ("kv", ("token>!s,iz,is", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "private",
-                "secret", "credential", "passw", "pwd"), rf"""
+        ("kv", ("token>!s,iz,is", "api>_key", "api>-key", "api>key", "access>_key", "access>-key", "access>key", "private",
+                "secret", "credential", "passw", "pwd", "encryption"), rf"""
      (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
             (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
      (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
-                    |credentials?|token(?!s|i[sz])))
+                    |credentials?|token(?!s|i[sz])|encryption[_-]?key))
      (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
      (?:\\{{0,7}}["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
      (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
        |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
        |\\{{2,7}}"(?P<kv_deep>[^"\\\n]{{1,{m}}})\\{{2,7}}"
        |'(?P<kv_sq>[^'\n]{{1,{m}}})'
-       |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
+       |(?P<kv_bare>(?:[^\s"'`,;&<>(){{}}\\{_CTRL}-]|-(?!----)){{1,{m}}})(?:(?=\()(?P<kv_call>))?)"""),
     ]

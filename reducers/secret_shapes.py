@@ -107,6 +107,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape("hf", "huggingface_token", ("hf_", "api_org_"), rf"{B}(?:hf_|api_org_)[A-Za-z0-9]{{30,40}}{E}",
           skip=3, check=_mixed),
     Shape("r8", "replicate_token", ("r8_",), rf"{B}r8_[A-Za-z0-9]{{37}}{E}", skip=3, check=_mixed),
+    Shape("fireworks", "fireworks_key", ("fw_",), rf"{B}fw_[A-Za-z0-9]{{20,48}}{E}", skip=3, check=_url_userinfo),
+    Shape("pinecone", "pinecone_key", ("pcsk_",), rf"{B}pcsk_[A-Za-z0-9]{{4,10}}_[A-Za-z0-9]{{40,90}}{E}", skip=5,
+          check=_mixed),
+    Shape("langsmith", "langsmith_key", ("lsv2_",), rf"{B}lsv2_(?:pt|sk)_[0-9a-f]{{32}}_[0-9a-f]{{10}}{E}", skip=8),
     # -- code hosts and registries ---------------------------------------------------------
     Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           rf"{B_WORD}(?:gh[pousr]_[A-Za-z0-9]{{36,%M%}}|github_pat_[A-Za-z0-9_]{{22,%M%}})", skip=4),
@@ -138,8 +142,8 @@ SHAPES: tuple[Shape, ...] = (
           rf"(?:{B}ya29\.{U}{{30,%M%}}|{B_PATH}1//0{U}{{30,%M%}})", skip=5),
     Shape("gcp_key_id", "gcp_private_key_id", ("private",),
           rf"{B_WORD}private_key_id{VALUE_SEP}(?P<S>[0-9a-fA-F]{{40}})(?![0-9A-Za-z])"),
-    Shape("azure_key", "azure_storage_key", ("account", "shared|accesskey", "shared_|access_key",
-                                             "shared-|access-key"),
+    Shape("azure_key", "azure_storage_key", ("account", "shared|access>key", "shared_|access>_key",
+                                             "shared-|access>-key"),
           rf"(?i:account[_-]?key|shared[_-]?access[_-]?key){VALUE_SEP}"   # storageAccountKey, AZURE_ACCOUNT_KEY
           r"(?P<S>[A-Za-z0-9+/]{30,120}={0,2})(?![A-Za-z0-9+/=])", check=_mixed),
     Shape("azure_sas", "azure_sas_signature", ("sig=",), r"(?<=[?&;])sig=(?P<S>[A-Za-z0-9%+/]{30,120}(?:=|%3[Dd]){0,2})"
@@ -151,12 +155,15 @@ SHAPES: tuple[Shape, ...] = (
     Shape("digitalocean", "digitalocean_token", ("dop|_v1_", "doo|_v1_", "dor|_v1_"),
           rf"{B}do[por]_v1_[0-9a-f]{{64}}{E}", skip=7),
     Shape("heroku", "heroku_key", ("HRKU-",), rf"{B}HRKU-{U}{{40,70}}", skip=5),
-    Shape("fly", "flyio_token", ("fo1_", "fm1", "fm2_"),
+    Shape("fly", "flyio_token", ("fo1_", "fm>1", "fm>2_"),
           rf"{B}(?:fo1_{U}{{43}}|fm[12][ar]?_[A-Za-z0-9+/=_]{{60,%M%}})", skip=4),
+    Shape("planetscale", "planetscale_token", ("pscale_",), rf"{B}pscale_(?:tkn|pw|oauth)_{U}{{32,64}}", skip=11,
+          check=_mixed),
+    Shape("cf_origin", "cloudflare_origin_ca_key", ("v1.0-",), rf"{B}v1\.0-[0-9a-f]{{24}}-[0-9a-f]{{120,160}}{E}", skip=5),
     Shape("supabase", "supabase_token", ("sbp_",), rf"{B}sbp_[0-9a-f]{{40}}{E}", skip=4, check=_hex_key),
     Shape("doppler", "doppler_token", ("dp.",),
           rf"{B}dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{{40,44}}{E}", skip=6, check=_mixed),
-    Shape("vault", "vault_token", ("hvs.", "hvb.", "hvr."), rf"{B}hv[sbr]\.{U}{{24,%M%}}", skip=4, check=_mixed),
+    Shape("vault", "vault_token", ("hv>s.", "hv>b.", "hv>r."), rf"{B}hv[sbr]\.{U}{{24,%M%}}", skip=4, check=_mixed),
     Shape("terraform", "terraform_token", (".atlasv1.",),
           rf"{B}[A-Za-z0-9]{{14}}\.atlasv1\.(?:[A-Za-z0-9_=]|-(?!----)){{60,90}}", back=14),
     Shape("pulumi", "pulumi_token", ("pul-",), rf"{B}pul-[0-9a-f]{{40}}{E}", skip=4),
@@ -197,6 +204,10 @@ SHAPES: tuple[Shape, ...] = (
     # -- tokens anyone signs, and credentials inside URLs -------------------------------------
     Shape("jwt", "jwt", ("eyj",), rf"{B}eyJ{KEY}{{8,%T%}}\.eyJ{KEY}{{8,%T%}}\.{KEY}{{0,%T%}}", skip=3),
     Shape("age", "age_secret_key", ("AGE-|SECRET",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),
+    # a PuTTY .ppk file: the lines after Private-Lines (raw or JSON-escaped line breaks)
+    Shape("putty", "putty_private_key", ("private>-lines",),
+          r"(?i:private-lines):[ ]?[0-9]{1,3}(?:\r?\n|(?:\\r)?\\n)[ \t]{0,8}"       # (lines may be indented)
+          r"(?P<S>[A-Za-z0-9+/=](?:[A-Za-z0-9+/=]|(?:\r?\n|(?:\\r)?\\n|[ \t])(?![ \t]{0,8}Private-)){0,%M%})"),
     Shape("sentry_dsn", "sentry_dsn", ("://",),
           r"://(?P<S>[0-9a-f]{32}(?::[0-9a-f]{32})?)@(?=[A-Za-z0-9.-]{0,100}sentry|o[0-9]{1,12}\.ingest\.)"),
     Shape("url_token", "url_token", ("://",),

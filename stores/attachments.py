@@ -6,16 +6,17 @@ over a megabyte (stores/big_lines.py): its bytes are then streamed, the
 spilled text JSON-escaped back where its marker stood, so the attachment
 is the block as the source had it -- a spilled text (a log, a document's
 data) redacted on the way, as the rest of the block was; a spilled base64
-payload (an image) kept byte for byte."""
+payload (an image) kept byte for byte unless its bytes hold a secret."""
 from __future__ import annotations
 
 import json
 import re
-from typing import Iterator
+from typing import Callable, Iterator
 
 import orjson
 
 from reducers.media import block_bytes, looks_like_payload, media_type
+from reducers.redact_payload import redacted_base64, secrets_in_base64
 from reducers.redact_stream import StreamRedactor
 from stores.artifacts import ArtifactStore
 from stores.big_lines import SpillRegistry
@@ -45,25 +46,47 @@ def _unspilled(data: bytes, spills: SpillRegistry, redact_secrets: bool) -> Iter
     pos = 0
     for m in pattern.finditer(data):
         yield data[pos:m.start()]
-        pieces = spills.iter_text(escaped[m.group()])
-        yield from (_json_string_body(t) for t in (_redacted(pieces) if redact_secrets else pieces))
+        spill = escaped[m.group()]
+        pieces = _redacted(lambda: spills.iter_text(spill)) if redact_secrets else spills.iter_text(spill)
+        yield from (_json_string_body(t) for t in pieces)
         pos = m.end()
     yield data[pos:]
 
 
-def _redacted(pieces: Iterator[str]) -> Iterator[str]:
-    """A spilled string as it would be redacted whole, unless it is a base64
-    payload (judged by its first piece)."""
+def _redacted(read: Callable[[], Iterator[str]]) -> Iterator[str]:
+    """A spilled string (`read()` gives its pieces, again each call) as it
+    would be redacted whole. A base64 payload (judged by its first piece)
+    has its bytes scanned as they stream, and is read a second time,
+    encoded again with the secrets replaced, only if it held one; else it
+    is kept byte for byte. One that is not base64 after all is text."""
+    pieces = read()
     first = next(pieces, "")
     if looks_like_payload(first):
-        yield first
-        yield from pieces
-        return
+        head = first[:first.find(",") + 1] if first.startswith("data:") else ""
+        found = secrets_in_base64(_without_head(read(), len(head)))
+        if found == 0:
+            yield first
+            yield from pieces
+            return
+        if found is not None:
+            yield head
+            yield from redacted_base64(_without_head(read(), len(head)))
+            return
+        pieces = read()
+        first = next(pieces, "")
     redactor = StreamRedactor()
     yield redactor.feed(first)
     for piece in pieces:
         yield redactor.feed(piece)
     yield redactor.close()
+
+
+def _without_head(pieces: Iterator[str], skip: int) -> Iterator[str]:
+    """The pieces less their first `skip` characters (a data: URL's head)."""
+    for piece in pieces:
+        if skip:
+            piece, skip = piece[skip:], max(skip - len(piece), 0)
+        yield piece
 
 
 def _json_string_body(text: str) -> bytes:

@@ -32,7 +32,7 @@ def decode_ulid(text: str) -> int:
 
 
 def is_ulid(text: str) -> bool:
-    return len(text) == 26 and all(c in _DECODE for c in text.upper())
+    return len(text) == 26 and all(c in _DECODE for c in text.upper()) and text[0] in "01234567"   # 128 bits
 
 
 def ulid_ms(text: str) -> int:
@@ -42,7 +42,8 @@ def ulid_ms(text: str) -> int:
 class IdGenerator:
     def __init__(self, last_id: str | None = None, clock=time.time):
         self._clock = clock
-        self._last = decode_ulid(last_id) if last_id else 0
+        # an imported event keeps its own id, which need not be a ULID: no floor then
+        self._last = decode_ulid(last_id) if last_id and is_ulid(last_id) else 0
         self._random = random.Random(os.urandom(16))
 
     def observe(self, existing_id: str) -> None:

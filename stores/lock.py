@@ -25,6 +25,9 @@ class WriterLock:
         try:                       # never through a link: the holder's pid is written into this file
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError as exc:
+            if exc.errno == errno.EISDIR:
+                raise TraceError(f"{self.path} is a folder, not TRACE's lock file: move it out of the store "
+                                 f"and run this again") from None
             if exc.errno != errno.ELOOP:
                 raise
             raise TraceError(f"{self.path} is a symbolic link ({os.readlink(self.path)}); TRACE never makes one and "

@@ -73,8 +73,8 @@ def clear_tmp(store: Path) -> int:
     any not named by tmp_prefix. Returns how many went."""
     import shutil
     root = store / TMP
-    if root.is_symlink():                  # never empty a folder elsewhere: the link goes, a real tmp/ follows
-        root.unlink()
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        root.unlink()                      # never empty a folder elsewhere (a link), nor keep a file where tmp/ goes
         return 1
     try:
         names = os.listdir(root)

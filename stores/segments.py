@@ -37,18 +37,48 @@ class Segment:
 
 
 def list_segments(segments_dir: Path) -> list[Segment]:
+    """The segment files, in seq order. A segment's name on something that
+    is not a regular file (a directory, a dangling or looping symlink, a
+    pipe) is damage: its events cannot be read (IntegrityError)."""
     try:
-        names = os.listdir(segments_dir)
+        entries = list(os.scandir(segments_dir))
     except FileNotFoundError:
         return []
     out = []
-    for name in names:
+    for entry in entries:
+        name = entry.name
         stem = name[: -len(SEGMENT_SUFFIX)]
         if (name.endswith(SEGMENT_SUFFIX) and stem.isdigit() and len(stem) == SEGMENT_DIGITS
                 and 0 < int(stem) <= MAX_SEQ):
+            if not _regular_file(entry):
+                raise NotASegment(entry)
             out.append(Segment(int(stem), segments_dir / name))
     out.sort(key=lambda s: s.first_seq)
     return out
+
+
+def _regular_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:                       # a symlink loop
+        return False
+
+
+class NotASegment(IntegrityError):
+    """A segment's name on something that is not a regular file."""
+
+    def __init__(self, entry: os.DirEntry):
+        try:
+            directory = entry.is_dir()
+        except OSError:
+            directory = False
+        what = ("a symlink that leads to no file" if entry.is_symlink() and not directory
+                else "a directory" if directory else "not a regular file")
+        self.name = entry.name
+        self.why = (f"is {what}, not a segment file: the events it should hold cannot be read. Restore the "
+                    f"file from a backup; or move it out of segments/, then `trace verify` names the events "
+                    f"lost and `trace verify --repair` records the loss and goes on")
+        super().__init__(f"{entry.path} {self.why}")
 
 
 def segments_from(segments: list[Segment], seq: int) -> list[Segment]:

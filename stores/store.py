@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 from stores.api.commands import CommandMethods
 from stores.artifacts import ArtifactStore
-from stores.errors import TraceError
+from stores.errors import IntegrityError, TraceError
 from stores.paths import clear_tmp, ensure_dir, private_umask, store_dir, tighten
 from stores.segments import iter_events, list_segments
 
@@ -55,6 +55,14 @@ class Store(CommandMethods):
         return ArtifactStore(self.dir)
 
     def exists(self) -> bool:
+        """Whether a store is here. segments/ and artifacts/ hold the only
+        copy of the history: something else where either folder belongs
+        is an integrity failure, never "no store"."""
+        for folder in (self.segments_dir, self.dir / "artifacts"):
+            if os.path.lexists(folder) and not folder.is_dir():
+                what = "a symbolic link that leads to no folder" if folder.is_symlink() else "a file"
+                raise IntegrityError(f"{folder} is {what}, not the store's {folder.name}/ folder, which holds the only "
+                                     f"copy of the history: put the folder back (from a backup) and run this again")
         return self.segments_dir.is_dir()
 
     def require(self) -> None:
@@ -84,6 +92,7 @@ class Store(CommandMethods):
         from stores.lock import WriterLock
         with private_umask():
             ensure_dir(self.dir)
+            self.exists()                                   # raises when segments/ or artifacts/ is no folder
             lock = WriterLock(self.dir).acquire(wait)
             closing = contextlib.ExitStack()
             try:

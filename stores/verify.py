@@ -32,7 +32,7 @@ from stores.event_log import LOST_EVENTS
 from stores.ingest_state import recorded_seq, tally
 from stores.integrity.derived import FULL, Damage, derived_damage
 from stores.integrity.seals import LOST_KIND, LOST_SESSION
-from stores.segments import RawLine, iter_log_lines, last_event, read_last_line, segment_name
+from stores.segments import NotASegment, RawLine, iter_log_lines, last_event, read_last_line, segment_name
 
 _MAX_PROBLEMS = 100
 EXIT_DERIVED = 6          # only derived files are damaged: the log is intact, `trace verify --repair` rebuilds them
@@ -107,7 +107,12 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
         else:
             report.notes.append("no store here yet: nothing to verify")
         return report
-    walk = _LogWalk(report, store.segments(), _recorded_seals(store.dir))
+    try:
+        segments = store.segments()
+    except NotASegment as exc:            # a segment's name on a directory: nothing past it can be read
+        report.fail(f"segments/{exc.name}", 0, exc.why)
+        return report
+    walk = _LogWalk(report, segments, _recorded_seals(store.dir))
     artifact_ids, log_end = walk.run()
     if check_indexes:
         report.damage = derived_damage(store.dir, FULL)

@@ -173,6 +173,29 @@ def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     add("secret_value", npm_uuid, '{"env": {"NPM_TOKEN": "' + npm_uuid + '"}}')
     legacy = hexs(40)
     add("secret_value", legacy, f"github_token={legacy}")
+    # shapes and places a held-out probe found uncovered
+    add("fireworks_key", "fw_" + r(ALNUM, 24))
+    add("pinecone_key", "pcsk_" + r(ALNUM, 6) + "_" + r(ALNUM, 60))
+    add("langsmith_key", "lsv2_pt_" + hexs(32) + "_" + hexs(10))
+    add("planetscale_token", "pscale_tkn_" + r(URLSAFE, 43))
+    add("cloudflare_origin_ca_key", "v1.0-" + hexs(24) + "-" + hexs(146))
+    ppk = r(B64, 64)
+    add("putty_private_key", ppk, f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n{ppk}\n"
+                                  f"Private-MAC: {hexs(64)}")
+    okta = "00" + r(URLSAFE, 40)
+    add("bearer", okta, f"Authorization: SSWS {okta}")
+    registry = base64.b64encode(f"robot:{r(ALNUM, 16)}".encode()).decode()
+    add("basic_auth", registry, '{"auths": {"registry.example.com": {"auth": "' + registry + '"}}}')
+    opw = r(ALNUM, 14)
+    add("secret_value", opw, f"openssl enc -aes-256-cbc -pass pass:{opw} -in a")
+    mpw = r(ALNUM, 14)
+    add("secret_value", mpw, f"mysql -u root -p{mpw} app")
+    spw = r(ALNUM, 14)
+    add("secret_value", spw, f"sshpass -p '{spw}' ssh deploy@host")
+    sid = r(URLSAFE, 40)
+    add("secret_value", sid, f"Cookie: theme=dark; sessionid={sid}; lang=en")
+    ek = r(B64, 44)
+    add("secret_value", ek, '{"encryptionKey": "' + ek + '"}')
     return samples
 
 

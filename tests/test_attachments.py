@@ -193,7 +193,7 @@ def test_a_text_document_sent_as_base64_has_its_secrets_redacted_inside_and_stay
     """An .env attached as data:text/plain;base64,… (OpenCode's file parts)
     or as an Anthropic base64 document of a text type holds its keys in
     the encoded bytes: decoded, redacted, encoded again. Binary payloads
-    (above) and base64 that is not UTF-8 text are kept byte for byte."""
+    without a secret in their bytes (above) are kept byte for byte."""
     from reducers.media import redact_block
     env = "DB_HOST=db.internal\nDB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_" + "4eC3" * 8 + "\n"
     b64 = base64.b64encode(env.encode()).decode()
@@ -206,9 +206,6 @@ def test_a_text_document_sent_as_base64_has_its_secrets_redacted_inside_and_stay
         decoded = base64.b64decode(encoded.split(",", 1)[-1]).decode()
         assert n >= 1 and "REDACTED" in decoded and "correcthorse" not in decoded and "4eC3" * 8 not in decoded
         assert "9x9x9x" not in decoded
-    not_text = base64.b64encode(b"\xff\xfe" + env.encode()).decode()
-    block = {"type": "file", "url": "data:text/plain;base64," + not_text}
-    assert redact_block(block) == (block, 0)
 
 
 def test_a_text_document_too_big_for_memory_is_redacted_as_it_streams_into_its_attachment(tmp_path, monkeypatch):
@@ -233,3 +230,63 @@ def test_a_text_document_too_big_for_memory_is_redacted_as_it_streams_into_its_a
     assert [k for k in keys if k in data] == [] and data.count("[REDACTED:") == len(keys)
     assert data.replace("[REDACTED:github_token]", "K") == "".join(
         f"line {i}: all good\n" + ("export GITHUB_TOKEN=K\n" if i % 500 == 250 else "") for i in range(4000))
+
+
+@pytest.mark.parametrize("raw", [
+    "café=1\nDB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_".encode("latin-1") + b"4eC3" * 8 + b"\n",   # latin-1
+    b"\xff\xfe" + b"DB_PASSWORD=correcthorse\nSTRIPE_KEY=sk_live_" + b"4eC3" * 8,                     # a stray BOM
+    b"\x89PNG\r\n" + bytes(range(256)) * 4 + b"tEXt\x00token=sk_live_" + b"4eC3" * 8 + b"\x00" + bytes(300),
+    b"\x7fELF" + bytes(200) + b"\x00DB_PASSWORD=correcthorse\x00" + bytes(range(128, 256)),         # a binary
+])
+@pytest.mark.parametrize("mime", ["text/plain", "image/png", "application/octet-stream"])
+def test_a_payload_whose_bytes_are_not_utf8_has_its_ascii_secrets_redacted_and_every_other_byte_kept(raw, mime):
+    """Whatever the declared type and encoding, the ASCII secrets in a
+    base64 payload's bytes go; every byte outside them is kept."""
+    from reducers.media import redact_block
+    b64 = base64.b64encode(raw).decode()
+    for block in ({"type": "image", "source": {"type": "base64", "media_type": mime, "data": b64}},
+                  {"type": "file", "url": f"data:{mime};base64,{b64}"}):
+        out, n = redact_block(block)
+        encoded = out.get("url") or out["source"]["data"]
+        stored = base64.b64decode(encoded.split(",", 1)[-1])
+        assert n >= 1 and b"correcthorse" not in stored and b"4eC3" * 8 not in stored
+        kept = stored.replace(b"[REDACTED:stripe_key]", b"").replace(b"[REDACTED:secret_value]", b"")
+        assert kept == raw.replace(b"sk_live_" + b"4eC3" * 8, b"").replace(b"correcthorse", b"")
+
+
+def test_a_payload_declared_base64_that_is_not_base64_is_redacted_as_text():
+    from reducers.media import redact_block
+    block = {"type": "document", "source": {"type": "base64", "media_type": "text/plain",
+                                            "data": "DB_PASSWORD=correcthorse and more words"}}
+    out, n = redact_block(block)
+    assert n == 1 and "correcthorse" not in out["source"]["data"]
+
+
+@pytest.mark.parametrize("mime", ["text/plain", "image/png"])
+def test_a_payload_too_big_for_memory_has_the_secrets_in_its_bytes_redacted_as_it_streams(tmp_path, monkeypatch, mime):
+    """A base64 payload spilled to disk (over SPILL_CHARS) is decoded and
+    scanned as it streams; one with a secret is streamed again, encoded
+    with the secret replaced; one without stays byte for byte."""
+    import stores.big_lines
+    import stores.sources
+    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
+    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    keys = [f"ghp_{i:02d}" + "Ab3" * 12 for i in range(4)]
+    raw = b"".join(b"\xe9t\xe9 line %d\n" % i + (f"export GITHUB_TOKEN={keys[i // 1000]}\n".encode()
+                                                   if i % 1000 == 500 else b"") for i in range(4000))
+    clean = bytes(range(256)) * 200
+    blocks = [{"type": "image", "source": {"type": "base64", "media_type": mime,
+                                           "data": base64.b64encode(raw).decode()}},
+              {"type": "file", "url": f"data:{mime};base64," + base64.b64encode(clean).decode()}]
+    path = _write(tmp_path / "oa.jsonl", [{"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "read the log"}, *blocks]}]}])
+    assert cli("ingest", str(path)).code == 0
+    (event,) = cli("export").lines()
+    secret, untouched = event["attachments_content"]
+    stored = base64.b64decode(secret["source"]["data"])
+    assert [k for k in keys if k.encode() in stored] == [] and stored.count(b"[REDACTED:github_token]") == 4
+    assert stored.replace(b"[REDACTED:github_token]", b"K") == b"".join(
+        b"\xe9t\xe9 line %d\n" % i + (b"export GITHUB_TOKEN=K\n" if i % 1000 == 500 else b"") for i in range(4000))
+    assert untouched == blocks[1]

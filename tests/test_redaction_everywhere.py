@@ -54,7 +54,7 @@ def _commands(store: Path, p: Planter) -> None:
     for text in _some(p, "a note", 4):
         assert cli("--store", str(store), "note", "add", "-c", "decision", f"use {text} from now on").code == 0
     for text in _some(p, "trace context --query", 10):
-        assert cli("--store", str(store), "context", "--session", SID, "--query", text).code == 0
+        assert cli("--store", str(store), "context", "--session", SID, "--query", text, "--budget", "20000").code == 0
     calls = store.parent / f"{store.name}-calls.jsonl"
     calls.write_text("".join(json.dumps({
         "request": {"model": "claude-x", "max_tokens": 10, "system": f"deploy with {text}",

@@ -3,6 +3,7 @@ is not a terminal or --json is given, Rich tables on a terminal; notes,
 warnings and progress always on stderr so stdout stays clean data."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 from typing import Any, Iterable
@@ -28,6 +29,13 @@ class ReaderGone(Exception):
     OSError on purpose: click turns an EPIPE OSError into exit 1."""
 
 
+def _json_line(obj: Any) -> bytes:
+    try:
+        return orjson.dumps(obj, option=_JSON_OPTS, default=str) + b"\n"
+    except (TypeError, orjson.JSONEncodeError):     # a lone surrogate (a bad session id named in a result), a huge int
+        return json.dumps(obj, default=str).encode("ascii") + b"\n"
+
+
 def _write(data: bytes) -> None:
     try:
         sys.stdout.buffer.write(data)
@@ -45,12 +53,12 @@ class Output:
     # -- data (stdout) -----------------------------------------------------
 
     def emit(self, obj: Any) -> None:
-        _write(orjson.dumps(obj, option=_JSON_OPTS, default=str) + b"\n")
+        _write(_json_line(obj))
 
     def emit_many(self, objs: Iterable[Any]) -> int:
         n = 0
         for obj in objs:
-            _write(orjson.dumps(obj, option=_JSON_OPTS, default=str) + b"\n")
+            _write(_json_line(obj))
             n += 1
         return n
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, api_error_text, call_origin, conversation_session_id, error_draft, failure_text,
-                                     flatten_content, media_blocks, to_utc_iso, tool_call_text)
+                                     flatten_content, media_blocks, one_message, to_utc_iso, tool_call_text)
 
 NAME = "anthropic"
 PREFIX = "an"
@@ -221,8 +221,8 @@ class _Parser:
                 yield BadRecord(line, "empty message list")
                 return
             conv = self.open(None, rec[0])
-            for msg in rec:
-                yield from self.message(line, msg, conv)
+            for i, msg in enumerate(rec):
+                yield from one_message(line, i, self.message(line, msg, conv))
         elif isinstance(rec, dict) and "role" in rec:
             if self.loose is None:
                 self.loose = self.open(None, rec)
@@ -273,7 +273,7 @@ class _Parser:
             yield Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("system", 0),
                         turn_id=conv.turn(), line=line)
         for i, msg in enumerate(msgs[skip:], skip):
-            yield from self.message(line, msg, conv, i if skip else None)
+            yield from one_message(line, i, self.message(line, msg, conv, i if skip else None))
         response = rec.get("response")
         if response is None:
             return
@@ -289,7 +289,8 @@ class _Parser:
         model = response.get("model") or rec.get("model")
         extra = {"model": model} if isinstance(model, str) else None
         # in a continued conversation the reply has its place in the history the next call repeats
-        yield from self.message(line, {"role": "assistant", **response}, conv, len(msgs) if skip else "response", extra)
+        yield from one_message(line, "response", self.message(line, {"role": "assistant", **response}, conv,
+                                                              len(msgs) if skip else "response", extra))
 
     def batch_result(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
         """What came back for one batch request: the reply, or why there is none."""

@@ -8,12 +8,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import orjson
 
 from reducers.canonical import deep_json
-from reducers.drafts import Draft
+from reducers.drafts import BadRecord, Draft
 
 _ISO_FRACTION = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 _ALREADY_NORMAL = re.compile(r"\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d\.\d{3}Z")
@@ -185,7 +185,7 @@ def media_blocks(content: Any) -> list[dict]:
     for block in content:
         if not isinstance(block, dict):
             continue
-        if block.get("type") in MEDIA_TYPES:
+        if isinstance(block.get("type"), str) and block["type"] in MEDIA_TYPES:
             found.append(block)
         elif isinstance(block.get("content"), (list, dict)):
             found.extend(media_blocks(block["content"]))
@@ -268,3 +268,21 @@ def error_draft(conv: Conversation, returned: Any, text: str, line: int, ts: str
     conv.begin(returned)
     return Draft(kind="system", text=text, session_id=conv.session_id, key=conv.key("response", 0),
                  turn_id=conv.turn(), ts=ts, line=line, meta={"subtype": "error", **meta})
+
+
+def one_message(line: int, where: Any, drafts: Iterable) -> Iterator:
+    """The drafts of one message of a record that holds many (a whole
+    session's document, a request body's history): a message whose fields
+    the parser cannot read (a number where an object belongs) costs that
+    message only -- a BadRecord naming it -- not the rest of the record."""
+    it = iter(drafts)
+    while True:
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        except Exception as exc:              # any wrong-typed field deep inside
+            yield BadRecord(line, f"message {where}: could not read it ({type(exc).__name__}: {str(exc)[:200]}); "
+                                  f"the other messages are read without it")
+            return
+        yield item

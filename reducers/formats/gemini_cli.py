@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import compact_json, content_digest, derived_session_id, to_utc_iso, tool_call_text
+from reducers.formats.common import (compact_json, content_digest, derived_session_id, one_message, to_utc_iso,
+                                     tool_call_text)
 
 NAME = "gemini-cli"
 _MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
@@ -81,8 +82,8 @@ class _Parser:
         if _is_metadata(rec) and "id" not in rec:
             if self.session is None:
                 self.session = rec["sessionId"]
-            for msg in rec.get("messages") or ():
-                yield from self.message(line, msg)
+            for i, msg in enumerate(rec.get("messages") or ()):
+                yield from one_message(line, i, self.message(line, msg))
             return
         if "$rewindTo" in rec:
             target = rec["$rewindTo"]
@@ -94,8 +95,8 @@ class _Parser:
             return
         if isinstance(rec.get("$set"), dict):
             update = rec["$set"]
-            for msg in (update["messages"] if isinstance(update.get("messages"), list) else ()):
-                yield from self.message(line, msg)
+            for i, msg in enumerate(update["messages"] if isinstance(update.get("messages"), list) else ()):
+                yield from one_message(line, i, self.message(line, msg))
             kept = {k: v for k, v in update.items() if k not in _SKIPPED_SET_FIELDS}
             if kept:
                 session = self._session(rec)

@@ -39,7 +39,7 @@ from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, traffic_draft
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
-                                     media_blocks, tool_call_text)
+                                     media_blocks, one_message, tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
 from reducers.formats.openai_responses import (ResponsesItems, is_response_object, is_responses_body, is_saved_response,
                                                responses_opening, responses_session)
@@ -188,13 +188,13 @@ class _Parser(ResponsesItems, TrajectoryParts):
         shown = ""                                        # the output of the run's last call, if a submit
         if skip:                                          # a logged call: the messages it adds, by place
             for i in range(skip, len(msgs)):
-                yield from self.message(line, msgs[i], conv, i)
+                yield from one_message(line, i, self.message(line, msgs[i], conv, i))
         elif submitted is None:
-            for msg in msgs:
-                yield from self.message(line, msg, conv)
+            for i, msg in enumerate(msgs):
+                yield from one_message(line, i, self.message(line, msg, conv))
         else:
-            for msg in msgs:
-                for d in self.message(line, msg, conv):
+            for i, msg in enumerate(msgs):
+                for d in one_message(line, i, self.message(line, msg, conv)):
                     if isinstance(d, Draft) and d.kind == "tool_result":
                         shown = d.text if d.tool and d.tool.get("name") == "submit" else ""
                     yield d

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats.common import compact_json, content_digest, to_utc_iso, tool_call_text
+from reducers.formats.common import compact_json, content_digest, one_message, to_utc_iso, tool_call_text
 
 NAME = "opencode"
 _BOOKKEEPING = ("step-start", "step-finish", "snapshot")
@@ -48,17 +48,16 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
     for line, rec in records:
         if _is_export(rec):
             session = ctx.session or rec["info"]["id"]
-            yield from _session_info(rec["info"], session, line)
+            yield from one_message(line, "info", _session_info(rec["info"], session, line))
             turn = None
-            for msg in rec["messages"]:
-                turn, drafts = _message(msg, session, line, turn)
-                yield from drafts
+            for i, msg in enumerate(rec["messages"]):
+                turn = _turn(msg, session, turn)
+                yield from one_message(line, i, _message(msg, session, line, turn))
             if isinstance(rec.get("todos"), list) and rec["todos"]:
-                yield _todos(rec["todos"], session, line, turn, rec["info"])
+                yield from one_message(line, "todos", _todos(rec["todos"], session, line, turn, rec["info"]))
         elif _is_message(rec):
             session = ctx.session or str(rec["info"].get("sessionID") or "opencode")
-            _, drafts = _message(rec, session, line, None)
-            yield from drafts
+            yield from _message(rec, session, line, _turn(rec, session, None))
         else:
             yield BadRecord(line, "not an OpenCode export ({info, messages}) or message ({info, parts})")
 
@@ -67,17 +66,29 @@ def _session_info(info: dict, session: str, line: int) -> Iterator[Draft]:
     if info.get("title"):
         yield Draft(kind="system", text=f"Session title: {info['title']}", session_id=session,
                     key=f"{NAME}/{session}/title/{content_digest(info['title'])}", line=line,
-                    ts=to_utc_iso((info.get("time") or {}).get("created")),
+                    ts=_time(info, "created"),
                     meta={"subtype": "title", **{k: info[k] for k in ("directory", "projectID", "parentID", "version")
                                                  if info.get(k)}})
 
 
-def _message(msg: dict, session: str, line: int, turn: str | None) -> tuple[str | None, list[Draft]]:
+def _time(holder: dict, key: str) -> str | None:
+    """holder["time"][key] as a UTC ISO time, if it is one."""
+    times = holder.get("time")
+    return to_utc_iso(times.get(key)) if isinstance(times, dict) else None
+
+
+def _turn(msg: Any, session: str, turn: str | None) -> str | None:
+    """The turn a message belongs to: a user message starts one."""
+    info = msg.get("info") if isinstance(msg, dict) else None
+    if isinstance(info, dict) and info.get("role") == "user" and "id" in info:
+        return f"{session}/{info['id']}"
+    return turn
+
+
+def _message(msg: dict, session: str, line: int, turn: str | None) -> Iterator[Draft]:
     info = msg["info"]
     mid, role = info["id"], info["role"]
-    ts = to_utc_iso((info.get("time") or {}).get("created"))
-    if role == "user":
-        turn = f"{session}/{mid}"
+    ts = _time(info, "created")
     meta = {k: info[k] for k in ("modelID", "providerID", "agent", "mode") if isinstance(info.get(k), str)} or None
     out: list[Draft] = []
     for part in msg["parts"]:
@@ -85,7 +96,7 @@ def _message(msg: dict, session: str, line: int, turn: str | None) -> tuple[str 
             continue
         pid = str(part.get("id") or content_digest(part))
         key = f"{NAME}/{session}/{mid}/{pid}"
-        pts = to_utc_iso((part.get("time") or {}).get("start")) or ts
+        pts = _time(part, "start") or ts
         ptype = part["type"]
         if ptype == "text":
             extra = {k: True for k in ("synthetic", "ignored") if part.get(k)}
@@ -113,7 +124,7 @@ def _message(msg: dict, session: str, line: int, turn: str | None) -> tuple[str 
                                              + (f": {message}" if message else ""),
                          session_id=session, key=f"{NAME}/{session}/{mid}/error", turn_id=turn, ts=ts, line=line,
                          uuid=mid, meta={"subtype": "error"}))
-    return turn, out
+    yield from out
 
 
 def _tool(part: dict, session: str, key: str, turn, ts, line: int, mid: str) -> list[Draft]:
@@ -126,7 +137,7 @@ def _tool(part: dict, session: str, key: str, turn, ts, line: int, mid: str) -> 
     status = state.get("status")
     if status in ("completed", "error"):
         text = state.get("output") if status == "completed" else f"Error: {state.get('error')}"
-        end = to_utc_iso((state.get("time") or {}).get("end")) or ts
+        end = _time(state, "end") or ts
         drafts.append(Draft(kind="tool_result", text=text if isinstance(text, str) else compact_json(text),
                             session_id=session, key=f"{key}/result", turn_id=turn, ts=end, line=line, uuid=mid,
                             tool={"name": name, "call_id": call_id, "is_error": status == "error"},
@@ -152,9 +163,9 @@ def _other_text(part: dict) -> str:
     return compact_json(rest)
 
 
-def _todos(todos: list, session: str, line: int, turn, info: dict) -> Draft:
+def _todos(todos: list, session: str, line: int, turn, info: dict) -> Iterator[Draft]:
     lines = [f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in todos if isinstance(t, dict)]
     text = "Todos:\n" + "\n".join(lines)
-    return Draft(kind="task_state", text=text, session_id=session, key=f"{NAME}/{session}/todos/{content_digest(todos)}",
-                 turn_id=turn, ts=to_utc_iso((info.get("time") or {}).get("updated")), line=line,
-                 meta={"todos": todos})
+    yield Draft(kind="task_state", text=text, session_id=session, key=f"{NAME}/{session}/todos/{content_digest(todos)}",
+                turn_id=turn, ts=_time(info, "updated"), line=line,
+                meta={"todos": todos})

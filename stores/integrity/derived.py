@@ -40,6 +40,7 @@ QUICK_CHECK_MAX_BYTES = 8 << 20     # writers run quick_check on SQLite files up
 _CHUNK = 1 << 20
 _SQLITE_SIDE = ("-journal", "-wal", "-shm")
 _SQLITE_FILES = ("positions.db",)
+_TANTIVY_LOCKS = (".tantivy-writer.lock", ".tantivy-meta.lock")
 _TANTIVY_FILE = re.compile(r"meta\.json|[0-9a-f]{32}(\.\d+)?\.[a-z]+")
 
 
@@ -132,11 +133,22 @@ def fulltext_damage(store: Path, depth: int = STAT) -> list[Damage]:
     why = sqlite_problem(directory / "positions.db", depth)
     if why:
         found.append(Damage("fulltext", "fulltext/positions.db", why))
+    for lock in _TANTIVY_LOCKS:              # Tantivy opens them to write: a folder or a link there stops every writer
+        if _not_a_file(directory / lock):
+            found.append(Damage("fulltext", f"fulltext/{lock}", "is not a regular file (Tantivy's lock file)"))
     if depth >= OPEN and not _file_list(directory / ".managed.json"):
         # Tantivy's list of its files (rewritten whenever it makes one, so
         # not recorded by stat): it must still read as that list.
         found.append(Damage("fulltext", "fulltext/.managed.json", "is not Tantivy's list of its files"))
     return found
+
+
+def _not_a_file(path: Path) -> bool:
+    """Something other than a regular file stands at `path` (nothing: False)."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _file_list(path: Path) -> bool:
@@ -243,6 +255,9 @@ def sqlite_problem(path: Path, depth: int) -> str | None:
         return "is a symbolic link (TRACE never makes one)"
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
+    for suffix in _SQLITE_SIDE:               # SQLite opens these beside it: a folder there makes it read-only
+        if _not_a_file(path.with_name(path.name + suffix)):
+            return f"has a {suffix} beside it that is not a regular file"
     if st.st_size == 0:
         return "is empty (TRACE writes its tables as it creates it: cut short)"
     with open(path, "rb") as f:
@@ -300,7 +315,7 @@ def discard(store: Path, damage: list[Damage]) -> None:
     for part in dict.fromkeys(d.part for d in damage):
         if part == "state":
             for suffix in ("", *_SQLITE_SIDE):
-                (store / f"state.db{suffix}").unlink(missing_ok=True)
+                _remove(store / f"state.db{suffix}")         # (a folder made where the file belongs too)
         elif part == "cache":
             for d in damage:
                 if d.part == "cache":

@@ -187,3 +187,69 @@ def test_sessions_are_known_from_the_log_while_state_db_is_damaged(tmp_path, tra
     assert require_session(store, "abc") == "abc-session"
     assert session_tokens(store, "abc-session") == tokens
     assert cli("context", "--session", "abc", "--budget", "2000", "--no-recall").code == 0
+
+
+def _folder_in_place(path: Path) -> None:
+    if path.exists():
+        path.unlink()
+    path.mkdir()
+
+
+def _link_loop(path: Path) -> None:
+    if path.exists():
+        path.unlink()
+    path.symlink_to(path.name)
+
+
+@pytest.mark.parametrize("rel, make", [
+    ("state.db", _folder_in_place), ("state.db", _link_loop), ("state.db-shm", _folder_in_place),
+    ("state.db-wal", _folder_in_place), ("fulltext/.tantivy-writer.lock", _folder_in_place),
+    ("fulltext/.tantivy-writer.lock", _link_loop), ("fulltext/positions.db-journal", _folder_in_place),
+])
+def test_a_folder_or_a_link_loop_where_a_derived_file_belongs_is_derived_damage(pristine, tmp_path, rel, make):
+    """Not a file at all where state.db, SQLite's side files or Tantivy's
+    lock belong: verify names it (exit 6), writers rebuild past it, and
+    `verify --repair` clears it -- never a generic I/O error."""
+    store_src, _, expected = pristine
+    store = tmp_path / "store"
+    shutil.copytree(store_src, store, symlinks=True)
+    make(store / rel)
+
+    def trace(*args):
+        run = cli("--store", str(store), *args)
+        assert "Traceback" not in run.err and "please report" not in run.err, (rel, args, run.err)
+        return run
+
+    verify = trace("verify")
+    assert verify.code == 6 and rel.split("-")[0].split("/")[0] in verify.err, (rel, verify.code, verify.err)
+    assert [h["seq"] for h in trace(*QUERY).lines()] == expected
+    assert trace("ingest", str(openai_conversations(tmp_path / "new.jsonl", 1, prefix="later"))).code == 0
+    assert trace("verify", "--repair").code == 0
+    assert trace("verify").code == 0
+
+
+def test_a_file_or_a_dangling_link_where_the_logs_folders_belong_is_an_integrity_failure(pristine, tmp_path):
+    """segments/ and artifacts/ hold the only copy of the history: anything
+    else in their place is exit 5 naming it, in readers and writers alike,
+    never "no store here" (which invites a fresh ingest)."""
+    store_src, _, _ = pristine
+    for folder, make in (("segments", _link_loop), ("artifacts", None)):
+        store = tmp_path / folder
+        shutil.copytree(store_src, store, symlinks=True)
+        if make is None:
+            shutil.rmtree(store / folder, ignore_errors=True)
+            (store / folder).write_text("x")
+        else:
+            shutil.rmtree(store / folder)
+            make(store / folder)
+        for args in (QUERY, ["verify"], ["stats"], ["ingest", str(openai_conversations(tmp_path / "n.jsonl", 1))]):
+            run = cli("--store", str(store), *args)
+            assert run.code == 5 and f"not the store's {folder}/ folder" in run.err, (folder, args, run.code, run.err)
+
+
+def test_a_folder_where_the_lock_file_belongs_is_one_clear_line(tmp_path, trace_home):
+    assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "a.jsonl", 1))).code == 0
+    (trace_home / "LOCK").unlink()
+    (trace_home / "LOCK").mkdir()
+    run = cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "b.jsonl", 1)))
+    assert run.code == 1 and "is a folder, not TRACE's lock file" in run.err

@@ -249,3 +249,49 @@ def test_a_file_named_past_any_seq_in_segments_is_not_a_segment(store, tmp_path,
     assert run.code == 0 and "report it" not in run.err, run.err
     assert cli("recall", "b", "--mode", "fulltext").code in (0, 3)
     assert cli("verify").code == 0
+
+
+def _segment_to_directory(store):
+    seg = store.segments()[1].path
+    seg.unlink()
+    seg.mkdir()
+
+
+def _segment_to_dangling_symlink(store):
+    seg = store.segments()[1].path
+    seg.unlink()
+    seg.symlink_to(seg.parent / "nowhere.jsonl")
+
+
+def _segment_to_symlink_loop(store):
+    seg = store.segments()[1].path
+    seg.unlink()
+    seg.symlink_to(seg)
+
+
+def _segment_to_fifo(store):
+    seg = store.segments()[1].path
+    seg.unlink()
+    os.mkfifo(seg)
+
+
+@pytest.mark.parametrize("tamper", [_segment_to_directory, _segment_to_dangling_symlink, _segment_to_symlink_loop,
+                                    _segment_to_fifo])
+def test_a_segment_name_on_something_that_is_no_file_is_an_integrity_failure_naming_the_fix(store, tmp_path, tamper):
+    """Every command that reads the log says which path it is and what to
+    do, with exit 5 (never a generic exit 1, never a hang on a pipe);
+    once it is moved out of segments/, the loss is named and `trace verify
+    --repair` records it, and the store takes new events again."""
+    tamper(store)
+    for args in (("verify",), ("recall", "question"), ("stats",), ("export",), ("reindex",),
+                 ("ingest", "--no-embed", str(openai_conversations(tmp_path / "b.jsonl", 1))), ("verify", "--repair")):
+        run = cli(*args)
+        assert run.code == 5, (args, run.code, run.err)
+        assert "not a segment file" in run.out + run.err and "trace verify --repair" in run.out + run.err, args
+        assert "Traceback" not in run.err
+    bad = next(p for p in (store.dir / "segments").iterdir() if not p.is_file())
+    os.rename(bad, tmp_path / "moved-aside")
+    assert cli("verify").code == 5
+    assert cli("verify", "--repair").code == 0
+    assert cli("verify").code == 0
+    assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "c.jsonl", 1))).code == 0
