@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from reducers.recall_block import strip_recalled
-from reducers.tasks import TODO_TOOLS
+from reducers.tasks import TODO_TOOLS, string_items
 from reducers.terms import TRIVIAL_WORDS, words
 from reducers.tool_inputs import DONE_STATUSES, PATH_KEYS, command_text, parsed_input, todo_items
 
@@ -86,14 +86,14 @@ class WorkingState:
     def from_json(cls, data: dict | None) -> "WorkingState":
         if not isinstance(data, dict):
             return cls()
-        texts = _strings(data.get("blockers"))
-        targets = _strings(data.get("blocker_targets"))
+        texts = string_items(data.get("blockers"))
+        targets = string_items(data.get("blocker_targets"))
         pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
         return cls(current_task=data.get("current_task") if isinstance(data.get("current_task"), str) else None,
-                   task_chain=_strings(data.get("task_chain")), completed=_strings(data.get("completed")),
-                   open_files=_strings(data.get("open_files")), decisions=_strings(data.get("recent_decisions")),
+                   task_chain=string_items(data.get("task_chain")), completed=string_items(data.get("completed")),
+                   open_files=string_items(data.get("open_files")), decisions=string_items(data.get("recent_decisions")),
                    blockers=[{"on": targets[i] if i < len(targets) else "", "text": t} for i, t in enumerate(texts)],
-                   requests=_strings(data.get("requests")), todo=bool(data.get("todo")), tools=bool(data.get("tools")),
+                   requests=string_items(data.get("requests")), todo=bool(data.get("todo")), tools=bool(data.get("tools")),
                    pending={str(k): list(v) for k, v in pending.items() if isinstance(v, list)},
                    seq=int(data.get("seq") or 0), ts=data.get("ts"))
 
@@ -102,10 +102,6 @@ class WorkingState:
         to keep: in a plain chat the last request is all there is, and it
         is in the conversation already."""
         return self.tools and any(self.visible().values())
-
-
-def _strings(value) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def fold(state: WorkingState, event: dict) -> WorkingState:
@@ -145,17 +141,6 @@ def render(state: WorkingState) -> str:
     if state.blockers:
         lines.append("Blockers: " + "; ".join(b["text"] for b in state.blockers))
     return "\n".join(lines)
-
-
-def open_loops(state_json: dict) -> str:
-    """What is still open (the task, the open steps of its todo list,
-    blockers): the terms recall's task conditioning should favour. Earlier
-    requests are not open loops."""
-    parts = [state_json.get("current_task") or ""]
-    if state_json.get("todo"):
-        parts += _strings(state_json.get("task_chain"))
-    parts += _strings(state_json.get("blockers"))
-    return "\n".join(p for p in parts if p)
 
 
 # -- user requests -----------------------------------------------------------

@@ -8,7 +8,6 @@ checks the bytes against their id as they stream. Ids are checked against
 the store."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import zlib
@@ -62,7 +61,8 @@ class ArtifactStore:
         """Store a stream of bytes; returns (artifact id, byte count)."""
         ensure_dir(self.root)
         tmp = self.root / f".incoming-{os.getpid()}-{id(chunks)}"
-        digest = hashlib.sha256()
+        from hashlib import sha256        # here: hashlib loads OpenSSL (~5 ms a cold recall never needs)
+        digest = sha256()
         size = 0
         comp = zlib.compressobj(_LEVEL, zlib.DEFLATED, 31)   # 31: gzip container
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -106,7 +106,8 @@ class ArtifactStore:
     def put(self, data: bytes) -> tuple[str, int]:
         """Store bytes held in memory. Content already stored (the same
         output read again, a re-sent image) costs one hash, not a compression."""
-        artifact_id = hashlib.sha256(data).hexdigest()
+        from hashlib import sha256
+        artifact_id = sha256(data).hexdigest()
         if artifact_id in self._present or self.path_for(artifact_id).is_file():
             self._remember(artifact_id)
             return artifact_id, len(data)
@@ -129,7 +130,8 @@ class ArtifactStore:
         if not path.is_file():
             raise TraceError(f"artifact {artifact_id} is missing from {self.root}; "
                              f"run `trace verify` to list every missing artifact")
-        digest = hashlib.sha256()
+        from hashlib import sha256
+        digest = sha256()
         held = b""
         for piece in _gunzip(path, artifact_id):
             digest.update(piece)

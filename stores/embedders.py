@@ -46,7 +46,7 @@ class WordLlamaEmbedder:
         self.weights = _read_safetensor(self.root / "weights" / "l2_supercat_256.safetensors", "embedding.weight")
         self.dim = dim
         self._tokenizer = None
-        self._bpe: tuple[dict, dict] | None = None
+        self._bpe: tuple | None = None
 
     @property
     def tokenizer(self):
@@ -63,10 +63,8 @@ class WordLlamaEmbedder:
         same ids as the Rust tokenizer without building it."""
         from reducers.bpe import bpe_ids
         if self._bpe is None:
-            import orjson
-            model = orjson.loads((self.root / "tokenizers" / TOKENIZER_FILE).read_bytes())["model"]
-            merges = model["merges"]
-            self._bpe = (model["vocab"], {m if isinstance(m, str) else " ".join(m): i for i, m in enumerate(merges)})
+            from stores.tokenizer.wordllama_tables import bpe_tables
+            self._bpe = bpe_tables(self.root / "tokenizers" / TOKENIZER_FILE)      # cached flat tables (~45 ms less)
         ids = bpe_ids(text[:EMBED_MAX_CHARS], *self._bpe)[:_MAX_TOKENS]
         out = np.zeros(self.dim, dtype=np.float32)
         if ids:

@@ -20,6 +20,9 @@ _DEMOTING = {"UPDATE": "UPDATE", "SUPERSEDE": "UPDATE", "DELETE": "DELETE"}
 
 def ledger_marks(store: Path) -> dict[int, str]:
     """target seq -> "UPDATE" | "DELETE" (the latest decision wins)."""
+    from stores.sweep.files import KNOWLEDGE, LEDGER
+    if not (store / LEDGER).exists() and not (store / KNOWLEDGE).exists():
+        return {}                  # no sweep yet: a cold recall skips loading the fact reconciler (~10 ms)
     from reducers.fact_reconcile import demotions
     from stores.sweep.files import read_jsonl
     from stores.sweep.knowledge_file import read_knowledge

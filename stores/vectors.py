@@ -15,6 +15,7 @@ so a crash leaves the previous index and watermark intact."""
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import orjson
@@ -54,6 +55,7 @@ class VectorIndex:
         self._embedder = None
         self._dirty = False
         self._meta: dict | None = None
+        self._rows_read = None          # _rows(): (vectors, labels, order), or () when unreadable
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -173,6 +175,14 @@ class VectorIndex:
         if self.count == 0 or not seqs:
             return {}
         import numpy as np
+        rows = self._rows()
+        if rows is not None:
+            vectors, labels, order = rows
+            wanted = np.asarray(seqs, dtype=np.uint64)
+            at = order[np.minimum(np.searchsorted(labels, wanted, sorter=order), len(order) - 1)]
+            held = labels[at] == wanted
+            present = [s for s, ok in zip(seqs, held.tolist()) if ok]
+            return dict(zip(present, np.array(vectors[at[held]], dtype=np.float32)))
         index = self._load()
         try:
             present = list(seqs)
@@ -184,8 +194,41 @@ class VectorIndex:
             vecs = index.get_items(present)
         return dict(zip(present, np.asarray(vecs, dtype=np.float32)))
 
+    def _rows(self):
+        """(vectors, labels, label order) read from hnsw.bin where it lies,
+        or None when its layout is not the one expected. hnswlib's
+        get_items cost ~10 µs a vector (~1.2 ms a hybrid query at 1M
+        events); the same stored (normalised) floats sit in the file's
+        level-0 block, one fixed-size record per element: the vector at
+        offset_data, the label (the event's seq) after it."""
+        if self._rows_read is None:
+            self._rows_read = _level0_rows(self.path, self.meta())
+        return self._rows_read or None
+
     def close(self) -> None:
         self._index = None
+        self._rows_read = None
+
+
+_HEADER = struct.Struct("<6QiI3QdQ")     # hnswlib 0.8's saveIndex: offsetLevel0 .. ef_construction (96 bytes)
+
+
+def _level0_rows(path: Path, meta: dict):
+    """See VectorIndex._rows; () when the file is not laid out as expected."""
+    import numpy as np
+    try:
+        data = np.memmap(path, dtype=np.uint8, mode="r")
+        off0, _, count, size, label_at, vec_at, *_ = _HEADER.unpack_from(data, 0)
+    except (OSError, ValueError, struct.error):
+        return ()
+    dim = int(meta.get("dim") or 0)
+    if (off0 != 0 or count != meta.get("count") or count == 0 or label_at != vec_at + 4 * dim
+            or size != label_at + 8 or data.size < _HEADER.size + count * size):
+        return ()
+    block = data[_HEADER.size:_HEADER.size + count * size].reshape(count, size)
+    vectors = block[:, vec_at:label_at].view(np.float32)
+    labels = np.ascontiguousarray(block[:, label_at:size]).view(np.uint64).ravel()
+    return vectors, labels, np.argsort(labels, kind="stable")
 
 
 def _has_label(index, seq: int) -> bool:

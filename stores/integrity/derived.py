@@ -23,7 +23,6 @@ size and mtime (a bit flipped by the disk) is for FULL to find."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
@@ -333,7 +332,8 @@ def _remove(path: Path) -> None:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+    from hashlib import sha256         # only a full check hashes: a recall's quick check does not load OpenSSL
+    digest = sha256()
     with open(path, "rb") as f:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)

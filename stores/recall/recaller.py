@@ -35,7 +35,6 @@ from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, s
                              similarity_matrix, task_factor)
 from reducers.query_dates import named_spans
 from reducers.redact import MAX_SECRET, redact
-from reducers.redact_fields import redact_value
 from reducers.reflection import apply_tuning
 from reducers.snippets import snippet
 from reducers.speakers import named_speakers
@@ -79,6 +78,7 @@ class Recaller:
         self._tasks: dict[str, set[str]] = {}
         self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
+        self._held: dict[int, Candidate] = {}      # candidates whose `held` gather measured against the query
         self.vector_lag = 0
         self.fulltext_lag = 0
         self._vectors_unusable = False
@@ -163,6 +163,7 @@ class Recaller:
         from stores.recall.exact import occurrences
         t0 = time.perf_counter()
         self._events = {}
+        self._held = {}
         filters = q.filters()
         qwords, qexact = query_words(q.query), exact_query_terms(q.query)
         qterms = self.fulltext.query_terms(qwords, qexact)
@@ -171,7 +172,7 @@ class Recaller:
         if q.mode != "fulltext" and self.vectors.count:
             qvec = self.vectors.embedder().embed_query(q.query)
         exact = occurrences(self, q, filters) if q.mode != "vector" else []
-        cands = self.gather(qterms, qvec, filters, q.mode, hop=1)
+        cands = self.gather(qterms, qvec, filters, q.mode, hop=1, held_terms=qterms)
         self.measure(cands, qterms, qvec)
         ranked = self.rank(cands, q, named, qterms)
         if q.hops == 2 and ranked:
@@ -187,9 +188,11 @@ class Recaller:
         self._log(q, hits, time.perf_counter() - t0)
         return hits
 
-    def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int) -> dict[int, Candidate]:
+    def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int,
+               held_terms: list[QueryTerm] | None = None) -> dict[int, Candidate]:
         """Candidates from the lexical query, the vector index and the
-        neighbours of the strongest, located by the index's columns."""
+        neighbours of the strongest, located by the index's columns; with
+        `held_terms`, what each holds of them is measured on the way."""
         cands: dict[int, Candidate] = {}
         if mode != "vector" and qterms:
             found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_BOOST)
@@ -201,21 +204,36 @@ class Recaller:
                 found = self.fulltext.lexical(qterms, filters, CANDIDATES, cover=COVER, ctx_boost=CTX_FALLBACK)
             for h in found:
                 cands[h.seq] = _candidate(h, hop)
+        near: dict[int, float] = {}
         if qvec is not None and mode != "fulltext":
             near = dict(self.vectors.search(qvec, VECTOR_CANDIDATES))
-            if near:
-                for h in self.fulltext.lookup([s for s in near if s not in cands], filters):
-                    cands[h.seq] = _candidate(h, hop)
-                for seq, cos in near.items():
-                    if seq in cands:
-                        cands[seq].cosine = cos
+        held = held_terms if mode != "vector" and held_terms else None
+        # The vector hits join with BM25 0. When the lexical hits alone fill
+        # the neighbours' anchors, those hits are located by the neighbours'
+        # query below (one index query less); else first, as anchors.
+        fold = bool(held) and sum(c.bm25 > 0 for c in cands.values()) >= NEIGHBOUR_ANCHORS
+        if near and not fold:
+            for h in self.fulltext.lookup([s for s in near if s not in cands], filters):
+                cands[h.seq] = _candidate(h, hop)
         if mode != "vector" and cands:
             # Neighbours of the strongest candidates join with BM25 0, so
-            # the turn next to a match can be lifted by it.
+            # the turn next to a match can be lifted by it. With the query's
+            # terms, the same query measures what every candidate holds of
+            # them (measure() then skips those).
             anchors = sorted(cands.values(), key=lambda c: -c.bm25)[:NEIGHBOUR_ANCHORS]
-            for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters):
-                if h.seq not in cands:
-                    cands[h.seq] = _candidate(h, hop)
+            for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters, held=held,
+                                              also=[c.gp for c in cands.values()] if held else (),
+                                              seqs=[s for s in near if s not in cands] if fold else ()):
+                c = cands.get(h.seq)
+                if c is None:
+                    c = cands[h.seq] = _candidate(h, hop)
+                    c.bm25 = 0.0
+                if held:
+                    c.held = h.score
+                    self._held[h.seq] = c
+        for seq, cos in near.items():
+            if seq in cands:
+                cands[seq].cosine = cos
         return cands
 
     def measure(self, cands: dict[int, Candidate], qterms: list[QueryTerm], qvec) -> None:
@@ -223,9 +241,10 @@ class Recaller:
         of the query terms it holds, and its cosine to the query when it has
         a vector."""
         todo = [seq for seq, c in cands.items() if not c.measured]
-        if qterms and todo:
-            held = self.fulltext.held_idf(todo, qterms)
-            for seq in todo:
+        unheld = [seq for seq in todo if self._held.get(seq) is not cands[seq]]    # gather measured the others
+        if qterms and unheld:
+            held = self.fulltext.held_idf(unheld, qterms)
+            for seq in unheld:
                 cands[seq].held = held.get(seq, 0.0)
         if qvec is not None:
             from stores.vectors import EMBED_KINDS, MIN_CHARS
@@ -363,11 +382,11 @@ class Recaller:
     def _task_terms(self, session_id: str) -> set[str]:
         if session_id not in self._tasks:
             terms: set[str] = set()
-            hit = self.fulltext.latest(session_id, ["task_state"])
-            if hit is None:
-                hit = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
-            if hit is not None:
-                e = read_event_at(self.store.segments_dir, hit.segment, hit.offset)
+            at = self.fulltext.latest(session_id, ["task_state"])
+            if at is None:
+                at = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
+            if at is not None:
+                e = read_event_at(self.store.segments_dir, *at)
                 if e is not None:
                     terms = set(query_words(open_loops_text(e)))
             self._tasks[session_id] = terms
@@ -382,7 +401,11 @@ class Recaller:
                "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
                            for h in hits],
                "latency_ms": round(seconds * 1000, 3)}
-        line = orjson.dumps(redact_value(row)[0]) + b"\n"      # a query may quote a secret
+        line = orjson.dumps(row)
+        if redact(line.decode())[1]:           # a filter may quote a secret too (the query is redacted above)
+            from reducers.redact_fields import redact_value
+            line = orjson.dumps(redact_value(row)[0])
+        line += b"\n"
         try:
             fd = os.open(self.store.dir / "retrievals.jsonl",
                          os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)   # never through a link

@@ -33,7 +33,7 @@ def load_tables(name: str) -> tuple[str, object, dict[str, int], object]:
     encoder built; else from tiktoken, whose encoder comes along, cached for
     next time."""
     path = cache_dir() / f"{name}-{_fingerprint()}.ranks"
-    parts = _read(path)
+    parts = read_ranks(path)
     if parts is not None and parts[0].get("name") == name:
         header, ranks = parts
         return header["pat_str"], ranks, header["special_tokens"], None
@@ -59,7 +59,9 @@ def _fingerprint() -> str:
     return hashlib.sha1("\n".join(sorted(seen)).encode()).hexdigest()[:12]
 
 
-def _read(path: Path) -> tuple[dict, RankTable] | None:
+def read_ranks(path: Path) -> tuple[dict, RankTable] | None:
+    """(header, table) of a ranks file write_ranks wrote, or None when it
+    is missing, of another format, cut short or damaged."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -78,12 +80,19 @@ def _read(path: Path) -> tuple[dict, RankTable] | None:
 
 
 def _write(path: Path, enc) -> None:
-    laid = layout(enc._mergeable_ranks)
+    write_ranks(path, {"name": enc.name, "pat_str": enc._pat_str, "special_tokens": enc._special_tokens},
+                enc._mergeable_ranks)
+
+
+def write_ranks(path: Path, header: dict, ranks: dict[bytes, int]) -> None:
+    """`ranks` (which must run 0..n-1) as a flat table after `header`,
+    written to a temporary name and renamed into place; nothing when the
+    ranks are not dense or the directory cannot be written."""
+    laid = layout(ranks)
     if laid is None:
         return                                   # not the dense ranks this format holds
     body, count, n_slots = laid
-    header = {"name": enc.name, "pat_str": enc._pat_str, "special_tokens": enc._special_tokens,
-              "count": count, "slots": n_slots, "body_bytes": len(body), "crc32": zlib.crc32(body)}
+    header = {**header, "count": count, "slots": n_slots, "body_bytes": len(body), "crc32": zlib.crc32(body)}
     head = MAGIC + json.dumps(header).encode()
     head += b" " * (-(len(head) + 1) % 4) + b"\n"      # the body starts 4-byte aligned
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

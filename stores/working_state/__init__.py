@@ -44,8 +44,8 @@ def _from_log(store, session_id: str) -> tuple[int, dict] | None:
     from stores.segments import read_event_at
     index = FulltextIndex(store.dir)
     try:
-        hit = index.latest(session_id, ["task_state"]) if index.open() is not None else None
-        event = read_event_at(store.segments_dir, hit.segment, hit.offset) if hit else None
+        at = index.latest(session_id, ["task_state"]) if index.open() is not None else None
+        event = read_event_at(store.segments_dir, *at) if at else None
     finally:
         index.close()
     if event is None:

@@ -120,6 +120,13 @@ def headline(sections: list[dict]) -> list[dict]:
         if "tantivy_p50_ms" in r:
             add("recall", f"fulltext recall p50, {n} events", r["fulltext_p50_ms"], "ms", "raw Tantivy p50",
                 r["tantivy_p50_ms"], r["fulltext_vs_tantivy"], "lower")
+            add("recall", f"hybrid recall p50, {n} events", r["hybrid_p50_ms"], "ms", "raw Tantivy p50",
+                r["tantivy_p50_ms"], r["hybrid_vs_tantivy"], "lower")
+        for mode in ("fulltext", "hybrid"):
+            if f"cold_{mode}_cpu_ms" in r and r.get("cold_tantivy_cpu_ms"):
+                add("recall", f"cold trace recall --mode {mode} (CPU), {n} events", r[f"cold_{mode}_cpu_ms"], "ms",
+                    "a cold raw Tantivy process (CPU)", r["cold_tantivy_cpu_ms"],
+                    round(r[f"cold_{mode}_cpu_ms"] / r["cold_tantivy_cpu_ms"], 2), "lower")
         for tool, label in (("grep", "grep -F"), ("rg", "ripgrep")):
             if f"{tool}_p50_ms" in r:
                 add("recall", f"exact needle p50, {n} events", r["exact_p50_ms"], "ms", f"{label} over the segments",

@@ -6,13 +6,18 @@ needles.py) with needles spread through it is ingested (each session's
 subjects carry its own tag, so a question about a subject has one answer
 in the whole store) (embedding on, so
 ingest-with-embedding speed is measured too); then, in process, p50/p95 of
-recall in fulltext, vector and hybrid mode over the needle questions; the
-wall time of a cold `trace recall` process in fulltext and hybrid mode; and
-for an exact needle (the value itself), `grep -F` and ripgrep (when it is
-installed) over the raw segments and SQLite FTS5 over the same texts — with the recall
-of each, so "faster" is only claimed at equal recall."""
+recall in fulltext, vector and hybrid mode over the needle questions,
+beside raw Tantivy (one stemmed field, the same questions) and SQLite FTS5
+over the same texts; the wall and CPU time of a cold `trace recall`
+process in fulltext and hybrid mode (bytecode cached, as installed),
+beside a cold raw Tantivy process; and for an exact needle (the value
+itself), `grep -F` and ripgrep (when it is installed) over the raw
+segments — with the recall of each, so "faster" is only claimed at equal
+recall. With --workdir and --reuse, stores an earlier run built are
+measured again (the peers are rebuilt each run)."""
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import statistics
@@ -20,13 +25,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from trace_cli.bench.needles import build_session
+import orjson
+
+from trace_cli.bench.needles import Needle, build_session
 
 TURNS_PER_SESSION = 500
 QUERIES = 40
+BUILT = "built.json"           # written when a store's build finished: --reuse takes it as it is
 
 
 def _pct(values: list[float], p: float) -> float:
@@ -38,6 +47,8 @@ def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
     """Write sessions of agent turns (4 events each) with needles, ingest
     them; returns (store dir, needles, ingest events/s)."""
     from stores.store import Store
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
     turns = max(events // 4, 1)
     src = root / "sessions.jsonl"
     needles = []
@@ -55,32 +66,57 @@ def _build(root: Path, events: int, seed: int) -> tuple[Path, list, float]:
     store_dir = root / "store"
     t = time.perf_counter()
     added = sum(r.added for r in Store(store_dir).ingest([str(src)]))
-    return store_dir, needles, added / (time.perf_counter() - t)
+    rate = added / (time.perf_counter() - t)
+    (root / BUILT).write_bytes(orjson.dumps({"events": events, "seed": seed, "ingest_events_per_s": rate,
+                                            "needles": [asdict(n) for n in needles]}))
+    return store_dir, needles, rate
 
 
-def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], float]:
+def _built(root: Path, events: int, seed: int) -> tuple[Path, list, float] | None:
+    """A store an earlier run built here with the same size and seed (it
+    wrote BUILT last, so a build stopped half-way is not reused)."""
+    try:
+        meta = orjson.loads((root / BUILT).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if meta.get("events") != events or meta.get("seed") != seed or not (root / "store").is_dir():
+        return None
+    return root / "store", [Needle(**n) for n in meta["needles"]], meta["ingest_events_per_s"]
+
+
+def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[float], float]:
+    """Wall and CPU ms of each question (after one warm-up question that
+    opens the indexes, as a long-lived process has), and recall@10."""
     from stores.recall import Recaller, RecallQuery
     from stores.store import Store
     rc = Recaller(Store(store_dir))
     rc.prepare(mode)
     rc._log = lambda *a, **k: None            # measure recall, not the retrieval log
-    times, found = [], 0
+    rc.recall(RecallQuery(query=needles[0].query, k=10, mode=mode))
+    times, cpu, found = [], [], 0
     for n in needles:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         hits = rc.recall(RecallQuery(query=n.query, k=10, mode=mode))
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         found += any(n.value in h.text or n.value in h.snippet for h in hits)
-    return times, found / len(needles)
+    return times, cpu, found / len(needles)
 
 
-def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query,
-                        "--mode", mode, "-k", "10", "--json"], capture_output=True, check=True)
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
+def _installed_env() -> dict:
+    """The environment of a process as an installed `trace` runs: with
+    bytecode cached (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
+    make every cold start compile its modules again)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
+    """Median wall and CPU ms of `runs` fresh `trace recall` processes."""
+    from trace_cli.bench.process import repeated
+    argv = [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
+            "-k", "10", "--json"]
+    repeated(argv, 1, env=_installed_env())       # a first run writes the bytecode (and the tokenizer caches)
+    return repeated(argv, runs, env=_installed_env())
 
 
 def _scan(store_dir: Path, needles, cmd: list[str]) -> tuple[float, float]:
@@ -131,6 +167,7 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     ordered by rank (what a text query to FTS5 looks like)."""
     from reducers.terms import query_words
     from stores.segments import iter_events
+    (root / "fts5.db").unlink(missing_ok=True)           # built afresh each run, even on a reused store
     db = sqlite3.connect(root / "fts5.db")
     db.execute("CREATE VIRTUAL TABLE ev USING fts5(text, seq UNINDEXED)")
     t = time.perf_counter()
@@ -154,16 +191,17 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     return statistics.median(times), found / len(needles), build
 
 
-def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, float]:
+def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, float, dict, float]:
     """Raw Tantivy on the same event texts: one en_stem body field, the
     question's words OR-ed, top 10 by BM25 — the engine under TRACE with
-    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold ms)."""
+    nothing of TRACE's around it. (p50 ms, recall@10, build s, cold wall/CPU of a new process, CPU p50 ms)."""
     import tantivy
 
     from reducers.terms import query_words
     from stores.segments import iter_events
     path = root / "raw-tantivy"
-    path.mkdir(exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
     index = tantivy.Index(sb.build(), path=str(path))
@@ -176,57 +214,65 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
     index.reload()
     build = time.perf_counter() - t
     searcher = index.searcher()
-    times, found = [], 0
+    times, cpu, found = [], [], 0
     for n in needles:
         text = " ".join(query_words(n.query))
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         query = index.parse_query(text, ["body"])
         docs = [searcher.doc(addr)["body"][0] for _, addr in searcher.search(query, 10).hits]
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         found += any(n.value in d for d in docs)
     script = ("import sys, tantivy; i = tantivy.Index.open(sys.argv[1]); s = i.searcher(); "
               "[s.doc(a) for _, a in s.search(i.parse_query(sys.argv[2], ['body']), 10).hits]")
-    cold = []
-    for _ in range(5):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))],
-                       capture_output=True, check=True)
-        cold.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), found / len(needles), build, statistics.median(cold)
+    from trace_cli.bench.process import repeated
+    cold = repeated([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))], 5,
+                    env=_installed_env())
+    return statistics.median(times), found / len(needles), build, cold, statistics.median(cpu)
 
 
 def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
-                     cold_runs: int = 5) -> list[dict]:
+                     cold_runs: int = 5, reuse: bool = False) -> list[dict]:
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-recall-"))
     rows = []
     try:
         for size in sizes:
             root = base / f"n{size}"
-            shutil.rmtree(root, ignore_errors=True)
-            root.mkdir(parents=True)
-            note(f"{size} events: building and ingesting (embedding on)")
-            store_dir, needles, ingest_rate = _build(root, size, seed=size)
+            built = _built(root, size, seed=size) if reuse else None
+            if built is None:
+                note(f"{size} events: building and ingesting (embedding on)")
+                store_dir, needles, ingest_rate = _build(root, size, seed=size)
+            else:
+                note(f"{size} events: reusing the store built in {root}")
+                store_dir, needles, ingest_rate = built
             sample = needles[:: max(len(needles) // QUERIES, 1)][:QUERIES]
             row = {"bench": "recall", "events": size, "ingest_events_per_s": round(ingest_rate)}
             for mode in ("fulltext", "vector", "hybrid"):
                 note(f"{size} events: {len(sample)} queries in {mode} mode")
-                times, recall10 = _in_process(store_dir, sample, mode)
+                times, cpu, recall10 = _in_process(store_dir, sample, mode)
                 row[f"{mode}_p50_ms"] = round(_pct(times, 0.5), 2)
                 row[f"{mode}_p95_ms"] = round(_pct(times, 0.95), 2)
+                row[f"{mode}_cpu_p50_ms"] = round(_pct(cpu, 0.5), 2)     # the steadier figure on a shared machine
                 row[f"{mode}_recall10"] = round(recall10, 3)
             note(f"{size} events: cold CLI starts")
-            row["cold_fulltext_ms"] = round(_cold(store_dir, sample[0].query, "fulltext", cold_runs), 1)
-            row["cold_hybrid_ms"] = round(_cold(store_dir, sample[0].query, "hybrid", cold_runs), 1)
+            for mode in ("fulltext", "hybrid"):
+                cold = _cold(store_dir, sample[0].query, mode, cold_runs)
+                row[f"cold_{mode}_ms"], row[f"cold_{mode}_cpu_ms"] = cold["wall_ms_median"], cold["cpu_ms_median"]
             note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)
             note(f"{size} events: raw Tantivy on the same events")
-            raw_ms, raw_recall, raw_build, raw_cold = _raw_tantivy(store_dir, root, sample)
-            row.update({"tantivy_p50_ms": round(raw_ms, 2), "tantivy_recall10": round(raw_recall, 3),
-                        "tantivy_build_s": round(raw_build, 1), "cold_tantivy_ms": round(raw_cold, 1),
+            raw_ms, raw_recall, raw_build, raw_cold, raw_cpu = _raw_tantivy(store_dir, root, sample)
+            row.update({"tantivy_p50_ms": round(raw_ms, 2), "tantivy_cpu_p50_ms": round(raw_cpu, 2),
+                        "tantivy_recall10": round(raw_recall, 3),
+                        "tantivy_build_s": round(raw_build, 1), "cold_tantivy_ms": raw_cold["wall_ms_median"],
+                        "cold_tantivy_cpu_ms": raw_cold["cpu_ms_median"],
                         "fulltext_vs_tantivy": round(row["fulltext_p50_ms"] / max(raw_ms, 1e-6), 2),
                         "hybrid_vs_tantivy": round(row["hybrid_p50_ms"] / max(raw_ms, 1e-6), 2),
-                        "fulltext_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 3)})
+                        "fulltext_cpu_vs_tantivy": round(row["fulltext_cpu_p50_ms"] / max(raw_cpu, 1e-6), 2),
+                        "hybrid_cpu_vs_tantivy": round(row["hybrid_cpu_p50_ms"] / max(raw_cpu, 1e-6), 2),
+                        "fulltext_vs_fts5": round(row["fulltext_p50_ms"] / max(fts_ms, 1e-6), 3),
+                        "hybrid_vs_fts5": round(row["hybrid_p50_ms"] / max(fts_ms, 1e-6), 3)})
             row.update({"exact_p50_ms": round(exact_ms, 2), "exact_recall10": round(exact_recall, 3),
                         **_scanners(store_dir, sample, exact_ms),
                         "fts5_p50_ms": round(fts_ms, 2), "fts5_recall10": round(fts_recall, 3),

@@ -77,19 +77,25 @@ def bench_recall(
     ctx: typer.Context,
     sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Store sizes in events.")] = "10000,100000,1000000",
     workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores here (else a temp dir).")] = None,
+    reuse: Annotated[bool, typer.Option("--reuse", help="Measure the stores an earlier run finished building in --workdir (same sizes) instead of building them again; the peers are rebuilt.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
     from trace_cli.bench.recall_bench import run_recall_bench
 
+    if reuse and not workdir:
+        from stores.errors import UsageError
+        raise UsageError("--reuse needs --workdir DIR (where the earlier run kept its stores)")
     out = state(ctx).output(json_out)
-    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note)
+    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note, reuse=reuse)
     if out.json:
         out.emit_many(rows)
     else:
-        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "tantivy_p50_ms",
+        cols = ["events", "ingest_events_per_s", "fulltext_p50_ms", "hybrid_p50_ms", "fulltext_cpu_p50_ms",
+                "hybrid_cpu_p50_ms", "tantivy_p50_ms", "tantivy_cpu_p50_ms",
                 "fts5_p50_ms", "fulltext_vs_tantivy", "hybrid_vs_tantivy", "fulltext_recall10", "hybrid_recall10",
                 "tantivy_recall10", "fts5_recall10", "cold_fulltext_ms", "cold_hybrid_ms", "cold_tantivy_ms",
+                "cold_fulltext_cpu_ms", "cold_hybrid_cpu_ms", "cold_tantivy_cpu_ms",
                 "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg"]
         out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
     return 0

@@ -1,0 +1,107 @@
+"""Recall's faster paths give exactly what the plain ones give.
+
+- Candidates measured in one pass: the neighbours' query also gives each
+  candidate the IDF of the query terms it holds, and locates the vector
+  hits when the lexical hits fill the anchors. That must find what the
+  separate queries (held_idf, lookup) find: the same candidates with the
+  same numbers, so hits, order and scores do not move.
+- Stored vectors read from the HNSW file where they lie must be hnswlib's
+  own (get_items), for present and absent seqs alike."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stores.fulltext_search import Filters
+from stores.recall import Recaller, RecallQuery
+from stores.recall.recaller import NEIGHBOUR_ANCHORS
+from stores.store import Store
+from trace_cli.bench.needles import build_session
+
+
+@pytest.fixture(scope="module")
+def recaller(tmp_path_factory):
+    root = tmp_path_factory.mktemp("one-pass")
+    sessions = [build_session(turns=150, needles=6, flood_words=60, seed=s, tag=f"s{s}", distractors=True,
+                              long_output_words=400 if s == 2 else 0) for s in range(3)]
+    with open(root / "sessions.jsonl", "w") as f:
+        for s in sessions:
+            f.write(json.dumps({"messages": s.messages}) + "\n")
+    store = Store(root / "store")
+    assert sum(r.added for r in store.ingest([str(root / "sessions.jsonl")])) >= 3 * 150 * 4
+    rc = Recaller(store)
+    rc.prepare("hybrid")
+    return rc, [n for s in sessions for n in s.needles]
+
+
+def _numbers(cands: dict) -> dict:
+    return {seq: (c.gp, c.kind, c.ts_ms, c.bm25, c.held, c.cosine, c.chars, c.speaker_key, c.segment, c.offset)
+            for seq, c in cands.items()}
+
+
+def _both_ways(rc: Recaller, query: str, mode: str, filters: Filters) -> tuple[dict, dict, int]:
+    from reducers.terms import exact_query_terms, query_words
+    qterms = rc.fulltext.query_terms(query_words(query), exact_query_terms(query))
+    qvec = rc.vectors.embedder().embed_query(query) if mode == "hybrid" else None
+    rc._held = {}
+    separate = rc.gather(qterms, qvec, filters, mode, hop=1)              # held_idf and lookup, as queries of their own
+    rc.measure(separate, qterms, qvec)
+    rc._held = {}
+    one_pass = rc.gather(qterms, qvec, filters, mode, hop=1, held_terms=qterms)
+    rc.measure(one_pass, qterms, qvec)
+    return _numbers(separate), _numbers(one_pass), sum(c.bm25 > 0 for c in separate.values())
+
+
+@pytest.mark.parametrize("mode", ["fulltext", "hybrid"])
+def test_one_pass_finds_the_same_candidates_with_the_same_numbers(recaller, mode):
+    rc, needles = recaller
+    lexical_counts = []
+    for filters in (Filters(), Filters(kinds=["user", "assistant"]), Filters(kinds=["tool_result"])):
+        for n in needles:
+            separate, one_pass, lexical = _both_ways(rc, n.query, mode, filters)
+            assert one_pass == separate, (n.query, filters)
+            lexical_counts.append(lexical)
+    # both ways of locating the vector hits were taken: after the anchors, and with them
+    assert min(lexical_counts) < NEIGHBOUR_ANCHORS <= max(lexical_counts)
+
+
+def test_hits_are_the_same_when_held_is_measured_apart(recaller, monkeypatch):
+    rc, needles = recaller
+    for mode in ("fulltext", "hybrid"):
+        queries = [RecallQuery(query=n.query, k=10, mode=mode) for n in needles]
+        together = [[(h.seq, h.score, h.scores) for h in rc.recall(q)] for q in queries]
+        plain_gather = Recaller.gather
+        monkeypatch.setattr(Recaller, "gather", lambda self, *a, held_terms=None, **k: plain_gather(self, *a, **k))
+        apart = [[(h.seq, h.score, h.scores) for h in rc.recall(q)] for q in queries]
+        monkeypatch.undo()
+        assert together == apart
+
+
+def test_stored_vectors_read_from_the_file_are_hnswlibs_own(recaller):
+    import numpy as np
+
+    from stores.vectors import VectorIndex
+    rc, _ = recaller
+    seqs = list(range(0, 2000, 3)) + [10 ** 9]                 # embedded ones, tool events (never embedded), absent
+    fast = VectorIndex(rc.store.dir)
+    assert fast._rows() is not None
+    got = fast.vectors_for(seqs)
+    plain = VectorIndex(rc.store.dir)
+    plain._rows_read = ()                                       # as if the layout were unknown: hnswlib's get_items
+    want = plain.vectors_for(seqs)
+    assert 0 < len(want) < len(seqs) and list(got) == list(want)
+    assert all(got[s].dtype == np.float32 and np.array_equal(got[s], want[s]) for s in want)
+
+
+def test_an_unexpected_hnsw_file_layout_falls_back_to_hnswlib(recaller, tmp_path):
+    import shutil
+
+    from stores.vectors import VectorIndex
+    rc, _ = recaller
+    copy = tmp_path / "store"
+    shutil.copytree(rc.store.dir / "vectors", copy / "vectors")
+    with open(copy / "vectors" / "hnsw.bin", "r+b") as f:
+        f.seek(32)                                              # label_offset: no longer vector end
+        f.write((7).to_bytes(8, "little"))
+    assert VectorIndex(copy)._rows() is None
