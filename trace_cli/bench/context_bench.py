@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from trace_cli.bench.needles import build_session
+from trace_cli.bench.process import installed_env
 
 BUDGET = 8000
 LINE_MESSAGES = 400
@@ -68,7 +69,7 @@ def _cold(store_dir: Path, *args: str) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), *args],
-                         capture_output=True)
+                         capture_output=True, env=installed_env())
     ms = (time.perf_counter() - t) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode not in (0, 1):

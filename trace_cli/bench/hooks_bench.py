@@ -20,6 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
+from trace_cli.bench.process import installed_env
+
 SESSION = "b3c0ffee-0000-4000-8000-00000000bench"
 OTHER_SESSION_EVENTS = 500
 
@@ -62,7 +64,7 @@ def _timed(argv: list[str], stdin: bytes | None = None, cpu: list[float] | None 
     busy machine inflates far less than wall time) appended to `cpu`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, capture_output=True)
+    done = subprocess.run(argv, input=stdin, capture_output=True, env=installed_env())
     elapsed = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:

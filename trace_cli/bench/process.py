@@ -17,6 +17,13 @@ import tempfile
 from dataclasses import dataclass
 
 
+def installed_env() -> dict:
+    """The environment of a process as an installed `trace` runs: with
+    bytecode cached (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
+    make every cold start compile its modules again)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 @dataclass
 class Measured:
     returncode: int

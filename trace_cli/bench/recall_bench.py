@@ -17,7 +17,6 @@ recall. With --workdir and --reuse, stores an earlier run built are
 measured again (the peers are rebuilt each run)."""
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import statistics
@@ -32,6 +31,7 @@ from typing import Callable
 import orjson
 
 from trace_cli.bench.needles import Needle, build_session
+from trace_cli.bench.process import installed_env
 
 TURNS_PER_SESSION = 500
 QUERIES = 40
@@ -103,20 +103,13 @@ def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[
     return times, cpu, found / len(needles)
 
 
-def _installed_env() -> dict:
-    """The environment of a process as an installed `trace` runs: with
-    bytecode cached (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
-    make every cold start compile its modules again)."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
     """Median wall and CPU ms of `runs` fresh `trace recall` processes."""
     from trace_cli.bench.process import repeated
     argv = [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
             "-k", "10", "--json"]
-    repeated(argv, 1, env=_installed_env())       # a first run writes the bytecode (and the tokenizer caches)
-    return repeated(argv, runs, env=_installed_env())
+    repeated(argv, 1, env=installed_env())       # a first run writes the bytecode (and the tokenizer caches)
+    return repeated(argv, runs, env=installed_env())
 
 
 def _scan(store_dir: Path, needles, cmd: list[str]) -> tuple[float, float]:
@@ -227,7 +220,7 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
               "[s.doc(a) for _, a in s.search(i.parse_query(sys.argv[2], ['body']), 10).hits]")
     from trace_cli.bench.process import repeated
     cold = repeated([sys.executable, "-c", script, str(path), " ".join(query_words(needles[0].query))], 5,
-                    env=_installed_env())
+                    env=installed_env())
     return statistics.median(times), found / len(needles), build, cold, statistics.median(cpu)
 
 
