@@ -22,6 +22,7 @@ from reducers.cache import Cache, project
 from stores.context.reading import SessionReader
 from stores.context.sessions import session_tokens
 from stores.fulltext import FulltextIndex
+from stores.integrity.json_record import ABSENT, read_record
 
 SCHEMA = 3                       # 3: a checksum of the content (`sum`)
 WINDOW_CEILING = 0.75            # bounded-working-set: never let the working set pass this share of the window
@@ -92,12 +93,9 @@ def _sum(data: dict) -> str:
 
 def _parse(path: Path) -> tuple[dict | None, str | None]:
     """(the cache file's content, None), or (None, why it cannot be used)."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None, None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        return None, f"cannot be read ({exc})"
+    data, unreadable = read_record(path)
+    if data is ABSENT:
+        return None, unreadable
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         if isinstance(data, dict) and type(data.get("schema")) is int and 0 < data["schema"] < SCHEMA:
             return None, None                    # an older version's: rebuilt on the next load, nothing wrong

@@ -13,6 +13,7 @@ import orjson
 
 from stores.context.cache_file import OVERFLOW_SUFFIX, cache_path, write_private
 from stores.errors import TraceError
+from stores.integrity.json_record import ABSENT, read_record
 
 STEPS = (0.85, 0.72, 0.60)
 
@@ -49,12 +50,9 @@ def _read(store, session_id: str) -> list[dict]:
 def overflow_file_problem(path: Path) -> str | None:
     """Why a file of tries is not one record_try wrote (verify, and before
     it is read)."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        return f"cannot be read ({exc})"
+    data, unreadable = read_record(path)
+    if data is ABSENT:
+        return unreadable
     if not (isinstance(data, dict) and isinstance(data.get("session_id"), str)
             and isinstance(data.get("tries"), list)
             and all(isinstance(t, dict) and type(t.get("session_seq")) is int and type(t.get("budget")) is int

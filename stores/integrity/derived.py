@@ -33,6 +33,8 @@ from pathlib import Path
 
 import orjson
 
+from stores.integrity.json_record import ABSENT, read_record
+
 SUMS = "checksums.json"
 STAT, OPEN, FULL = 1, 2, 3
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -109,12 +111,11 @@ def _write_sums(directory: Path, names: list[str], rewritten: tuple[str, ...]) -
 def _read_sums(directory: Path) -> dict | None:
     """{name: [size, mtime_ns, sha256]}, None when there is no record, or
     raises ValueError when the record itself is damaged."""
-    try:
-        data = orjson.loads((directory / SUMS).read_bytes())
-    except FileNotFoundError:
+    data, unreadable = read_record(directory / SUMS)
+    if unreadable:
+        raise ValueError(unreadable)
+    if data is ABSENT:
         return None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise ValueError(f"cannot be read ({exc})") from None
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or not all(
             isinstance(v, list) and len(v) == 3 and type(v[0]) is int and type(v[1]) is int and isinstance(v[2], str)
@@ -290,12 +291,9 @@ _VECTOR_META = {"schema": int, "embedder": str, "dim": int, "M": int, "ef_constr
 
 
 def vector_meta_problem(path: Path) -> str | None:
-    try:
-        meta = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        return f"cannot be read ({exc})"
+    meta, unreadable = read_record(path)
+    if meta is ABSENT:
+        return unreadable
     if not isinstance(meta, dict):
         return "is not the vector index's description"
     for name, kind in _VECTOR_META.items():
