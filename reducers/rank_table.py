@@ -16,7 +16,7 @@ import zlib
 
 
 class RankTable:
-    """`ranks.get(token)` and `token in ranks`, over the flat layout."""
+    """`ranks.get(token)` over the flat layout (all byte_bpe asks of ranks)."""
     __slots__ = ("_offsets", "_slots", "_blob", "_mask", "count")
 
     def __init__(self, body: memoryview, count: int, n_slots: int):
@@ -37,9 +37,6 @@ class RankTable:
             if blob[offsets[i]:offsets[i + 1]] == token:
                 return i
             h = (h + 1) & mask
-
-    def __contains__(self, token: bytes) -> bool:
-        return self.get(token) is not None
 
     def to_dict(self) -> dict[bytes, int]:
         offsets, blob = self._offsets, bytes(self._blob)

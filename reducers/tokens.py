@@ -29,8 +29,8 @@ memo_stats = {"hits": 0, "misses": 0}
 # the encoder first.
 PURE_CHARS = 100_000
 
-# (pat_str, mergeable_ranks (a dict, or anything with get/in/to_dict such as
-# reducers.rank_table.RankTable), special_tokens, an Encoding already built or None)
+# (pat_str, mergeable_ranks (a dict, or reducers.rank_table.RankTable: get and
+# to_dict), special_tokens, an Encoding already built or None)
 Tables = tuple[str, object, dict[str, int], object]
 _tables_loader: Callable[[str], Tables] | None = None
 _pure_counted = 0
