@@ -258,3 +258,31 @@ def test_a_value_nested_deeper_than_json_writers_go_is_kept_as_its_json_text(tmp
     assert levels > 90
     assert isinstance(kept, str) and orjson.loads(kept) == original    # ...the rest is its JSON text, whole
     assert Store(tmp_path).verify(check_indexes=False).ok
+
+
+def test_a_background_fsync_that_fails_is_reported_by_the_next_wait(tmp_path, monkeypatch):
+    """append(durable=False) syncs on a thread; its error is not lost: the
+    next wait_durable (the next append, a rotation, close) raises it."""
+    import errno
+
+    import pytest
+
+    from stores import event_log
+    from stores.event_log import LogWriteError
+
+    log = EventLog(tmp_path)
+    log.append([_event(0)])                              # the segment exists: the next append only writes
+    real_fsync = os.fsync
+
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(event_log.os, "fsync", full_disk)
+    log.append([_event(1)], durable=False)
+    with pytest.raises(LogWriteError, match="No space left on device"):
+        log.wait_durable()
+    monkeypatch.setattr(event_log.os, "fsync", real_fsync)
+    log.wait_durable()                                   # reported once, then the log goes on
+    log.append([_event(2)])
+    log.close()
+    assert [e["seq"] for e in iter_events(tmp_path / "segments")] == [1, 2, 3]
