@@ -33,7 +33,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import orjson
-from _blake2 import blake2b      # hashlib's own blake2b, without loading OpenSSL as `import hashlib` does (~5 ms)
+
+try:                             # hashlib's own blake2b, without loading OpenSSL as `import hashlib` does (~5 ms)
+    from _blake2 import blake2b
+except ImportError:              # a Python built without CPython's private module
+    from hashlib import blake2b
 
 from reducers.recall_block import strip_recalled
 from reducers.speakers import speaker_of
