@@ -167,7 +167,10 @@ class VectorIndex:
         index = self._load()
         k = min(k, index.get_current_count())
         index.set_ef(max(k, self.meta().get("ef_search", DEFAULT_EF_SEARCH)))
-        labels, distances = index.knn_query(vector, k=k)
+        try:
+            labels, distances = index.knn_query(vector, k=k)
+        except RuntimeError:
+            labels, distances = _fewer(index, vector, k)
         return [(int(l), 1.0 - float(d)) for l, d in zip(labels[0], distances[0])]
 
     def vectors_for(self, seqs: list[int]) -> dict[int, object]:
@@ -229,6 +232,24 @@ def _level0_rows(path: Path, meta: dict):
     vectors = block[:, vec_at:label_at].view(np.float32)
     labels = np.ascontiguousarray(block[:, label_at:size]).view(np.uint64).ravel()
     return vectors, labels, np.argsort(labels, kind="stable")
+
+
+def _fewer(index, vector, k: int):
+    """The most neighbours (fewer than `k`) the graph yields from its entry
+    point. hnswlib raises instead of answering with fewer than k: a graph
+    whose level 0 splits into small islands (many identical texts make
+    neighbour lists of one) reaches fewer than k from where a search
+    enters, however wide its beam. The largest k that answers is found by
+    halving the gap (a few more searches, on this path only)."""
+    import numpy as np
+    lo, hi, best = 0, k, (np.zeros((1, 0), dtype=np.uint64), np.zeros((1, 0), dtype=np.float32))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            best, lo = index.knn_query(vector, k=mid), mid
+        except RuntimeError:
+            hi = mid
+    return best
 
 
 def _has_label(index, seq: int) -> bool:

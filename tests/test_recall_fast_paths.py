@@ -105,3 +105,33 @@ def test_an_unexpected_hnsw_file_layout_falls_back_to_hnswlib(recaller, tmp_path
         f.seek(32)                                              # label_offset: no longer vector end
         f.write((7).to_bytes(8, "little"))
     assert VectorIndex(copy)._rows() is None
+
+
+def test_a_vector_graph_that_reaches_fewer_than_k_answers_with_what_it_reaches(tmp_path):
+    """hnswlib raises when its graph yields fewer than k neighbours (islands
+    of identical texts at 1M events did); the search answers with the most
+    it can give instead of failing the query (which recall took for a
+    damaged index and rebuilt)."""
+    import numpy as np
+
+    from stores.vectors import VectorIndex
+
+    class Islands:                     # a graph whose entry reaches 7 elements
+        def get_current_count(self):
+            return 1000
+
+        def set_ef(self, ef):
+            pass
+
+        def knn_query(self, vector, k):
+            if k > 7:
+                raise RuntimeError("Cannot return the results in a contiguous 2D array")
+            return (np.arange(1, k + 1, dtype=np.uint64)[None, :],
+                    np.linspace(0.1, 0.7, 7, dtype=np.float32)[None, :k])
+
+    index = VectorIndex(tmp_path)
+    index._meta = {"count": 1000}
+    index._index = Islands()
+    hits = index.search(np.ones(4, dtype=np.float32), 100)
+    assert [seq for seq, _ in hits] == [1, 2, 3, 4, 5, 6, 7]
+    assert hits[0][1] == pytest.approx(0.9) and hits[-1][1] == pytest.approx(0.3)
