@@ -14,6 +14,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import NamedTuple
 
 AFTER_HALF_LIFE_DAYS = 7.0
@@ -28,18 +29,28 @@ _MONTH = r"(January|February|March|April|May|June|July|August|September|October|
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
 _SEP = r",?\s*"
-# Longest forms first; each match consumes its text so a shorter form does not read it again.
-_FORMS = [
-    ("dmy", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_SEP}{_YEAR}\b")),
-    ("mdy", re.compile(rf"\b{_MONTH}\s+{_DAY}{_SEP}{_YEAR}\b")),
-    ("my", re.compile(rf"\b{_MONTH}{_SEP}{_YEAR}\b")),
-    ("dm", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b")),
-    ("md", re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*(?:am|pm|%|:))")),
-    # A bare month only after a word that makes it a time ("in May", not "May I").
-    ("m", re.compile(rf"\b(?:in|on|during|since|by|until|before|after|early|late|mid|of|last|this|next)"
-                     rf"[\s-]+{_MONTH}\b")),
-    ("y", re.compile(rf"\b{_YEAR}\b")),
-]
+# Every form holds a month (each name starts with one of these, as written)
+# or a year: a text with neither names no date, and the patterns are not
+# even compiled (a cold `trace recall` asks one question: compiling them
+# cost more than the rest of this module).
+_MONTH_HEADS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_CENTURIES = ("19", "20")
+
+
+@lru_cache(maxsize=1)
+def _forms() -> list[tuple[str, re.Pattern]]:
+    """Longest forms first; each match consumes its text so a shorter form does not read it again."""
+    return [
+        ("dmy", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_SEP}{_YEAR}\b")),
+        ("mdy", re.compile(rf"\b{_MONTH}\s+{_DAY}{_SEP}{_YEAR}\b")),
+        ("my", re.compile(rf"\b{_MONTH}{_SEP}{_YEAR}\b")),
+        ("dm", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b")),
+        ("md", re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*(?:am|pm|%|:))")),
+        # A bare month only after a word that makes it a time ("in May", not "May I").
+        ("m", re.compile(rf"\b(?:in|on|during|since|by|until|before|after|early|late|mid|of|last|this|next)"
+                         rf"[\s-]+{_MONTH}\b")),
+        ("y", re.compile(rf"\b{_YEAR}\b")),
+    ]
 
 
 class Span(NamedTuple):
@@ -50,9 +61,11 @@ class Span(NamedTuple):
 
 def named_spans(text: str) -> list[Span]:
     """The calendar dates a text names (see the module docstring)."""
+    if not any(head in text for head in _MONTH_HEADS) and not any(c in text for c in _CENTURIES):
+        return []
     spans: list[Span] = []
     rest = text
-    for form, rx in _FORMS:
+    for form, rx in _forms():
         for m in rx.finditer(rest):
             g = m.groups()
             try:

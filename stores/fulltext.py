@@ -43,6 +43,7 @@ from reducers.recall_block import strip_recalled
 from reducers.speakers import speaker_of
 from reducers.terms import exact_text
 from stores.fulltext_search import KIND_CODES, FulltextSearch
+from stores.hit_records import HitRecords
 from stores.sql_in import select_in
 
 SCHEMA_VERSION = 12
@@ -191,6 +192,7 @@ class FulltextIndex(FulltextSearch):
         self._fetched: dict[str, tuple | None] = {}
         self._closed: dict[str, tuple[int, str, int]] = {}
         self._ordinals: int | None = None     # sessions numbered so far (their ordinals are 1, 2, ...)
+        self._records: HitRecords | None = None
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -429,6 +431,7 @@ class FulltextIndex(FulltextSearch):
         db = self._positions()
         if db is None:
             return
+        self._write_hit_records(seq)
         if not db.in_transaction:
             db.execute("BEGIN")
         db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
@@ -440,7 +443,25 @@ class FulltextIndex(FulltextSearch):
         db.execute("COMMIT")
         self._ctx.clear()
 
+    def _write_hit_records(self, seq: int) -> None:
+        """Bring the hit records (stores/hit_records) up to the committed
+        index, before the watermark moves. They only ever spare column
+        reads: a failure here leaves readers on the columns, never fails
+        the commit."""
+        index = self.open()
+        if index is None:
+            return
+        try:
+            HitRecords(self.dir).catch_up(index, seq, max(self.watermark, 0))
+        except (OSError, ValueError, RuntimeError):
+            pass
+        if self._records is not None:
+            self._records.close()         # re-read: what it mapped is out of date
+
     def close(self) -> None:
+        if self._records is not None:
+            self._records.close()
+            self._records = None
         self._fetched.clear()
         self._closed.clear()
         self._ordinals = None

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from reducers.drafts import KINDS
 from reducers.terms import inflection_candidates
+from stores.hit_records import HitRecords
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
@@ -75,6 +76,12 @@ class FulltextSearch:
     (the opened Tantivy index, or None when there is none yet)."""
 
     _plain_analyzer = None
+    _records: HitRecords | None = None
+
+    def _hit_records(self) -> HitRecords:
+        if self._records is None:
+            self._records = HitRecords(self.dir)
+        return self._records
 
     def search(self, words: list[str], exact: list[str], filters: Filters | None = None, *,
                limit: int = 100, exact_boost: float = 2.0, ctx_boost: float = 0.5) -> list[FulltextHit]:
@@ -208,9 +215,10 @@ class FulltextSearch:
 
     def latest(self, session_id: str, kinds: list[str], words: list[str] | None = None) -> tuple[int, int] | None:
         """Where in the log (segment, offset) the newest event of these kinds
-        in a session (optionally matching words) is. Two columns read, not
-        a whole hit's eight: each column read costs ~70 µs at 8 segments,
-        and recall asks this of every new session among its best hits."""
+        in a session (optionally matching words) is. The seq column and its
+        hit record (or two columns), not a whole hit's eight: each column
+        read costs ~70 µs at 8 segments, and recall asks this of every new
+        session among its best hits."""
         import tantivy
         index = self.open()
         if index is None:
@@ -228,6 +236,9 @@ class FulltextSearch:
         if not res.hits:
             return None
         addrs = [res.hits[0][1]]
+        records = self._hit_records().read(searcher.fast_field_values("seq", addrs))
+        if records is not None:
+            return records[0].seg, records[0].off
         return searcher.fast_field_values("seg", addrs)[0], searcher.fast_field_values("off", addrs)[0]
 
     def kind_count(self, kind: str) -> int:
@@ -260,13 +271,19 @@ class FulltextSearch:
         searcher = index.searcher()
         return self._hits(searcher, searcher.search(query, limit, count=False).hits)
 
-    @staticmethod
-    def _hits(searcher, scored: list) -> list[FulltextHit]:
-        """Hits for (score, address) pairs, their numbers read column by column."""
+    def _hits(self, searcher, scored: list) -> list[FulltextHit]:
+        """Hits for (score, address) pairs: their seqs read from the index,
+        their other numbers from the hit records (stores/hit_records), or
+        column by column when those cannot be trusted."""
         if not scored:
             return []
         addrs = [addr for _, addr in scored]
-        cols = [searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS]
+        seqs = searcher.fast_field_values("seq", addrs)
+        records = self._hit_records().read(seqs)
+        if records is not None:
+            return [FulltextHit(r.seq, score, r.seg, r.off, r.gp, KIND_NAMES.get(r.kno, ""), r.ts, r.spk, r.chars)
+                    for (score, _), r in zip(scored, records)]
+        cols = [seqs] + [searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS[1:]]
         return [FulltextHit(seq, score, seg, off, gp, KIND_NAMES.get(kno, ""), ts, spk or 0, chars or 0)
                 for (score, _), seq, seg, off, gp, kno, ts, spk, chars in zip(scored, *cols)]
 

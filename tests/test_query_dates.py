@@ -55,3 +55,26 @@ def test_an_event_from_the_named_day_outranks_the_same_match_from_another_day():
     # No date named: no feature, the order is left to the other signals.
     plain = score_all([cand(1, ms(2023, 3, 2)), cand(2, ms(2023, 11, 16))], set(), 6.0)
     assert all(features(c)["date"] == 0.0 for c in plain)
+
+
+def test_a_text_with_no_month_or_year_is_answered_without_the_patterns_and_the_same():
+    """The shortcut (no month name, no 19xx/20xx: no date) gives what
+    running every pattern gives, on texts with and without dates."""
+    import itertools
+
+    import reducers.query_dates as qd
+
+    def every_pattern(text):
+        qd._forms.cache_clear()
+        heads, centuries = qd._MONTH_HEADS, qd._CENTURIES
+        qd._MONTH_HEADS, qd._CENTURIES = ("",), ("",)          # the shortcut never applies
+        try:
+            return named_spans(text)
+        finally:
+            qd._MONTH_HEADS, qd._CENTURIES = heads, centuries
+
+    words = ["in", "May", "may", "Maybe", "3rd", "of", "Sept.", "2023", "1999", "19", "sprint", "March,", "on", "12",
+             "Dec", "decided", "last", "June", "2101", "20", "x"]
+    texts = [" ".join(combo) for combo in itertools.product(words, repeat=3)]
+    assert sum(bool(every_pattern(t)) for t in texts) > 100             # dates are among them
+    assert all(named_spans(t) == every_pattern(t) for t in texts)

@@ -1,0 +1,144 @@
+"""The hit records (fulltext/hits.bin, stores/hit_records): a hit's numbers
+packed by seq, so recall reads one column instead of eight.
+
+They must equal the index's own columns for every indexed event, follow
+every commit, come back when the file is missing, and never be trusted
+when a record or the header is damaged: recall then reads the columns and
+answers exactly as before."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from stores.fulltext import FulltextIndex
+from stores.fulltext_search import HIT_COLUMNS
+from stores.hit_records import FILE, HitRecords
+from stores.hit_records.records import SIZE
+from stores.recall import Recaller, RecallQuery
+from stores.store import Store
+from tests.helpers import cli
+from trace_cli.bench.needles import build_session
+
+
+def _write_sessions(path, seeds, turns=120):
+    sessions = [build_session(turns=turns, needles=4, flood_words=40, seed=s, tag=f"s{s}", distractors=True,
+                              long_output_words=300 if s % 2 else 0) for s in seeds]
+    with open(path, "w") as f:
+        for s in sessions:
+            f.write(json.dumps({"messages": s.messages}) + "\n")
+    return [n for s in sessions for n in s.needles]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hit-records")
+    needles = _write_sessions(root / "sessions.jsonl", range(3))
+    store = Store(root / "store")
+    assert sum(r.added for r in store.ingest([str(root / "sessions.jsonl")])) > 0
+    Recaller(store).prepare("hybrid")                     # the indexes caught up with the log
+    return store, needles
+
+
+def _columns(ft: FulltextIndex) -> dict[int, tuple]:
+    """Every live document's numbers, read column by column from the index."""
+    import tantivy
+    searcher = ft.open().searcher()
+    addrs = [a for _, a in searcher.search(tantivy.Query.all_query(), searcher.num_docs + 10).hits]
+    cols = [searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS]
+    return {row[0]: row for row in zip(*cols)}
+
+
+def _as_columns(record) -> tuple:
+    return record.seq, record.seg, record.off, record.gp, record.kno, record.ts, record.spk, record.chars
+
+
+def test_every_indexed_event_has_a_record_equal_to_its_columns(store):
+    st, _ = store
+    ft = FulltextIndex(st.dir)
+    want = _columns(ft)
+    records = HitRecords(ft.dir)
+    assert records.covered() == ft.watermark == max(want)
+    got = records.read(sorted(want))
+    assert got is not None and {r.seq: _as_columns(r) for r in got} == want
+
+
+def test_recall_answers_the_same_from_the_records_as_from_the_columns(store, monkeypatch):
+    st, needles = store
+    used = []
+    read = HitRecords.read
+    monkeypatch.setattr(HitRecords, "read", lambda self, seqs: used.append(1) or read(self, seqs))
+    queries = [RecallQuery(query=q, k=10, mode=mode) for n in needles for q in (n.query, n.value)
+               for mode in ("fulltext", "hybrid")]
+    rc = Recaller(st)
+    rc.prepare("hybrid")
+    from_records = [[(h.seq, h.score, h.scores) for h in rc.recall(q)] for q in queries]
+    assert used
+    monkeypatch.setattr(HitRecords, "read", lambda self, seqs: None)     # as with no file: the columns
+    rc = Recaller(st)
+    rc.prepare("hybrid")
+    from_columns = [[(h.seq, h.score, h.scores) for h in rc.recall(q)] for q in queries]
+    assert from_records == from_columns and any(from_records)
+
+
+def test_a_damaged_record_or_header_is_never_trusted(store, tmp_path):
+    st, _ = store
+    copy = tmp_path / "fulltext"
+    shutil.copytree(st.dir / "fulltext", copy)
+    seqs = sorted(_columns(FulltextIndex(st.dir)))
+    assert HitRecords(copy).read(seqs) is not None
+    target = seqs[len(seqs) // 2]
+    with open(copy / FILE, "r+b") as f:                   # one bit of its gp
+        f.seek(target * SIZE + 24)
+        byte = f.read(1)
+        f.seek(target * SIZE + 24)
+        f.write(bytes([byte[0] ^ 1]))
+    records = HitRecords(copy)
+    assert records.read([target]) is None and records.read(seqs) is None
+    assert records.read([seqs[0], seqs[1]]) is not None     # the others still hold
+    assert records.read([seqs[-1] + 1]) is None             # past what the header vouches for
+    with open(copy / FILE, "r+b") as f:                   # the header's covered seq
+        f.seek(9)
+        f.write(b"\xff")
+    assert HitRecords(copy).read([seqs[0]]) is None and HitRecords(copy).covered() == 0
+    (copy / FILE).write_bytes(b"short")
+    assert HitRecords(copy).read([seqs[0]]) is None
+
+
+def test_a_missing_file_comes_back_at_the_next_commit_and_follows_the_log(tmp_path):
+    store = Store(tmp_path / "store")
+    _write_sessions(tmp_path / "a.jsonl", [1], turns=40)
+    assert sum(r.added for r in store.ingest([str(tmp_path / "a.jsonl")])) > 0
+    Recaller(store).prepare("fulltext")
+    ft_dir = store.dir / "fulltext"
+    (ft_dir / FILE).unlink()
+    assert HitRecords(ft_dir).read([1]) is None
+    _write_sessions(tmp_path / "b.jsonl", [2], turns=40)
+    assert sum(r.added for r in store.ingest([str(tmp_path / "b.jsonl")])) > 0
+    Recaller(store).prepare("fulltext")
+    ft = FulltextIndex(store.dir)
+    want = _columns(ft)
+    assert HitRecords(ft_dir).covered() == ft.watermark
+    assert {r.seq: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
+    assert cli("--store", str(store.dir), "verify").code == 0
+
+
+def test_records_past_the_trusted_watermark_are_written_again(store, tmp_path):
+    """A crash after the records and before the watermark: the next commit
+    rewrites the records past the watermark it trusts, whatever the header says."""
+    st, _ = store
+    copy = tmp_path / "fulltext"
+    shutil.copytree(st.dir / "fulltext", copy)
+    ft = FulltextIndex(tmp_path)
+    top = ft.watermark
+    want = _columns(ft)
+    with open(copy / FILE, "r+b") as f:                   # the last records lost, the header intact
+        f.seek((top - 4) * SIZE)
+        f.write(bytes(5 * SIZE))
+    records = HitRecords(copy)
+    assert records.covered() == top and records.read([top]) is None
+    records.catch_up(ft.open(), top, top)                 # the header trusted: nothing to do
+    assert HitRecords(copy).read([top]) is None
+    records.catch_up(ft.open(), top, top - 10)            # the watermark before the commit
+    assert {r.seq: _as_columns(r) for r in HitRecords(copy).read(sorted(want))} == want
