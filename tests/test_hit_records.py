@@ -142,3 +142,27 @@ def test_records_past_the_trusted_watermark_are_written_again(store, tmp_path):
     assert HitRecords(copy).read([top]) is None
     records.catch_up(ft.open(), top, top - 10)            # the watermark before the commit
     assert {r.seq: _as_columns(r) for r in HitRecords(copy).read(sorted(want))} == want
+
+
+@pytest.mark.parametrize("scan", [None, 2])
+def test_latest_finds_the_newest_event_of_the_kinds_in_a_session(store, monkeypatch, scan):
+    """latest() picks the newest of the matches it finds unordered (or, past
+    LATEST_SCAN matches, lets the index order them): the event with the
+    highest seq of those kinds in that session, as the log says."""
+    import stores.fulltext_search as fs
+    from stores.segments import iter_events, read_event_at
+    st, _ = store
+    if scan:
+        monkeypatch.setattr(fs, "LATEST_SCAN", scan)
+    newest: dict[tuple[str, str], int] = {}
+    for e in iter_events(st.segments_dir):
+        newest[(e["session_id"], e["kind"])] = max(newest.get((e["session_id"], e["kind"]), 0), e["seq"])
+    ft = FulltextIndex(st.dir)
+    sessions = sorted({sid for sid, _ in newest})
+    assert len(sessions) >= 3
+    for sid in sessions:
+        for kinds in (["tool_call"], ["task_state"], ["user", "assistant"], ["tool_result", "tool_call"]):
+            want = max((newest.get((sid, k), 0) for k in kinds), default=0)
+            at = ft.latest(sid, kinds)
+            assert (read_event_at(st.segments_dir, *at)["seq"] if at else 0) == want, (sid, kinds)
+    assert ft.latest("no-such-session", ["user"]) is None
