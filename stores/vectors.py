@@ -56,6 +56,7 @@ class VectorIndex:
         self._dirty = False
         self._meta: dict | None = None
         self._rows_read = None          # _rows(): (vectors, labels, order), or () when unreadable
+        self._looked_up = False         # vectors_for() has answered before
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -178,7 +179,12 @@ class VectorIndex:
         if self.count == 0 or not seqs:
             return {}
         import numpy as np
-        rows = self._rows()
+        # The first lookup of a process asks hnswlib when its index is loaded
+        # (a search loaded it): a cold `trace recall` looks up once, and
+        # laying out the file's rows (labels read, argsorted) cost more
+        # than that lookup (3 ms at 100k events, 60 ms at 1M).
+        rows = self._rows() if self._looked_up or self._index is None else None
+        self._looked_up = True
         if rows is not None:
             vectors, labels, order = rows
             wanted = np.asarray(seqs, dtype=np.uint64)

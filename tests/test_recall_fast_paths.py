@@ -135,3 +135,23 @@ def test_a_vector_graph_that_reaches_fewer_than_k_answers_with_what_it_reaches(t
     hits = index.search(np.ones(4, dtype=np.float32), 100)
     assert [seq for seq, _ in hits] == [1, 2, 3, 4, 5, 6, 7]
     assert hits[0][1] == pytest.approx(0.9) and hits[-1][1] == pytest.approx(0.3)
+
+
+def test_a_process_first_lookup_asks_hnswlib_then_the_file_rows_with_the_same_floats(recaller, monkeypatch):
+    import numpy as np
+
+    from stores import vectors as vectors_module
+    from stores.vectors import VectorIndex
+    rc, needles = recaller
+    laid_out = []
+    rows = vectors_module._level0_rows
+    monkeypatch.setattr(vectors_module, "_level0_rows", lambda *a: laid_out.append(1) or rows(*a))
+    index = VectorIndex(rc.store.dir)
+    index.search(index.embedder().embed_query(needles[0].query), 10)      # a search loads hnswlib's index
+    seqs = list(range(0, 2000, 3)) + [10 ** 9]
+    first = index.vectors_for(seqs)
+    assert not laid_out                                         # hnswlib's get_items answered
+    second = index.vectors_for(seqs)
+    assert laid_out                                             # then the file's rows
+    assert 0 < len(first) < len(seqs) and list(first) == list(second)
+    assert all(np.array_equal(first[s], second[s]) and first[s].dtype == np.float32 for s in first)
