@@ -60,39 +60,37 @@ import base64
 import binascii
 import re
 
-from reducers.lazy_pattern import LazyPattern
-
 _A = re.ASCII                   # ASCII-only case folding, as the rules
 
-_EXEMPT = LazyPattern(r"""(?:sha256:)?[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{7,12}
+_EXEMPT = re.compile(r"""(?:sha256:)?[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{7,12}
     |[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}
     |[0-7][0-9A-HJKMNP-TV-Z]{25}""", _A | re.X)
-_LITERAL = LazyPattern(r"""[-+]?[0-9][0-9_,.]*|true|false|null|none|nil|undefined|yes|no
+_LITERAL = re.compile(r"""[-+]?[0-9][0-9_,.]*|true|false|null|none|nil|undefined|yes|no
     |required|optional|string|hidden|masked|default|unknown|disabled|enabled|boolean|integer
     |number|object|sensitive|invalid|missing|password|secret|token|value
     |confirmed|nullable|sometimes|writeonly|readonly|encrypted|plaintext|protected|filtered
     |generated|anonymous|internal|external|override|variable|parameter|automatic|prompted""",
                       _A | re.I | re.X)
-_DATE = LazyPattern(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", _A)
-_PLACEHOLDER = LazyPattern(r"""[<>]|\$\{|\{[^{}]*\}|\$\(|%\(|\A[$%#][A-Za-z_]|\*|\.\.\.|\u2026|\Aarn:
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", _A)
+_PLACEHOLDER = re.compile(r"""[<>]|\$\{|\{[^{}]*\}|\$\(|%\(|\A[$%#][A-Za-z_]|\*|\.\.\.|\u2026|\Aarn:
     |your|example|placeholder|changeme|change[_-]me|replace[_-]?me|dummy|redacted""",
                           _A | re.I | re.X)
-_NAMED_PLACEHOLDER = LazyPattern(r"pass|password|passwd|pwd|pw|secret|token|key|api_?key", _A | re.I)
-_FILLER = LazyPattern(r"[xX*#._\-\u2022]+")
-_EMAIL = LazyPattern(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", _A)
-_PATH = LazyPattern(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])", _A)
-_BASE64_KEY = LazyPattern(r"[A-Za-z0-9+/]{20,}={0,2}", _A)
-_PATH_EXPR = LazyPattern(r"[A-Za-z_]+(?:\[-?[0-9]*\])?(?:\.[A-Za-z_]+(?:\[-?[0-9]*\])?)+", _A)  # Jobs[-1].Id
-_CODE = LazyPattern(r"""[A-Za-z_$][A-Za-z_$.\[\]]*     # names, attributes, subscripts: no digits
+_NAMED_PLACEHOLDER = re.compile(r"pass|password|passwd|pwd|pw|secret|token|key|api_?key", _A | re.I)
+_FILLER = re.compile(r"[xX*#._\-\u2022]+")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", _A)
+_PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])", _A)
+_BASE64_KEY = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}", _A)
+_PATH_EXPR = re.compile(r"[A-Za-z_]+(?:\[-?[0-9]*\])?(?:\.[A-Za-z_]+(?:\[-?[0-9]*\])?)+", _A)  # Jobs[-1].Id
+_CODE = re.compile(r"""[A-Za-z_$][A-Za-z_$.\[\]]*     # names, attributes, subscripts: no digits
     |[A-Za-z_$][\w$.]*\[.*                           # a subscript, a slice or a generic
     |[A-Za-z_$][\w$]*(?:\.[a-z_]+)+                   # module.function (base64.b64decode)
     |[^=\n]*=.*[^=]""", _A | re.X)                   # an assignment (base64 pads only at the end;
                                                      # up to the first = only: linear, not .*=.*)
-_WHITESPACE = LazyPattern(r"\s")
-_ONE_CASE_WORD = LazyPattern(r"[a-z]+|[A-Z]+", _A)               # correcthorse, HUNTERTWO
-_LETTER_RUN = LazyPattern(r"[a-z]{24,}|[A-Z]{24,}", _A)          # longer than words are written
-_NAME_WORDS = LazyPattern(r"token|secret|passw|cred|key", _A | re.I)  # ...but these make it a name
-_WORDS = LazyPattern(r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z])|[._/:\[\]-])+", _A)
+_WHITESPACE = re.compile(r"\s")
+_ONE_CASE_WORD = re.compile(r"[a-z]+|[A-Z]+", _A)               # correcthorse, HUNTERTWO
+_LETTER_RUN = re.compile(r"[a-z]{24,}|[A-Z]{24,}", _A)          # longer than words are written
+_NAME_WORDS = re.compile(r"token|secret|passw|cred|key", _A | re.I)  # ...but these make it a name
+_WORDS = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z])|[._/:\[\]-])+", _A)
 
 
 def _classes(value: str) -> tuple[int, bool]:
@@ -208,9 +206,9 @@ def basic_payload(value: str) -> bool:
     return ":" in text and text.isprintable()
 
 
-_PEM_BODY = LazyPattern(r"(?:[A-Za-z0-9+/=]|\s|\\{1,8}[nrt]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]{0,200})*",
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=]|\s|\\{1,8}[nrt]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]{0,200})*",
                        _A)
-_BASE64_RUN = LazyPattern(r"[A-Za-z0-9+/]{16}", _A)
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16}", _A)
 
 
 def pem_body(body: str) -> bool:
