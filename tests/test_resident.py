@@ -146,9 +146,13 @@ def test_an_idle_server_quits_and_removes_its_socket(env, runtime):
     assert _status(env) is None
 
 
-def test_a_second_server_is_refused_while_one_listens(served):
-    again = _trace("serve", "--detach", env=served)
-    assert again.returncode == 1 and b"already listening" in again.stderr
+def test_a_second_server_is_refused_while_one_listens_and_detach_is_idempotent(served):
+    first = _status(served)
+    again = _trace("serve", "--detach", "--json", env=served)
+    assert again.returncode == 0
+    assert json.loads(again.stdout)["pid"] == first["pid"] and json.loads(again.stdout)["started_now"] is False
+    foreground = _trace("serve", "--idle", "5", env=served)
+    assert foreground.returncode == 1 and b"already listening" in foreground.stderr
 
 
 def test_changed_code_is_seen(tmp_path, monkeypatch):

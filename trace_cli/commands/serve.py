@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         idle: Annotated[float, typer.Option("--idle", min=1, metavar="SECONDS",
                                             help="Quit after this long without a command.")] = 1800,
         detach: Annotated[bool, typer.Option("--detach", "-d", help=(
-            "Start in the background and return once it listens (prints its status).")) ] = False,
+            "Start in the background and return once it listens, printing its status; when one is already "
+            "running, print its status (exit 0 either way: safe in a hook or a login script).")) ] = False,
         status: Annotated[bool, typer.Option("--status", help="Print the running server's status (exit 3: none).")] = False,
         stop: Annotated[bool, typer.Option("--stop", help="Stop the running server (exit 3: none was running).")] = False,
         json_out: JsonOpt = False,
@@ -47,7 +48,8 @@ def register(app: typer.Typer) -> None:
             return 0
         try:
             if detach:
-                out.emit({"running": True, **_detached(idle)})
+                running = control(frames.STATUS)             # idempotent: a hook or login script may ask twice
+                out.emit({"running": True, "started_now": running is None, **(running or _detached(idle))})
                 return 0
             from trace_cli.resident.server import serve as run
             done = run(idle, on_ready=lambda s: out.note(f"listening at {s.path} (pid {s.pid})"))
