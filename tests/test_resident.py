@@ -178,3 +178,17 @@ def test_a_terminal_on_stdin_or_trace_serve_0_keeps_the_command_here(monkeypatch
     monkeypatch.delenv("TRACE_SERVE")
     monkeypatch.setattr(os, "isatty", lambda fd: fd == 0)
     assert not wanted(["recall", "x"])
+
+
+def test_a_worker_killed_mid_command_is_an_error_line_not_a_silent_exit(served, tmp_path):
+    server = _status(served)["pid"]
+    follow = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", str(tmp_path), "--follow"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=served, cwd=REPO)
+    deadline = time.time() + 60
+    while not _children(server) and time.time() < deadline:
+        time.sleep(0.1)
+    for child in _children(server):
+        os.kill(child, signal.SIGKILL)
+    assert follow.wait(timeout=60) == 1
+    assert b"worker ended without finishing the command" in follow.stderr.read()

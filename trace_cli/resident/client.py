@@ -65,10 +65,11 @@ def run_resident(argv: list[str]) -> int | None:
         sock.close()
         return None                                  # stale, or went away before starting: run it here
     sock.settimeout(None)
-    return _wait(sock, first[1], frames)
+    # A hook never breaks the agent (README): a worker lost mid-hook is a note, exit 0.
+    return _wait(sock, first[1], frames, lost=0 if command_name(argv) == "hooks" else 1)
 
 
-def _wait(sock, child: int, frames) -> int:
+def _wait(sock, child: int, frames, lost: int) -> int:
     received: list[int] = []
 
     def forward(signum, _frame):
@@ -96,7 +97,7 @@ def _wait(sock, child: int, frames) -> int:
         return 128 + received[-1]
     sys.stderr.write("trace: error: the resident server's worker ended without finishing the command "
                      "(run it again with TRACE_SERVE=0 to run it in its own process)\n")
-    return 1
+    return lost
 
 
 def control(op: str) -> dict | None:
