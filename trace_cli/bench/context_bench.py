@@ -9,7 +9,7 @@ session, in this order:
   them before each model call: the first cold call, then the median of 3
   more (wall and CPU; they use the token counts the first one kept), and
   the median of 3 served by a `trace serve` the bench starts for itself
-  (wall, and the CPU of the client process); and the
+  (wall, and CPU: the client's plus its worker's in the server); and the
   peer: reading the whole session through the same index, which is what a
   render that replays the session pays (`vs_full_read` is the ratio);
 - the compaction itself (budget 8000, one cold `compact` call, timed);
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from trace_cli.bench.needles import build_session
-from trace_cli.bench.process import installed_env, resident_server
+from trace_cli.bench.process import installed_env, resident_server, worker_cpu_ms
 
 BUDGET = 8000
 LINE_MESSAGES = 400
@@ -70,8 +70,8 @@ def _medians(fn: Callable[[], object], repeat: int) -> tuple[float, float, float
 
 
 def _cold(store_dir: Path, *args: str, env: dict | None = None) -> tuple[float, float]:
-    """Wall and CPU milliseconds of one fresh `trace` process (CPU: its
-    own; a served one's child runs in the server, so only the client's)."""
+    """Wall and CPU milliseconds of one fresh `trace` process (a served
+    one's CPU adds its worker's, which the server's client reports)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), *args],
@@ -80,7 +80,8 @@ def _cold(store_dir: Path, *args: str, env: dict | None = None) -> tuple[float, 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode not in (0, 1):
         raise RuntimeError(run.stderr.decode()[-400:])
-    return ms, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return ms, cpu + (worker_cpu_ms(env) if env else 0.0)
 
 
 def _cold_calls(store_dir: Path, session: str, env: dict | None = None) -> tuple[float, float, float]:
@@ -112,8 +113,8 @@ def _measure(store, session: str, state: str, size: int, repeat: int, served: di
            "p95_ms": round(p95, 2), "cpu_ms": round(cpu, 2), "cold_first_ms": round(first, 1),
            "cold_cli_ms": round(cold, 1), "cold_cli_cpu_ms": round(cold_cpu, 1)}
     if served is not None:
-        _, served_ms, client_cpu = _cold_calls(store.dir, session, env=served)
-        row.update(served_cli_ms=round(served_ms, 1), served_client_cpu_ms=round(client_cpu, 1))
+        _, served_ms, served_cpu = _cold_calls(store.dir, session, env=served)
+        row.update(served_cli_ms=round(served_ms, 1), served_cli_cpu_ms=round(served_cpu, 1))
     return {**row, "pack_tokens": result.pack.tokens, "read_events": result.read_events}
 
 

@@ -89,7 +89,9 @@ def _wait(sock, child: int, frames, lost: int) -> int:
                 reply = None
             if reply is None:
                 break
-            if reply[0] == frames.EXIT:
+            if reply[0] == frames.CPU:
+                _report(reply[1])
+            elif reply[0] == frames.EXIT:
                 return reply[1]
     finally:
         sock.close()
@@ -98,6 +100,18 @@ def _wait(sock, child: int, frames, lost: int) -> int:
     sys.stderr.write("trace: error: the resident server's worker ended without finishing the command "
                      "(run it again with TRACE_SERVE=0 to run it in its own process)\n")
     return lost
+
+
+def _report(worker_cpu_us: int) -> None:
+    """For benchmarks (TRACE_SERVE_REPORT=FILE): the worker's CPU time,
+    which no rusage of the caller's can see, appended as a JSON line."""
+    path = os.environ.get("TRACE_SERVE_REPORT")
+    if path:
+        try:
+            with open(path, "a") as f:
+                f.write('{"worker_cpu_ms": %.3f}\n' % (worker_cpu_us / 1000))
+        except OSError:
+            pass
 
 
 def control(op: str) -> dict | None:

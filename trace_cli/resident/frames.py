@@ -10,6 +10,7 @@ import struct
 
 RUN, STOP, STATUS = "run", "stop", "status"
 PID = b"P"            # the child that runs the command (the client forwards signals to it)
+CPU = b"C"            # the worker's CPU time in microseconds, just before EXIT
 EXIT = b"X"           # the command's exit code: the last frame
 STALE = b"S"          # the server's code changed on disk: run the command in the client's own process
 INFO = b"I"           # a marshalled dict follows, of the length given (status)

@@ -222,7 +222,9 @@ def _child(conn: socket.socket, listener: socket.socket, fds: list[int], request
         except Exception:
             pass
     try:
-        conn.sendall(frames.frame(frames.EXIT, code))
+        used = os.times()
+        conn.sendall(frames.frame(frames.CPU, int((used.user + used.system) * 1e6))
+                     + frames.frame(frames.EXIT, code))
     finally:
         os._exit(code & 0xFF)
 
