@@ -29,6 +29,7 @@ WINDOW_CEILING = 0.75            # bounded-working-set: never let the working se
 
 
 OVERFLOW_SUFFIX = ".overflow.json"      # the overflow recovery's tries (stores/context/overflow.py)
+COUNTS_SUFFIX = ".counts.json"          # token counts kept between renders (stores/context/kept_counts.py)
 
 
 def cache_path(store_dir: Path, session_id: str, suffix: str = ".json") -> Path:
@@ -63,7 +64,7 @@ def save_cache(store, cache: Cache, log_seq: int | None = None) -> None:
     data = {"schema": SCHEMA, "session_id": cache.session_id, "cycle": cache.cycle,
             "log_seq": max(cache.log_seq, log_seq or 0), "seqs": [e["seq"] for e in cache.items],
             "tokens": cache.tokens, "session_tokens": session_tokens(store, cache.session_id)}
-    data["sum"] = _sum(data)
+    data["sum"] = content_sum(data)
     write_private(cache_path(store.dir, cache.session_id), orjson.dumps(data))
 
 
@@ -84,9 +85,10 @@ def write_private(path: Path, content: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _sum(data: dict) -> str:
-    """A checksum of what a cache file says, so a damaged or edited one is
-    rebuilt rather than believed (it names which events the model sees)."""
+def content_sum(data: dict) -> str:
+    """A checksum of what a file in cache/ says (all but its "sum"), so a
+    damaged or edited one is rebuilt rather than believed (a context cache
+    names which events the model sees; kept counts decide what fits)."""
     body = {k: v for k, v in data.items() if k != "sum"}
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
@@ -104,19 +106,22 @@ def _parse(path: Path) -> tuple[dict | None, str | None]:
             and all(type(data.get(k)) is int for k in ("cycle", "log_seq", "tokens", "session_tokens"))
             and isinstance(data.get("seqs"), list) and all(type(s) is int for s in data["seqs"])):
         return None, "holds fields of the wrong type"
-    if data.get("sum") != _sum(data):
+    if data.get("sum") != content_sum(data):
         return None, "does not match its checksum"
     return data, None
 
 
 def cache_file_problem(path: Path) -> str | None:
     """Why a file in cache/ is not one save_cache (or the overflow
-    recovery) wrote intact (verify)."""
+    recovery, or kept_counts) wrote intact (verify)."""
     if path.is_symlink():
         return "is a symbolic link (TRACE never makes one)"
     if path.name.endswith(OVERFLOW_SUFFIX):
         from stores.context.overflow import overflow_file_problem
         return overflow_file_problem(path)
+    if path.name.endswith(COUNTS_SUFFIX):
+        from stores.context.kept_counts import counts_file_problem
+        return counts_file_problem(path)
     data, why = _parse(path)
     if why is None and data is not None and cache_path(path.parent.parent, data["session_id"]) != path:
         return "belongs to another session"
