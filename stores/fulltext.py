@@ -43,6 +43,7 @@ from reducers.recall_block import strip_recalled
 from reducers.speakers import speaker_of
 from reducers.terms import exact_text
 from stores.fulltext_search import KIND_CODES, FulltextSearch
+from stores.hit_records import FILE as HIT_RECORDS_FILE
 from stores.hit_records import HitRecords
 from stores.sql_in import select_in
 
@@ -448,10 +449,13 @@ class FulltextIndex(FulltextSearch):
         index, before the watermark moves. They only ever spare column
         reads: a failure here leaves readers on the columns, never fails
         the commit."""
+        from stores.integrity.derived import changed_since_sealed
         index = self.open()
         if index is None:
             return
         try:
+            if changed_since_sealed(self.dir, HIT_RECORDS_FILE):
+                (self.dir / HIT_RECORDS_FILE).unlink()        # written to since its seal: all written afresh
             HitRecords(self.dir).catch_up(index, seq, max(self.watermark, 0))
         except (OSError, ValueError, RuntimeError):
             pass

@@ -166,3 +166,28 @@ def test_latest_finds_the_newest_event_of_the_kinds_in_a_session(store, monkeypa
             at = ft.latest(sid, kinds)
             assert (read_event_at(st.segments_dir, *at)["seq"] if at else 0) == want, (sid, kinds)
     assert ft.latest("no-such-session", ["user"]) is None
+
+
+def test_verify_names_a_damaged_record_file_and_a_writer_writes_it_afresh(tmp_path):
+    """The records are sealed with the index's files: `trace verify` names
+    one changed since (exit 6, as any derived file); a writer that finds
+    it changed since its seal writes it all again before trusting its header."""
+    store = Store(tmp_path / "store")
+    _write_sessions(tmp_path / "a.jsonl", [1], turns=40)
+    assert sum(r.added for r in store.ingest([str(tmp_path / "a.jsonl")])) > 0
+    Recaller(store).prepare("fulltext")
+    ft_dir = store.dir / "fulltext"
+    assert cli("--store", str(store.dir), "verify").code == 0
+    path = ft_dir / FILE
+    data = bytearray(path.read_bytes())
+    data[5 * SIZE + 8] ^= 1                                # record 5's segment, CRC left as it was
+    path.write_bytes(bytes(data))
+    run = cli("--store", str(store.dir), "verify")
+    assert run.code == 6 and "fulltext/hits.bin" in run.err
+    assert HitRecords(ft_dir).read([5]) is None            # never trusted meanwhile
+    _write_sessions(tmp_path / "b.jsonl", [2], turns=40)
+    assert sum(r.added for r in store.ingest([str(tmp_path / "b.jsonl")])) > 0
+    Recaller(store).prepare("fulltext")
+    want = _columns(FulltextIndex(store.dir))
+    assert {r.seq: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
+    assert cli("--store", str(store.dir), "verify").code == 0

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import orjson
 
+from stores.hit_records import FILE as HIT_RECORDS
 from stores.integrity.json_record import ABSENT, read_record
 
 SUMS = "checksums.json"
@@ -70,9 +71,20 @@ def seal_fulltext(store: Path, directory: Path | None = None) -> None:
         segments = {s["segment_id"].replace("-", "") for s in meta.get("segments") or ()}
     except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         return                                     # nothing committed to vouch for
-    names = ["meta.json", "positions.db"] + sorted(n for n in os.listdir(directory)
-                                                   if n.split(".", 1)[0] in segments)
-    _write_sums(directory, names, rewritten=("meta.json", "positions.db"))
+    names = ["meta.json", "positions.db", HIT_RECORDS] + sorted(n for n in os.listdir(directory)
+                                                                if n.split(".", 1)[0] in segments)
+    _write_sums(directory, names, rewritten=("meta.json", "positions.db", HIT_RECORDS))
+
+
+def changed_since_sealed(directory: Path, name: str) -> bool:
+    """Whether a recorded file's size or mtime differs from its record (a
+    write after the last seal: damage, or a commit cut short before it)."""
+    try:
+        old = (_read_sums(directory) or {}).get(name)
+        st = os.stat(directory / name)
+    except (ValueError, OSError):
+        return False
+    return old is not None and (old[0] != st.st_size or old[1] != st.st_mtime_ns)
 
 
 def seal_vectors(store: Path) -> None:
@@ -229,6 +241,8 @@ def _recorded_files_damage(part: str, directory: Path, depth: int) -> list[Damag
     for name, (size, mtime_ns, digest) in sums.items():
         if name in _SQLITE_FILES and (depth < FULL or (directory / f"{name}-journal").exists()):
             continue                               # SQLite's own checks cover it until verify
+        if name == HIT_RECORDS and depth < FULL:
+            continue                               # each record carries its CRC: readers check what they read
         path = directory / name
         try:
             st = os.lstat(path)
