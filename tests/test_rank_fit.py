@@ -25,3 +25,13 @@ def test_answers_at_the_top_fit_a_sharper_temperature_than_answers_spread_down_t
     top = _fit([0] * 30)
     spread = _fit([i % 10 for i in range(30)])
     assert top > spread
+
+
+def test_cross_validation_folds_keep_a_conversation_and_a_needle_session_together():
+    from trace_cli.bench.rank_fit import fold_of
+    folds = ["conv-1", "conv-2", "conv-3"]
+    assert fold_of({"group": "lc:conv-2:c4", "id": "conv-2-17"}, folds) == "conv-2"
+    # A needle session's questions, its pushed-context forms and its absent subjects share a fold.
+    assert {fold_of({"group": g, "id": i}, folds) for g, i in
+            (("needles", "needle-4-billing"), ("ctxq", "ctxq-4-billing"), ("absent", "absent-4-0"))} == {"conv-2"}
+    assert fold_of({"group": "self", "id": "self-9"}, folds) == "conv-1"

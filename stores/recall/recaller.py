@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 
 import orjson
 
-from reducers.calibration import WINDOW, answerable, query_features, window_scores
+from reducers.calibration import WINDOW, answerable, asks_question, query_features, window_scores
 from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
                              similarity_matrix, task_factor)
 from reducers.query_dates import named_spans
@@ -183,7 +183,8 @@ class Recaller:
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
-                                  bool(named), *unknown) if ranked else None
+                                  bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
+            if ranked else None
         hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
@@ -336,6 +337,16 @@ class Recaller:
         return mmr(pool, k, lam, lambda a, b: sim[at[a.seq]][at[b.seq]])
 
     # -- helpers ---------------------------------------------------------------
+
+    def _asks(self, cands: list[Candidate]) -> list[bool]:
+        """Whether each of these (the best few, read to be shown anyway)
+        asks a question (reducers/calibration.py asks_question)."""
+        self._read(cands)
+        out = []
+        for c in cands:
+            e = self._events.get(c.seq)
+            out.append(e is not None and asks_question(e.get("text") or "", c.kind))
+        return out
 
     def _artifact_text(self, event: dict) -> str:
         """An artifact-backed event's full text (its log text is a head/tail
