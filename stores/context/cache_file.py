@@ -29,6 +29,7 @@ WINDOW_CEILING = 0.75            # bounded-working-set: never let the working se
 
 
 OVERFLOW_SUFFIX = ".overflow.json"      # the overflow recovery's tries (stores/context/overflow.py)
+COUNTS_SUFFIX = ".counts.json"          # token counts kept between renders (stores/context/kept_counts.py)
 
 
 def cache_path(store_dir: Path, session_id: str, suffix: str = ".json") -> Path:
@@ -111,12 +112,15 @@ def _parse(path: Path) -> tuple[dict | None, str | None]:
 
 def cache_file_problem(path: Path) -> str | None:
     """Why a file in cache/ is not one save_cache (or the overflow
-    recovery) wrote intact (verify)."""
+    recovery, or kept_counts) wrote intact (verify)."""
     if path.is_symlink():
         return "is a symbolic link (TRACE never makes one)"
     if path.name.endswith(OVERFLOW_SUFFIX):
         from stores.context.overflow import overflow_file_problem
         return overflow_file_problem(path)
+    if path.name.endswith(COUNTS_SUFFIX):
+        from stores.context.kept_counts import counts_file_problem
+        return counts_file_problem(path)
     data, why = _parse(path)
     if why is None and data is not None and cache_path(path.parent.parent, data["session_id"]) != path:
         return "belongs to another session"

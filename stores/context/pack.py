@@ -32,6 +32,7 @@ from reducers.retention import Retention
 from reducers.terms import TRIVIAL_WORDS, query_words
 from stores.api.results import Result
 from stores.context.sessions import require_session
+from stores.context.kept_counts import kept_counts
 from stores.errors import StoreLocked, TraceError, UsageError
 
 HARD_CAP = 4000
@@ -116,7 +117,6 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
               cross_session: bool = False, window: int | None = None,
               protected: tuple[str, ...] = PROTECTED_TOOLS, hard_cap: int = HARD_CAP,
               notes_cap: int = NOTES_CAP, hot_tail: int = 3) -> PushResult:
-    from stores.context.view import read_view
     from stores.recall import Recaller
     if budget < 1:
         raise UsageError("--budget must be at least 1")
@@ -133,6 +133,16 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
         _auto_compact(store, session_id, budget, window, hot_tail, protected, result)
         recaller.fulltext.close()
         recaller = Recaller(store)
+    with kept_counts(store, session_id):
+        return _render(store, recaller, session_id, result, budget=budget, query=query, overflow=overflow,
+                       recall=recall, retention=retention, tool_max=tool_max, recall_min_score=recall_min_score,
+                       cross_session=cross_session, protected=protected, hard_cap=hard_cap, notes_cap=notes_cap)
+
+
+def _render(store, recaller, session_id: str, result: PushResult, *, budget: int, query: str | None,
+            overflow: bool, recall: bool, retention: Retention, tool_max: int, recall_min_score: float | None,
+            cross_session: bool, protected: tuple[str, ...], hard_cap: int, notes_cap: int) -> PushResult:
+    from stores.context.view import read_view
     ft = recaller.fulltext
     view = read_view(store, ft, session_id, budget=budget, tool_max_tokens=tool_max, notes_cap=notes_cap,
                      protected=protected)
