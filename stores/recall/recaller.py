@@ -10,10 +10,13 @@ embedder once). Per query:
      the HNSW index's nearest, all inside the filters, and the same-session
      neighbours of the strongest; one more query measures how much of the
      query's IDF each candidate holds;
-  3. every candidate is scored from what the indexes know
-     (reducers/fusion.py: score = the calibrated probability that the hit
-     answers the query); the session's open task and the ledger's demotion
-     adjust it; only the hits returned are read from the log;
+  3. every candidate is ranked by a logit from what the indexes know
+     (reducers/fusion.py); the session's open task and the ledger's
+     demotion adjust it; only the hits returned (and, when the query names
+     a speaker, the first ten, to see which of them ask a question) are
+     read from the log; reducers/calibration.py turns the ranked logits
+     into scores: the chance that an answer lies among the first ten hits,
+     shared by them, and p_hit;
   4. with --hops 2, a second retrieval driven by the identifiers the first
      found (hops.py); each hit says which hop found it;
   5. diversity (MMR, off by default) over the ranked part, never over exact
