@@ -30,6 +30,7 @@ NOT_HERE = {
     "trace ingest --follow": "runs until Ctrl-C (tests/test_follow.py drives it)",
     "trace mcp": "a stdio server for an MCP client (tests/test_mcp.py drives it)",
     "trace bench": "benchmarks take minutes and most need ../shared (make bench)",
+    "trace serve": "starts a server that outlives the command (tests/test_resident.py drives it)",
 }
 
 # Commands whose product is a file, not output: they must say on stderr

@@ -1,3 +1,5 @@
-from trace_cli.app import run
+import sys
 
-run()
+from trace_cli.entry import main
+
+sys.exit(main())

@@ -60,7 +60,7 @@ def _global(
 
 
 COMMAND_MODULES = ("ingest", "recall", "compaction", "show", "export", "inspect", "sessions", "indexes", "verify",
-                   "cron", "digest", "bench", "mcp")
+                   "cron", "digest", "bench", "mcp", "serve")
 
 
 def _add_groups(group: typer.Typer) -> None:
@@ -115,18 +115,30 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+_built: dict[str | None, object] = {}
+
+
 def _command_for(args: list[str]):
     """The click command to parse `args` with: the named command alone when
     it is one of ALONE (no help or version asked of the group), else all."""
-    i = 0
-    while i < len(args) and args[i].startswith("-") and args[i] != "-":
-        i += 2 if args[i] == "--store" else 1
-    name = args[i] if i < len(args) else None
-    if name in ALONE and "--version" not in args[:i]:
-        alone = _new_app()
-        ALONE[name](alone)
-        return typer.main.get_command(alone)
-    return typer.main.get_command(full_app())
+    from trace_cli.resident.client import command_name
+    name = command_name(args)
+    if name not in ALONE or "--version" in args[:args.index(name)]:
+        name = None
+    if name not in _built:
+        if name is None:
+            _built[name] = typer.main.get_command(full_app())
+        else:
+            alone = _new_app()
+            ALONE[name](alone)
+            _built[name] = typer.main.get_command(alone)
+    return _built[name]
+
+
+def prebuild() -> None:
+    """Build every command once (the resident server, before it forks)."""
+    for name in (*ALONE, None):
+        _command_for([name] if name else [])
 
 
 def tune_gc() -> None:

@@ -64,7 +64,7 @@ def save_cache(store, cache: Cache, log_seq: int | None = None) -> None:
     data = {"schema": SCHEMA, "session_id": cache.session_id, "cycle": cache.cycle,
             "log_seq": max(cache.log_seq, log_seq or 0), "seqs": [e["seq"] for e in cache.items],
             "tokens": cache.tokens, "session_tokens": session_tokens(store, cache.session_id)}
-    data["sum"] = _sum(data)
+    data["sum"] = content_sum(data)
     write_private(cache_path(store.dir, cache.session_id), orjson.dumps(data))
 
 
@@ -85,9 +85,10 @@ def write_private(path: Path, content: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _sum(data: dict) -> str:
-    """A checksum of what a cache file says, so a damaged or edited one is
-    rebuilt rather than believed (it names which events the model sees)."""
+def content_sum(data: dict) -> str:
+    """A checksum of what a file in cache/ says (all but its "sum"), so a
+    damaged or edited one is rebuilt rather than believed (a context cache
+    names which events the model sees; kept counts decide what fits)."""
     body = {k: v for k, v in data.items() if k != "sum"}
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
@@ -105,7 +106,7 @@ def _parse(path: Path) -> tuple[dict | None, str | None]:
             and all(type(data.get(k)) is int for k in ("cycle", "log_seq", "tokens", "session_tokens"))
             and isinstance(data.get("seqs"), list) and all(type(s) is int for s in data["seqs"])):
         return None, "holds fields of the wrong type"
-    if data.get("sum") != _sum(data):
+    if data.get("sum") != content_sum(data):
         return None, "does not match its checksum"
     return data, None
 

@@ -12,14 +12,13 @@ wrong count could push a pack over budget) but dropped, and `trace
 verify` names it. Delete it and nothing is lost but the time."""
 from __future__ import annotations
 
-import hashlib
 from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 
 from reducers import tokens
-from stores.context.cache_file import COUNTS_SUFFIX, cache_path, write_private
+from stores.context.cache_file import COUNTS_SUFFIX, cache_path, content_sum, write_private
 from stores.integrity.json_record import ABSENT, read_record
 
 
@@ -60,16 +59,11 @@ def _read(path: Path, session_id: str) -> tuple[int, dict[str, list[int]]]:
 
 def _save(path: Path, session_id: str, scope: int, counts: dict[str, list[int]]) -> None:
     data = {"session_id": session_id, "encoding": tokens.ENCODING_NAME, "scope": scope, "counts": counts}
-    data["sum"] = _sum(data)
+    data["sum"] = content_sum(data)
     try:
         write_private(path, orjson.dumps(data))
     except OSError:
         pass                  # a read-only or full disk costs the next render time, nothing else
-
-
-def _sum(data: dict) -> str:
-    body = {k: v for k, v in data.items() if k != "sum"}
-    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _parse(path: Path) -> tuple[dict | None, str | None]:
@@ -83,7 +77,7 @@ def _parse(path: Path) -> tuple[dict | None, str | None]:
         return None, "is not a file of kept token counts (damaged?)"
     if data.get("encoding") != tokens.ENCODING_NAME:
         return None, None                     # another encoding's counts: not ours to use, nothing wrong
-    if data.get("sum") != _sum(data):
+    if data.get("sum") != content_sum(data):
         return None, "does not match its checksum"
     return data, None
 

@@ -5,7 +5,11 @@ Generated agent sessions (trace_cli/bench/needles.py: user, tool call,
 tool result, reply per turn) of each size go into one store. For each
 session, in this order:
 - uncompacted: the median and p95 of `push_pack` in process (budget 8000,
-  recall on; wall and CPU), one cold `trace context` process (wall and CPU), and the
+  recall on; wall and CPU); `trace context` processes as a runtime starts
+  them before each model call: the first cold call, then the median of 3
+  more (wall and CPU; they use the token counts the first one kept), and
+  the median of 3 served by a `trace serve` the bench starts for itself
+  (wall, and the CPU of the client process); and the
   peer: reading the whole session through the same index, which is what a
   render that replays the session pays (`vs_full_read` is the ratio);
 - the compaction itself (budget 8000, one cold `compact` call, timed);
@@ -31,10 +35,11 @@ from pathlib import Path
 from typing import Callable
 
 from trace_cli.bench.needles import build_session
-from trace_cli.bench.process import installed_env
+from trace_cli.bench.process import installed_env, resident_server
 
 BUDGET = 8000
 LINE_MESSAGES = 400
+COLD_CALLS = 3            # cold calls after the first, per measurement (median)
 
 
 def _write_session(path: Path, events: int, seed: int) -> None:
@@ -64,17 +69,27 @@ def _medians(fn: Callable[[], object], repeat: int) -> tuple[float, float, float
     return statistics.median(times), times[min(int(len(times) * 0.95), len(times) - 1)], statistics.median(cpu), last
 
 
-def _cold(store_dir: Path, *args: str) -> tuple[float, float]:
-    """Wall and CPU milliseconds of one fresh `trace` process."""
+def _cold(store_dir: Path, *args: str, env: dict | None = None) -> tuple[float, float]:
+    """Wall and CPU milliseconds of one fresh `trace` process (CPU: its
+    own; a served one's child runs in the server, so only the client's)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), *args],
-                         capture_output=True, env=installed_env())
+                         capture_output=True, stdin=subprocess.DEVNULL, env=env or installed_env())
     ms = (time.perf_counter() - t) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode not in (0, 1):
         raise RuntimeError(run.stderr.decode()[-400:])
     return ms, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def _cold_calls(store_dir: Path, session: str, env: dict | None = None) -> tuple[float, float, float]:
+    """A runtime's calls before successive model calls: the first cold
+    call's wall ms, then the median wall and CPU ms of the next ones."""
+    args = ("context", "--session", session, "--budget", str(BUDGET))
+    first, _ = _cold(store_dir, *args, env=env)
+    later = [_cold(store_dir, *args, env=env) for _ in range(COLD_CALLS)]
+    return first, statistics.median(w for w, _ in later), statistics.median(c for _, c in later)
 
 
 def _full_read(store, session: str) -> float:
@@ -89,14 +104,17 @@ def _full_read(store, session: str) -> float:
     return ms if n else 0.0
 
 
-def _measure(store, session: str, state: str, size: int, repeat: int) -> dict:
+def _measure(store, session: str, state: str, size: int, repeat: int, served: dict | None = None) -> dict:
     from stores.context import push_pack
     median, p95, cpu, result = _medians(lambda: push_pack(store, session, budget=BUDGET), repeat)
-    cold, cold_cpu = _cold(store.dir, "context", "--session", session, "--budget", str(BUDGET))
-    return {"bench": "context", "events": size, "state": state, "median_ms": round(median, 2),
-            "p95_ms": round(p95, 2), "cpu_ms": round(cpu, 2), "cold_cli_ms": round(cold, 1),
-            "cold_cli_cpu_ms": round(cold_cpu, 1), "pack_tokens": result.pack.tokens,
-            "read_events": result.read_events}
+    first, cold, cold_cpu = _cold_calls(store.dir, session)
+    row = {"bench": "context", "events": size, "state": state, "median_ms": round(median, 2),
+           "p95_ms": round(p95, 2), "cpu_ms": round(cpu, 2), "cold_first_ms": round(first, 1),
+           "cold_cli_ms": round(cold, 1), "cold_cli_cpu_ms": round(cold_cpu, 1)}
+    if served is not None:
+        _, served_ms, client_cpu = _cold_calls(store.dir, session, env=served)
+        row.update(served_cli_ms=round(served_ms, 1), served_client_cpu_ms=round(client_cpu, 1))
+    return {**row, "pack_tokens": result.pack.tokens, "read_events": result.read_events}
 
 
 def run_context_bench(sizes: list[int], note: Callable[[str], None], workdir: str | None = None,
@@ -112,21 +130,22 @@ def run_context_bench(sizes: list[int], note: Callable[[str], None], workdir: st
             src = base / f"s{size}.jsonl"
             _write_session(src, size, seed=100 + i)
             _ingest(store.dir, src, f"s{size}", note)
-        for size in sizes:
-            sid = f"s{size}"
-            peer = _full_read(store, sid)
-            row = _measure(store, sid, "uncompacted", size, repeat)
-            row.update(full_read_ms=round(peer, 1), vs_full_read=round(row["median_ms"] / peer, 3) if peer else None)
-            rows.append(row)
-            t = time.perf_counter()
-            done = compact(store, sid, budget=BUDGET, reflect=False)
-            rows.append({"bench": "compact", "events": size, "ms": round((time.perf_counter() - t) * 1000, 1),
-                         "evicted": done.evicted, "fits": done.fits})
-            row = _measure(store, sid, "compacted", size, repeat)
-            row.update(full_read_ms=round(peer, 1), vs_full_read=round(row["median_ms"] / peer, 3) if peer else None)
-            rows.append(row)
-            note(f"{size} events: {rows[-3]['median_ms']} ms uncompacted, {row['median_ms']} ms compacted "
-                 f"(full read {peer:.0f} ms)")
+        with resident_server() as served:
+            for size in sizes:
+                sid = f"s{size}"
+                peer = _full_read(store, sid)
+                row = _measure(store, sid, "uncompacted", size, repeat, served)
+                row.update(full_read_ms=round(peer, 1), vs_full_read=round(row["median_ms"] / peer, 3) if peer else None)
+                rows.append(row)
+                t = time.perf_counter()
+                done = compact(store, sid, budget=BUDGET, reflect=False)
+                rows.append({"bench": "compact", "events": size, "ms": round((time.perf_counter() - t) * 1000, 1),
+                             "evicted": done.evicted, "fits": done.fits})
+                row = _measure(store, sid, "compacted", size, repeat, served)
+                row.update(full_read_ms=round(peer, 1), vs_full_read=round(row["median_ms"] / peer, 3) if peer else None)
+                rows.append(row)
+                note(f"{size} events: {rows[-3]['median_ms']} ms uncompacted, {row['median_ms']} ms compacted "
+                     f"(full read {peer:.0f} ms); cold calls {row['cold_cli_ms']} ms, served {row['served_cli_ms']} ms")
         _growth(rows, sizes)
         alone = [s for s in sizes if s >= 5000]
         if alone and len(sizes) > 1:

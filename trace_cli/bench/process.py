@@ -10,18 +10,45 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 
-def installed_env() -> dict:
+def installed_env(served: bool = False) -> dict:
     """The environment of a process as an installed `trace` runs: with
     bytecode cached (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
-    make every cold start compile its modules again)."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    make every cold start compile its modules again), and in its own
+    process even if the user runs `trace serve`, unless `served`."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not served:
+        env["TRACE_SERVE"] = "0"
+    return env
+
+
+@contextmanager
+def resident_server(idle_s: float = 120):
+    """A `trace serve` of the bench's own (its socket in a fresh runtime
+    directory, so a user's server is neither used nor disturbed): yields
+    the environment whose `trace` processes it serves."""
+    runtime = tempfile.mkdtemp(prefix="trace-bench-", dir="/tmp")       # short: a socket path has ~100 bytes
+    env = {**installed_env(served=True), "XDG_RUNTIME_DIR": runtime}
+    env.pop("TRACE_SERVE", None)
+    trace = [sys.executable, "-m", "trace_cli", "serve"]
+    started = subprocess.run([*trace, "--detach", "--idle", str(idle_s)], env=env, stdin=subprocess.DEVNULL,
+                             capture_output=True)
+    if started.returncode != 0:
+        shutil.rmtree(runtime, ignore_errors=True)
+        raise RuntimeError(f"trace serve did not start: {started.stderr.decode()[-300:]}")
+    try:
+        yield env
+    finally:
+        subprocess.run([*trace, "--stop"], env=env, stdin=subprocess.DEVNULL, capture_output=True)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 @dataclass
