@@ -54,9 +54,9 @@ def build_block(hits: list[dict], cap_tokens: int) -> str:
         if count_tokens(block) <= cap_tokens:
             return block
         if d_keep:
-            d_keep.remove(min(d_keep, key=lambda i: detail[i]["score"]))
+            d_keep.remove(min(d_keep, key=lambda i: (detail[i]["score"], -i)))
         else:
-            k_keep.remove(min(k_keep, key=lambda i: knowledge[i]["score"]))
+            k_keep.remove(min(k_keep, key=lambda i: (knowledge[i]["score"], -i)))
     return ""
 
 
@@ -85,7 +85,7 @@ def _fit(entries: list[str], scores: list[float], budget: int) -> list[int]:
     keep = list(range(len(entries)))
     cost = {i: count_tokens(entries[i]) + 2 for i in keep}
     total = sum(cost.values())
-    for i in sorted(keep, key=lambda i: scores[i]):
+    for i in sorted(keep, key=lambda i: (scores[i], -i)):          # hits that share a score: the lowest ranked first
         if total <= budget:
             break
         keep.remove(i)

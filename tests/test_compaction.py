@@ -222,3 +222,11 @@ def test_a_marker_over_interleaved_sessions_points_at_its_own_events(tmp_path):
     assert {e["session_id"] for e in cli("show", selector).lines()} == {"a", "b"}   # the bare range is everything
     assert cli("show", selector, "--session", "nobody").code == 1
     assert cli("show", selector, "--marker", marker["id"]).code == 2
+
+
+def test_a_recalled_block_over_its_cap_drops_the_lowest_ranked_of_hits_that_share_a_score():
+    from reducers.recall_block import build_block
+    hits = [{"kind": "assistant", "text": f"answer number {i}: " + "detail " * 30, "score": 0.7, "rank": i + 1,
+             "ts": "2026-11-27T10:00:00Z", "seq": i, "session_id": "s"} for i in range(5)]
+    block = build_block(hits, 120)
+    assert "answer number 0" in block and "answer number 4" not in block

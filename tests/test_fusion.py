@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reducers.calibration import answerable, query_features, window_scores
+from reducers.calibration import answerable, asks_question, query_features, window_scores
 from reducers.fusion import (DELETED, SUPERSEDED, Candidate, features, mmr, score_all, similarity_matrix,
                              task_factor)
 
@@ -71,15 +71,30 @@ def test_recency_breaks_a_tie_in_favour_of_the_newer_event():
     assert out[0].rec == pytest.approx(1.0) and out[1].rec < 0.2          # 90 days at a 30-day half-life
 
 
-def test_scores_never_rise_down_the_list_and_the_first_is_the_chance_an_answer_is_there():
-    zs = [4.0, 3.9, 1.0, 0.5, 0.2, 0.1, 0.0, -1.0, -2.0, -3.0, -4.0, -5.0]
-    scores, p_hit = window_scores(zs, 0.8, 12)
-    assert scores[0] == pytest.approx(0.8)
+def test_the_first_page_shares_the_chance_an_answer_is_there_and_scores_never_rise_after_it():
+    zs = [4.0, 3.9, 1.0, 0.5, 0.2, 0.1, 0.0, -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -9.0]
+    scores, p_hit = window_scores(zs, 0.8, 14)
+    # A gate at 0.5 keeps the whole first page of a probably answerable
+    # query, so an answer ranked fifth is kept with the first.
+    assert scores[:10] == [pytest.approx(0.8)] * 10
     assert all(a >= b for a, b in zip(scores, scores[1:]))
+    assert scores[10] < 0.8 and scores[13] < scores[10]          # past the first page: the ten hits ending here
     assert all(0.0 <= p <= s <= 1.0 for p, s in zip(p_hit, scores))
     assert sum(p_hit[:10]) == pytest.approx(0.8)                   # the first ten share A between them
-    # Two near-equal leaders keep the second hit's score close to the first's.
-    assert scores[1] > 0.5 * scores[0]
+    assert p_hit == sorted(p_hit, reverse=True)                    # p_hit orders hits that share a score
+
+
+def test_a_short_list_scores_every_hit_at_a():
+    scores, p_hit = window_scores([3.0, 1.0, 0.0], 0.3, 3)
+    assert scores == [pytest.approx(0.3)] * 3 and sum(p_hit) == pytest.approx(0.3)
+
+
+def test_a_line_asks_when_a_question_mark_ends_a_clause_of_dialogue():
+    assert asks_question("Joanna: Wow, what made you choose that shade? Tell me all", "assistant")
+    assert asks_question('Tim: did you say "yes?"', "user")
+    assert not asks_question("Nate: I picked it because it stands out.", "user")
+    assert not asks_question("GET /search?q=turtles&page=2 200", "tool_result")      # a URL's query string
+    assert not asks_question("where?is", "user")
 
 
 def test_a_query_about_something_the_store_never_saw_is_probably_unanswerable():
@@ -99,6 +114,25 @@ def test_a_question_crediting_one_speaker_with_what_another_said_is_less_likely_
     assert answerable(theirs) < answerable(own)
     # A query naming no speaker has no such evidence.
     assert query_features([6.0, 5.5], [0.5, 0.9], [False, False], False, 0.0, 0.0)["named_cover_lead"] == 0.0
+
+
+def test_a_question_whose_named_speaker_only_asks_it_is_less_likely_answerable():
+    # The named speaker's best line asks the question back; the statement
+    # that holds the query's words is another speaker's (LoCoMo's
+    # adversarial questions credit one person with what the other said).
+    zs, coverages = [9.0, 7.0, 5.0, 4.0], [0.8, 0.7, 0.4, 0.3]
+    asked = query_features(zs, coverages, [True, False, True, False], True, 0.0, 0.0,
+                           asks=[True, False, False, False])
+    said = query_features(zs, coverages, [True, False, True, False], True, 0.0, 0.0,
+                          asks=[False, False, False, False])
+    assert asked["asks_top"] == 1.0 and said["asks_top"] == 0.0
+    assert asked["statement_lead"] == pytest.approx(5.0 - 7.0)
+    assert said["statement_lead"] == pytest.approx(9.0 - 7.0)
+    assert answerable(asked) < answerable(said)
+    # Only one side says anything: the lead is capped, not unbounded.
+    assert query_features(zs, coverages, [True] * 4, True, 0.0, 0.0, asks=[False] * 4)["statement_lead"] == 5.0
+    # Without a named speaker there is no lead to weigh.
+    assert query_features(zs, coverages, [False] * 4, False, 0.0, 0.0, asks=[False] * 4)["statement_lead"] == 0.0
 
 
 def test_task_factor_boosts_by_the_share_of_task_terms_mentioned():

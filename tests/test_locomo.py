@@ -12,7 +12,7 @@ from collections import defaultdict
 import pytest
 
 from tests.conftest import REPO, SHARED
-from trace_cli.bench.locomo import norm, score
+from trace_cli.bench.locomo import gate, norm, score
 
 TOOLS = SHARED / "tools"
 DATA = SHARED / "data" / "locomo-dev" / "locomo-dev.json"
@@ -74,3 +74,16 @@ def test_session_and_turn_metrics_follow_their_definitions():
     assert m["c1"]["session_all"] == 0.0
     assert score(questions, hits, 3, where)["c1"]["session_all"] == 1.0
     assert m["c4"]["session_any"] == 0.0 and m["all"]["questions"] == 2
+
+
+def test_the_gate_counts_a_query_right_only_when_a_passing_hit_holds_its_answer():
+    hit = lambda text, s: {"text": text, "score": s}           # noqa: E731
+    answerable = [([hit("Ann: x", 0.7), hit("Ann: y", 0.7)], ["Ann: y"]),      # passes, answer kept at rank 2
+                  ([hit("Ann: w", 0.7)], ["Ann: x"]),                          # passes with no answer: wrong
+                  ([hit("Ann: x", 0.3)], ["Ann: x"]),                          # its answer is dropped
+                  ([hit("Bo: q", 0.2)], ["Bo: z"])]                            # nothing to keep
+    no_answer = [[hit("Bo: z", 0.6)], [hit("Bo: z", 0.4)], [hit("Bo: v", 0.1)]]
+    g = gate(answerable, no_answer, 0.5)
+    assert g["precision"] == pytest.approx(1 / 3, abs=1e-4)        # 1 right of 2 answerable + 1 no-answer passing
+    assert g["recall"] == 0.25 and g["recall_of_found"] == 0.5
+    assert g["no_answer_dropped"] == pytest.approx(2 / 3, abs=1e-4)

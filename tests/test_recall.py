@@ -334,3 +334,30 @@ def test_query_tokens_in_python_equal_the_rust_tokenizers():
         assert bpe_ids(text, *emb._bpe) == rust, text
         if text.strip():
             assert np.allclose(emb.embed_query(text), emb.embed([text])[0], atol=1e-6)
+
+
+def _dialogue_store(root, asker: str, answerer: str) -> Recaller:
+    filler = ["Ana: The weather was lovely at the lake this weekend.", "Ben: I spent Sunday repairing my old bike.",
+              "Ana: My sister visited and we baked bread together.", "Ben: Work has been busy with the new project."]
+    lines = filler + [f"{asker}: Wow, your new hair looks amazing! Why did you choose cobalt blue for your hair?",
+                      f"{answerer}: I chose cobalt blue for my hair because it matches the logo of my band.",
+                      f"{asker}: That is so cool, it really suits you."] + filler[::-1]
+    messages = [{"role": "user" if line.startswith("Ana") else "assistant", "content": line} for line in lines]
+    root.mkdir()
+    (root / "talk.jsonl").write_text(orjson.dumps({"messages": messages}).decode() + "\n")
+    store = Store(root / "store")
+    list(store.ingest([str(root / "talk.jsonl")], format="openai"))
+    recaller = Recaller(store)
+    recaller.prepare("hybrid")
+    return recaller
+
+
+def test_a_question_crediting_the_asker_with_the_answer_scores_below_the_same_question_answered(tmp_path):
+    # The same words; only who says what differs. Where Ana asks and Ben
+    # answers, "Why did Ana choose ..." finds its words in Ana's own
+    # question and Ben's answer: it has no answer.
+    query = RecallQuery(query="Why did Ana choose cobalt blue for her hair?", k=5)
+    answered = _dialogue_store(tmp_path / "answered", asker="Ben", answerer="Ana").recall(query)
+    credited = _dialogue_store(tmp_path / "credited", asker="Ana", answerer="Ben").recall(query)
+    assert any("Ana: I chose cobalt" in h.text for h in answered[:2])
+    assert credited[0].score < answered[0].score

@@ -133,7 +133,7 @@ def build_server(store) -> MCPServer:
         hops: Annotated[int, Field(ge=1, le=2, description="2: also follow identifiers the first hits contain.")] = 1,
         min_score: Annotated[float | None, Field(ge=0, le=1, description=(
             "Drop hits scoring below this (a score is the estimated probability that an answer lies among "
-            "that hit and the nine after it; 0.5: more likely than not)."))] = None,
+            "the ten hits up to that one, the first ten sharing one score; 0.5: more likely than not)."))] = None,
         mode: Literal["hybrid", "fulltext", "vector"] = "hybrid",
     ) -> dict:
         try:

@@ -37,7 +37,7 @@ from stores.errors import StoreLocked, TraceError, UsageError
 
 HARD_CAP = 4000
 RECALL_SHARE = 0.10
-RECALL_MIN_SCORE = 0.5          # recall's calibrated score: an answer more likely than not among the hits from there
+RECALL_MIN_SCORE = 0.5          # recall's calibrated score: an answer more likely than not among the first ten hits
 RECALL_HITS = 10
 QUERY_MESSAGES = 3
 SELF_CONTAINED = 4

@@ -10,10 +10,13 @@ embedder once). Per query:
      the HNSW index's nearest, all inside the filters, and the same-session
      neighbours of the strongest; one more query measures how much of the
      query's IDF each candidate holds;
-  3. every candidate is scored from what the indexes know
-     (reducers/fusion.py: score = the calibrated probability that the hit
-     answers the query); the session's open task and the ledger's demotion
-     adjust it; only the hits returned are read from the log;
+  3. every candidate is ranked by a logit from what the indexes know
+     (reducers/fusion.py); the session's open task and the ledger's
+     demotion adjust it; only the hits returned (and, when the query names
+     a speaker, the first ten, to see which of them ask a question) are
+     read from the log; reducers/calibration.py turns the ranked logits
+     into scores: the chance that an answer lies among the first ten hits,
+     shared by them, and p_hit;
   4. with --hops 2, a second retrieval driven by the identifiers the first
      found (hops.py); each hit says which hop found it;
   5. diversity (MMR, off by default) over the ranked part, never over exact
@@ -30,7 +33,7 @@ from datetime import datetime, timezone
 
 import orjson
 
-from reducers.calibration import WINDOW, answerable, query_features, window_scores
+from reducers.calibration import WINDOW, answerable, asks_question, query_features, window_scores
 from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
                              similarity_matrix, task_factor)
 from reducers.query_dates import named_spans
@@ -183,7 +186,8 @@ class Recaller:
         telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
-                                  bool(named), *unknown) if ranked else None
+                                  bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
+            if ranked else None
         hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
@@ -336,6 +340,16 @@ class Recaller:
         return mmr(pool, k, lam, lambda a, b: sim[at[a.seq]][at[b.seq]])
 
     # -- helpers ---------------------------------------------------------------
+
+    def _asks(self, cands: list[Candidate]) -> list[bool]:
+        """Whether each of these (the best few, read to be shown anyway)
+        asks a question (reducers/calibration.py asks_question)."""
+        self._read(cands)
+        out = []
+        for c in cands:
+            e = self._events.get(c.seq)
+            out.append(e is not None and asks_question(e.get("text") or "", c.kind))
+        return out
 
     def _artifact_text(self, event: dict) -> str:
         """An artifact-backed event's full text (its log text is a head/tail

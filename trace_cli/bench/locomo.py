@@ -131,20 +131,27 @@ def _sessions_holding(evidence: str, sessions_of_text: dict[str, set[str]]) -> s
 
 
 def gate(answerable: list[tuple[list[dict], list[str]]], no_answer: list[list[dict]], threshold: float) -> dict:
-    """How a `--min-score threshold` gate does: a query passes when a hit
-    scores at or above it. Precision: of the queries that pass, the share
-    whose passing hits hold a right answer; recall: of the answerable
-    queries, the share that pass with a right answer among the passing hits."""
-    right = passed = 0
+    """How a `--min-score threshold` gate does on each query's first K hits:
+    a query passes when a hit scores at or above it. Precision: of the
+    queries that pass, the share whose passing hits hold a right answer;
+    recall: of the answerable queries, the share that pass with a right
+    answer among the passing hits (recall_of_found: the same of those whose
+    first K hits hold one, which is all a gate can keep); no_answer_dropped:
+    the share of no-answer queries with no passing hit."""
+    right = passed = found = 0
     for hits, evidence in answerable:
-        kept = [norm(h.get("text") or "") for h in hits if h["score"] >= threshold]
+        evidence = [norm(e) for e in evidence]
+        texts = [(norm(h.get("text") or ""), h["score"] >= threshold) for h in hits]
+        found += any(e in t for e in evidence for t, _ in texts)
+        kept = [t for t, keep in texts if keep]
         if kept:
             passed += 1
-            right += any(norm(e) in t for e in evidence for t in kept)
+            right += any(e in t for e in evidence for t in kept)
     false_pass = sum(1 for hits in no_answer if any(h["score"] >= threshold for h in hits))
     total_passed = passed + false_pass
     return {"threshold": threshold, "precision": round(right / total_passed, 4) if total_passed else None,
             "recall": round(right / len(answerable), 4) if answerable else None,
+            "recall_of_found": round(right / found, 4) if found else None,
             "no_answer_dropped": round(1 - false_pass / len(no_answer), 4) if no_answer else None,
             "answerable": len(answerable), "no_answer": len(no_answer)}
 

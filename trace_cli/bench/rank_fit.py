@@ -11,7 +11,7 @@ question (the user's two previous lines + the question), and events
 sought by their own three rarest words inside their session (what
 compaction's reflection asks). Every query keeps its whole candidate pool
 with the raw numbers the indexes gave, so the weights can be refitted
-without querying again (cached in WORKDIR/pools-MODE.json).
+without querying again (cached in WORKDIR/pools-MODE-vN.json).
 
 1. Ranking: a listwise softmax fit (each answerable query's right hits
    against its pool), then a coordinate search on R@10 that may only
@@ -39,10 +39,12 @@ from trace_cli.bench.needles import SERVICES, build_session
 NEEDLE_SEEDS = 9000
 OBJECTIVE = {"lc": 1.0, "needles": 0.5, "ctxq": 0.5, "selfshort": 0.3}
 K = 10
+POOL_VERSION = 2             # rows gained whether each candidate asks a question
 
 
 def pool(recaller, query: str, mode: str, session: str | None, is_right: Callable[[str], bool]) -> dict:
     """A query's whole candidate pool, with the raw numbers the indexes gave."""
+    from reducers.calibration import asks_question
     from reducers.query_dates import named_spans
     from reducers.speakers import named_speakers
     from reducers.terms import exact_query_terms, query_words, words
@@ -65,7 +67,7 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
             continue
         text = recaller._artifact_text(e) if e.get("artifact") else (e.get("text") or "")
         rows.append([c.seq, c.gp, c.ts_ms, c.kind, c.bm25, c.held, c.cosine, int(c.speaker_key in named),
-                     c.chars, int(is_right(text))])
+                     c.chars, int(is_right(text)), int(asks_question(e.get("text") or "", c.kind))])
     unknown = recaller.fulltext.unknown_shares(qwords, qexact, qterms)
     return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown),
             "spans": [list(s) for s in named_spans(query)], "rows": rows}
@@ -115,10 +117,10 @@ def _needle_queries(root: Path, note) -> tuple[Path, list[tuple]]:
 
 
 def collect(locomo_json: str, base: Path, note, mode: str = "hybrid") -> list[dict]:
-    """Every dev query's pool (cached in base/pools-MODE.json)."""
+    """Every dev query's pool (cached in base/pools-MODE-vN.json)."""
     from stores.recall import Recaller
     from stores.store import Store
-    cache = base / f"pools-{mode}.json"
+    cache = base / f"pools-{mode}-v{POOL_VERSION}.json"
     if cache.exists():
         return json.loads(cache.read_text())
     convert(Path(locomo_json), base / "lc", dated=True)      # the store knows each session's date
@@ -164,7 +166,7 @@ def matrices(queries: list[dict]):
     out = []
     for q in queries:
         cands, ys = [], {}
-        for seq, gp, ts, kind, bm25, held, cos, named, chars, y in q["rows"]:
+        for seq, gp, ts, kind, bm25, held, cos, named, chars, y, _asks in q["rows"]:
             cands.append(Candidate(seq=seq, gp=gp, ts_ms=ts, kind=kind, bm25=bm25, held=held, cosine=cos,
                                    speaker_key=named, chars=chars))
             ys[seq] = y
@@ -277,38 +279,49 @@ def _ranked_z(mats, weights):
     return out
 
 
+def evidence(q: dict, z, cands) -> dict:
+    """A query's evidence for A (calibration.query_features), as recall
+    computes it: whether each of the first hits asks a question comes from
+    the pool's rows (the first WINDOW when the query names a speaker, else
+    the first)."""
+    from reducers.calibration import WINDOW, query_features
+    asks_at = {row[0]: bool(row[10]) for row in q.get("rows", ())}
+    first = cands[:WINDOW if q["names"] else 1]
+    return query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"], *q["unknown"],
+                          asks=[asks_at.get(c.seq, False) for c in first])
+
+
 def fit_tau(queries, ranked, answer_w: dict, answer_b: float) -> float:
-    """The temperature under which every shown score means what it says:
-    the log loss of score_i against "an answer is among hits i..i+K-1",
-    over every query's first K hits, no-answer queries included."""
-    from reducers.calibration import answerable, query_features, window_scores
+    """The temperature under which p_hit means what it says: the log loss
+    of each of a query's first K hits' p_hit against whether that hit is an
+    answer, no-answer queries included."""
+    from reducers.calibration import answerable, window_scores
     data = []
     for q, (z, y, cands) in zip(queries, ranked):
         if not len(z):
             continue
-        f = query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"], *q["unknown"])
-        labels = [float(bool(q["wanted"]) and y[i:i + K].sum() > 0) for i in range(min(K, len(z)))]
-        data.append((list(z), answerable(f, answer_w, answer_b), labels))
+        labels = [float(bool(q["wanted"]) and y[i] > 0) for i in range(min(K, len(z)))]
+        data.append((list(z), answerable(evidence(q, z, cands), answer_w, answer_b), labels))
 
     def loss(tau):
         total = 0.0
         for z, a, labels in data:
-            scores, _ = window_scores(z, a, K, tau)
-            for s, t in zip(scores, labels):
-                s = min(max(s, 1e-6), 1 - 1e-6)
-                total -= t * math.log(s) + (1 - t) * math.log(1 - s)
+            _, p_hit = window_scores(z, a, K, tau)
+            for p, t in zip(p_hit, labels):
+                p = min(max(p, 1e-6), 1 - 1e-6)
+                total -= t * math.log(p) + (1 - t) * math.log(1 - p)
         return total
     return min((0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.25), key=loss)
 
 
 def evidence_rows(queries, ranked):
-    from reducers.calibration import QUERY_FEATURES, query_features
+    """(features, label) per query: label 1 when an answer is among its first K hits."""
+    from reducers.calibration import QUERY_FEATURES
     rows = []
     for q, (z, y, cands) in zip(queries, ranked):
         if not len(z):
             continue
-        f = query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"],
-                           *q["unknown"])
+        f = evidence(q, z, cands)
         rows.append(([f[name] for name in QUERY_FEATURES], float(y[:K].sum() > 0) if q["wanted"] else 0.0))
     return rows
 
@@ -329,35 +342,88 @@ def logistic_fit(rows, l2: float = 1e-3, iters: int = 4000) -> tuple[list[float]
     return w_raw.tolist(), float(b - (w_raw * mu).sum())
 
 
-def gate(queries, ranked, tau: float, answer_w: dict, answer_b: float, threshold: float = 0.5) -> dict:
-    """The --min-score gate per group, as `trace bench locomo` counts it."""
-    from reducers.calibration import answerable, query_features, window_scores
+def fit_answer(queries, ranked) -> tuple[dict, float]:
+    """A's weights (by QUERY_FEATURES name) and bias."""
+    from reducers.calibration import QUERY_FEATURES
+    w, b = logistic_fit(evidence_rows(queries, ranked))
+    return dict(zip(QUERY_FEATURES, (round(x, 4) for x in w))), round(b, 4)
+
+
+def gate_counts(queries, ranked, tau: float, answer_w: dict, answer_b: float, threshold: float = 0.5) -> dict:
+    """The --min-score gate's counts per group, as `trace bench locomo`
+    counts them: a query passes when a hit of its first K scores at least
+    `threshold`; it is right when a passing hit is an answer."""
+    from reducers.calibration import answerable, window_scores
     per: dict[str, dict] = {}
     for q, (z, y, cands) in zip(queries, ranked):
         g = "needles" if q["group"] == "absent" else _group(q)
-        d = per.setdefault(g, {"right": 0, "passed": 0, "false_pass": 0, "answerable": 0, "no_answer": 0})
+        d = per.setdefault(g, {"right": 0, "passed": 0, "false_pass": 0, "answerable": 0, "found": 0, "no_answer": 0})
         kept = []
         if len(z):
-            f = query_features(list(z), [c.f[1] for c in cands], [c.f[3] > 0 for c in cands], q["names"],
-                               *q["unknown"])
-            scores, _ = window_scores(list(z), answerable(f, answer_w, answer_b), K, tau)
+            scores, _ = window_scores(list(z), answerable(evidence(q, z, cands), answer_w, answer_b), K, tau)
             kept = [i for i, s in enumerate(scores) if s >= threshold]
         if q["wanted"]:
             d["answerable"] += 1
+            d["found"] += bool(len(y) and y[:K].sum() > 0)
             if kept:
                 d["passed"] += 1
                 d["right"] += bool(any(y[i] for i in kept))
         else:
             d["no_answer"] += 1
             d["false_pass"] += bool(kept)
+    return per
+
+
+def gate_figures(per: dict) -> dict:
+    """Precision, recall (of every answerable query, and of those whose first
+    K hits hold an answer) and the share of no-answer queries dropped."""
     return {g: {"precision": round(d["right"] / max(d["passed"] + d["false_pass"], 1), 4),
                 "recall": round(d["right"] / max(d["answerable"], 1), 4),
+                "recall_of_found": round(d["right"] / d["found"], 4) if d["found"] else None,
                 "no_answer_dropped": round(1 - d["false_pass"] / d["no_answer"], 4) if d["no_answer"] else None,
                 "answerable": d["answerable"], "no_answer": d["no_answer"]} for g, d in sorted(per.items())}
 
 
+def gate(queries, ranked, tau: float, answer_w: dict, answer_b: float, threshold: float = 0.5) -> dict:
+    """The --min-score gate per group with the given calibration."""
+    return gate_figures(gate_counts(queries, ranked, tau, answer_w, answer_b, threshold))
+
+
+def fold_of(q: dict, folds: list[str]) -> str:
+    """The cross-validation fold of a query: its LoCoMo conversation; a
+    needle query goes with the needle session it was asked of (one per
+    fold), an own-words query by its event's seq."""
+    if q["group"].startswith("lc:"):
+        return q["group"].split(":")[1]
+    parts = q["id"].split("-")
+    n = int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else int(parts[-1])
+    return folds[n % len(folds)]
+
+
+def cross_validated_gate(queries, ranked) -> dict:
+    """The gate when A and TAU are fitted without the fold they are
+    measured on (each LoCoMo conversation, with one needle session, in
+    turn): what a held-out set should see."""
+    folds = sorted({q["group"].split(":")[1] for q in queries if q["group"].startswith("lc:")})
+    if len(folds) < 2:
+        return {}
+    of = [fold_of(q, folds) for q in queries]
+    total: dict[str, dict] = {}
+    for fold in folds:
+        train = [i for i, f in enumerate(of) if f != fold]
+        test = [i for i, f in enumerate(of) if f == fold]
+        tq, tr = [queries[i] for i in train], [ranked[i] for i in train]
+        w, b = fit_answer(tq, tr)
+        tau = fit_tau(tq, tr, w, b)
+        per = gate_counts([queries[i] for i in test], [ranked[i] for i in test], tau, w, b)
+        for g, d in per.items():
+            acc = total.setdefault(g, dict.fromkeys(d, 0))
+            for name, v in d.items():
+                acc[name] += v
+    return gate_figures(total)
+
+
 def run_fit(locomo_json: str, workdir: str | None, note: Callable[[str], None], mode: str = "hybrid") -> dict:
-    from reducers.calibration import QUERY_FEATURES
     from reducers.fusion import WEIGHTS
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-fit-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -377,15 +443,16 @@ def run_fit(locomo_json: str, workdir: str | None, note: Callable[[str], None], 
         if objective(queries, mats, WEIGHTS) >= objective(queries, mats, ranking):
             ranking = {**WEIGHTS}             # the shipped weights rank dev at least as well: calibrate those
         ranked = _ranked_z(mats, ranking)
-        answer_w, answer_b = logistic_fit(evidence_rows(queries, ranked))
-        answer = dict(zip(QUERY_FEATURES, (round(x, 4) for x in answer_w)))
+        note("calibrating on all dev queries, then on each fold left out")
+        answer, answer_b = fit_answer(queries, ranked)
         tau = fit_tau(queries, ranked, answer, answer_b)
         return {"weights": {f: round(v, 4) for f, v in ranking.items()},
-                "tau": tau, "answer_weights": answer, "answer_bias": round(answer_b, 4),
+                "tau": tau, "answer_weights": answer, "answer_bias": answer_b,
                 "dev_recall_at_10_current": recall_at(queries, mats, WEIGHTS),
                 "dev_recall_at_10_fitted": fitted,
                 "leave_one_conversation_out": loco,
-                "gate_at_0.5": gate(queries, ranked, tau, answer, answer_b)}
+                "gate_at_0.5": gate(queries, ranked, tau, answer, answer_b),
+                "gate_at_0.5_cross_validated": cross_validated_gate(queries, ranked)}
     finally:
         if not workdir:
             shutil.rmtree(base, ignore_errors=True)

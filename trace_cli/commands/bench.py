@@ -181,7 +181,7 @@ def bench_locomo(
     out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "locomo"),
               title=f"trace bench locomo (K={k}, {mode}, hops {hops})")
     gate_row = rows[-1]
-    cols = ["threshold", "precision", "recall", "no_answer_dropped", "answerable", "no_answer"]
+    cols = ["threshold", "precision", "recall", "recall_of_found", "no_answer_dropped", "answerable", "no_answer"]
     out.table(cols, [[gate_row[c] for c in cols]], title="--min-score gate")
     return 0
 
@@ -189,7 +189,9 @@ def bench_locomo(
 @bench_app.command("fit", help=(
     "Fit recall's scoring weights on dev data (LoCoMo dev questions and no-answer queries, generated "
     "needles and absent-subject queries): the ranking by R@10 (checked leaving each conversation out), "
-    "then the calibration of score = P(hit answers the query). Prints the weights for reducers/fusion.py."))
+    "then the calibration of score = P(an answer among the first ten hits) and p_hit, and the --min-score 0.5 "
+    "gate, also with each conversation left out of the fit. Prints the weights for reducers/fusion.py and "
+    "reducers/calibration.py."))
 def bench_fit(
     ctx: typer.Context,
     locomo_json: Annotated[str, typer.Argument(metavar="LOCOMO_JSON", help="LoCoMo dev conversations.")],

@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         until: Annotated[str | None, typer.Option("--until", metavar="TIME", help="ISO time or age.")] = None,
         mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector")] = "hybrid",
         hops: Annotated[int, typer.Option("--hops", metavar="1|2", help="2: follow identifiers found by the first hop.")] = 1,
-        min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left. A score is the estimated probability that an answer lies among that hit and the nine after it (the first hit's: that the top 10 hold one at all); 0.5 keeps what is more likely than not.")] = None,
+        min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left. A score is the estimated probability that an answer lies among the ten hits up to that one (the first ten share one score: that they hold an answer at all); 0.5 keeps the hits of a query more likely answered than not.")] = None,
         mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only (the default: diversity cost 0.13 R@10 on LoCoMo dev), lower = more diverse; exact occurrences are never thinned.")] = 1.0,
         queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL of {id, query, …filters}; one process for many queries.")] = None,
         block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits.")] = False,
@@ -137,8 +137,10 @@ def _table(out, hits, query: str) -> None:
     # The numbers never wrap and the snippet takes the width that is left;
     # a narrow terminal drops the per-signal scores (--json has them all).
     wide = out.console.width >= 120
-    columns = ("#", "score", "ft", "vec", "seq", "session", "kind", "when") if wide else \
-        ("#", "score", "seq", "session", "kind", "when")
+    # p_hit beside the score: the first ten hits share a score (the chance
+    # that they hold an answer), p_hit says which of them is likelier.
+    columns = ("#", "score", "p_hit", "ft", "vec", "seq", "session", "kind", "when") if wide else \
+        ("#", "score", "p_hit", "seq", "session", "kind", "when")
     for col in columns:
         table.add_column(col, no_wrap=True)
     table.add_column("snippet", overflow="fold", ratio=1)
@@ -149,6 +151,7 @@ def _table(out, hits, query: str) -> None:
         s = h.scores
         when = (h.ts or "")[:16].replace("T", " ") if wide else (h.ts or "")[5:16].replace("T", " ")
         signals = [f"{s.get('fulltext') or 0:.2f}", "-" if s.get("vector") is None else f"{s['vector']:.2f}"]
-        table.add_row(str(h.rank), f"{h.score:.3f}", *(signals if wide else []), str(h.seq),
+        table.add_row(str(h.rank), f"{h.score:.3f}", f"{s.get('p_hit', 0.0):.3f}", *(signals if wide else []),
+                      str(h.seq),
                       terminal_text(h.session_id[:SHORT_SESSION]), terminal_text(h.kind), terminal_text(when), snip)
     out.console.print(table)
