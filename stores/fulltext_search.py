@@ -4,8 +4,10 @@ and document frequencies. `FulltextIndex` (stores/fulltext.py) owns the
 index's files and writing; this is the query side it inherits.
 
 A hit's numbers (where it lives in the log, its session key, position,
-kind, speaker key, time, length) come from the index's fast columns, read
-once per query for all hits together; no stored document is fetched."""
+kind, speaker key, time, length) come from its seq (one fast column, read
+once per query for all hits together) and the hit records by seq
+(stores/hit_records), or from eight columns when the records cannot be
+trusted; no stored document is fetched."""
 from __future__ import annotations
 
 import math
