@@ -250,7 +250,7 @@ class FulltextSearch:
         newest = max(range(len(seqs)), key=seqs.__getitem__)
         records = self._hit_records().read([seqs[newest]])
         if records is not None:
-            return records[0].seg, records[0].off
+            return records[0][1], records[0][2]
         addrs = [addrs[newest]]
         return searcher.fast_field_values("seg", addrs)[0], searcher.fast_field_values("off", addrs)[0]
 
@@ -294,7 +294,8 @@ class FulltextSearch:
         seqs = searcher.fast_field_values("seq", addrs)
         records = self._hit_records().read(seqs)
         if records is not None:
-            return [FulltextHit(r.seq, score, r.seg, r.off, r.gp, KIND_NAMES.get(r.kno, ""), r.ts, r.spk, r.chars)
+            # (seq, seg, off, gp, ts, spk, chars, kno, crc): see stores/hit_records Record
+            return [FulltextHit(r[0], score, r[1], r[2], r[3], KIND_NAMES.get(r[7], ""), r[4], r[5], r[6])
                     for (score, _), r in zip(scored, records)]
         cols = [seqs] + [searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS[1:]]
         return [FulltextHit(seq, score, seg, off, gp, KIND_NAMES.get(kno, ""), ts, spk or 0, chars or 0)

@@ -14,7 +14,7 @@ import pytest
 
 from stores.fulltext import FulltextIndex
 from stores.fulltext_search import HIT_COLUMNS
-from stores.hit_records import FILE, HitRecords
+from stores.hit_records import FILE, HitRecords, Record
 from stores.hit_records.records import SIZE
 from stores.recall import Recaller, RecallQuery
 from stores.store import Store
@@ -51,7 +51,8 @@ def _columns(ft: FulltextIndex) -> dict[int, tuple]:
 
 
 def _as_columns(record) -> tuple:
-    return record.seq, record.seg, record.off, record.gp, record.kno, record.ts, record.spk, record.chars
+    r = Record(*record[:8])
+    return r.seq, r.seg, r.off, r.gp, r.kno, r.ts, r.spk, r.chars
 
 
 def test_every_indexed_event_has_a_record_equal_to_its_columns(store):
@@ -61,7 +62,7 @@ def test_every_indexed_event_has_a_record_equal_to_its_columns(store):
     records = HitRecords(ft.dir)
     assert records.covered() == ft.watermark == max(want)
     got = records.read(sorted(want))
-    assert got is not None and {r.seq: _as_columns(r) for r in got} == want
+    assert got is not None and {r[0]: _as_columns(r) for r in got} == want
 
 
 def test_recall_answers_the_same_from_the_records_as_from_the_columns(store, monkeypatch):
@@ -120,7 +121,7 @@ def test_a_missing_file_comes_back_at_the_next_commit_and_follows_the_log(tmp_pa
     ft = FulltextIndex(store.dir)
     want = _columns(ft)
     assert HitRecords(ft_dir).covered() == ft.watermark
-    assert {r.seq: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
+    assert {r[0]: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
     assert cli("--store", str(store.dir), "verify").code == 0
 
 
@@ -141,7 +142,7 @@ def test_records_past_the_trusted_watermark_are_written_again(store, tmp_path):
     records.catch_up(ft.open(), top, top)                 # the header trusted: nothing to do
     assert HitRecords(copy).read([top]) is None
     records.catch_up(ft.open(), top, top - 10)            # the watermark before the commit
-    assert {r.seq: _as_columns(r) for r in HitRecords(copy).read(sorted(want))} == want
+    assert {r[0]: _as_columns(r) for r in HitRecords(copy).read(sorted(want))} == want
 
 
 @pytest.mark.parametrize("scan", [None, 2])
@@ -189,5 +190,5 @@ def test_verify_names_a_damaged_record_file_and_a_writer_writes_it_afresh(tmp_pa
     assert sum(r.added for r in store.ingest([str(tmp_path / "b.jsonl")])) > 0
     Recaller(store).prepare("fulltext")
     want = _columns(FulltextIndex(store.dir))
-    assert {r.seq: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
+    assert {r[0]: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
     assert cli("--store", str(store.dir), "verify").code == 0

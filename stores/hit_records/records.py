@@ -63,26 +63,29 @@ class HitRecords:
 
     # -- reading -------------------------------------------------------------------
 
-    def read(self, seqs: list[int]) -> list[Record] | None:
-        """The records of `seqs`, in order; None when any is missing or not
-        to be trusted (the caller reads the columns)."""
+    def read(self, seqs: list[int]) -> list[tuple] | None:
+        """The records of `seqs`, in order, as tuples laid out as Record
+        (plus the CRC last: a tuple straight from struct costs a hit ~1 µs
+        less than a Record); None when any is missing or not to be trusted
+        (the caller reads the columns)."""
         if not self._tried:
             self._open()
         data = self._map
-        if data is None or not seqs or max(seqs) > self._covered:
+        if data is None or not seqs or max(seqs) > self._covered or min(seqs) < 1:
             return None
         view = memoryview(data)
-        out = []
         unpack = _RECORD.unpack_from
-        for seq in seqs:
-            at = seq * SIZE
-            try:
-                *body, check = unpack(data, at)
-            except struct.error:
-                return None
-            if body[0] != seq or seq == 0 or crc32(view[at:at + _BODY.size]) != check:
-                return None
-            out.append(Record(*body))
+        body = _BODY.size
+        out = []
+        try:
+            for seq in seqs:
+                at = seq * SIZE
+                record = unpack(data, at)
+                if record[0] != seq or crc32(view[at:at + body]) != record[8]:
+                    return None
+                out.append(record)
+        except struct.error:
+            return None
         return out
 
     def _open(self) -> None:
