@@ -45,6 +45,7 @@ _pure_counted = 0
 # render counted, and counting it again is a fifth of the process).
 _known: dict[str, int] | None = None
 _known_used: set[str] = set()
+_hit_texts: dict[str, int] = {}      # texts this process's memo answered meanwhile
 _known_added = 0
 
 
@@ -119,6 +120,7 @@ def remember_counts(known: dict[str, int]) -> None:
     global _known, _known_added
     _known, _known_added = known, 0
     _known_used.clear()
+    _hit_texts.clear()
 
 
 def forget_counts() -> tuple[dict[str, int], int]:
@@ -127,7 +129,10 @@ def forget_counts() -> tuple[dict[str, int], int]:
     global _known
     known, _known = _known or {}, None
     used = {d: known[d] for d in _known_used if d in known}
+    for text, n in _hit_texts.items():               # digested once here, not on every repeat
+        used[text_digest(text)] = n
     _known_used.clear()
+    _hit_texts.clear()
     return used, _known_added
 
 
@@ -154,9 +159,7 @@ def count_tokens(text: str) -> int:
         memo_stats["hits"] += 1
         _memo.move_to_end(text)
         if _known is not None:
-            digest = text_digest(text)
-            _known_used.add(digest)
-            _known.setdefault(digest, n)
+            _hit_texts[text] = n
         return n
     memo_stats["misses"] += 1
     n = _count_kept(text)

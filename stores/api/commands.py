@@ -78,10 +78,17 @@ class CommandMethods:
         from stores.errors import UsageError
         if fmt not in PACK_FORMATS:
             raise UsageError(f"unknown --format {fmt!r}; choose one of: {', '.join(PACK_FORMATS)}")
+        from stores.context.kept_counts import kept_counts
+        from stores.context.sessions import require_session
         retention = Retention(trigger_tokens=clear_trigger, keep_last=keep_tool_results, clear_at_least=clear_at_least)
-        result = push_pack(self, session, retention=retention, protected=tuple(protected_tools(protect)), **options)
-        if record:
-            self.record_render(result, fmt=fmt, budget=options.get("budget", 8000), query=options.get("query"))
+        self.require()
+        # One scope of kept token counts for the render and its formatting
+        # (the pack in `fmt` is made here and kept: formatting counts too).
+        with kept_counts(self, require_session(self, session)):
+            result = push_pack(self, session, retention=retention, protected=tuple(protected_tools(protect)), **options)
+            result.formatted(fmt)
+            if record:
+                self.record_render(result, fmt=fmt, budget=options.get("budget", 8000), query=options.get("query"))
         return result
 
     def record_render(self, result, **how) -> None:

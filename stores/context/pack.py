@@ -64,17 +64,21 @@ class PushResult(Result):
         return self._markers + ([self.pack.elision.as_json()] if self.pack.elision else [])
 
     def formatted(self, fmt: str):
-        """The pack in a client's shape (openai, anthropic, text, json)."""
-        from reducers.pack_formats import pack_in_format
-        return pack_in_format(self.pack, fmt, self.session_id, self.markers, {
-            "cycle": self.cycle, "query": self.query, "overflow": self.overflow, "compacted": self.compacted,
-            "working_set_tokens": self.working_set_tokens, "read_events": self.read_events})
+        """The pack in a client's shape (openai, anthropic, text, json);
+        made once per shape (the result is not changed after the render)."""
+        if fmt not in self._formatted:
+            from reducers.pack_formats import pack_in_format
+            self._formatted[fmt] = pack_in_format(self.pack, fmt, self.session_id, self.markers, {
+                "cycle": self.cycle, "query": self.query, "overflow": self.overflow, "compacted": self.compacted,
+                "working_set_tokens": self.working_set_tokens, "read_events": self.read_events})
+        return self._formatted[fmt]
 
     def to_dict(self) -> dict:
         """The pack as `trace context --format json` prints it."""
         return self.formatted("json")
 
     _markers: list[dict] = field(default_factory=list, repr=False)
+    _formatted: dict = field(default_factory=dict, repr=False)
 
 
 def recall_query(items: list[dict], explicit: str | None = None) -> str:
