@@ -10,7 +10,8 @@ recall in fulltext, vector and hybrid mode over the needle questions,
 beside raw Tantivy (one stemmed field, the same questions) and SQLite FTS5
 over the same texts; the wall and CPU time of a cold `trace recall`
 process in fulltext and hybrid mode (bytecode cached, as installed),
-beside a cold raw Tantivy process; and for an exact needle (the value
+beside a cold raw Tantivy process, and of one served by a `trace serve`
+the bench starts for itself (CPU: the client's plus its worker's); and for an exact needle (the value
 itself), `grep -F` and ripgrep (when it is installed) over the raw
 segments — with the recall of each, so "faster" is only claimed at equal
 recall. With --workdir and --reuse, stores an earlier run built are
@@ -31,7 +32,7 @@ from typing import Callable
 import orjson
 
 from trace_cli.bench.needles import Needle, build_session
-from trace_cli.bench.process import installed_env
+from trace_cli.bench.process import installed_env, resident_server
 
 TURNS_PER_SESSION = 500
 QUERIES = 40
@@ -103,13 +104,31 @@ def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[
     return times, cpu, found / len(needles)
 
 
+def _recall_argv(store_dir: Path, query: str, mode: str) -> list[str]:
+    return [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
+            "-k", "10", "--json"]
+
+
 def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
     """Median wall and CPU ms of `runs` fresh `trace recall` processes."""
     from trace_cli.bench.process import repeated
-    argv = [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
-            "-k", "10", "--json"]
+    argv = _recall_argv(store_dir, query, mode)
     repeated(argv, 1, env=installed_env())       # a first run writes the bytecode (and the tokenizer caches)
     return repeated(argv, runs, env=installed_env())
+
+
+def _served(store_dir: Path, query: str, mode: str, runs: int, env: dict) -> tuple[float, float]:
+    """Median wall and CPU ms (the client's plus its worker's) of `runs`
+    `trace recall` processes a `trace serve` runs."""
+    from trace_cli.bench.process import run_measured, worker_cpu_ms
+    walls, cpus = [], []
+    for _ in range(runs):
+        m = run_measured(_recall_argv(store_dir, query, mode), env=env)
+        if m.returncode not in (0, 3):
+            raise RuntimeError(f"served trace recall exited {m.returncode}")
+        walls.append(m.wall_ms)
+        cpus.append(m.cpu_ms + worker_cpu_ms(env))
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def _scan(store_dir: Path, needles, cmd: list[str]) -> tuple[float, float]:
@@ -247,10 +266,14 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
                 row[f"{mode}_p95_ms"] = round(_pct(times, 0.95), 2)
                 row[f"{mode}_cpu_p50_ms"] = round(_pct(cpu, 0.5), 2)     # the steadier figure on a shared machine
                 row[f"{mode}_recall10"] = round(recall10, 3)
-            note(f"{size} events: cold CLI starts")
+            note(f"{size} events: cold CLI starts, then served by a `trace serve` of the bench's own")
             for mode in ("fulltext", "hybrid"):
                 cold = _cold(store_dir, sample[0].query, mode, cold_runs)
                 row[f"cold_{mode}_ms"], row[f"cold_{mode}_cpu_ms"] = cold["wall_ms_median"], cold["cpu_ms_median"]
+            with resident_server() as served:
+                for mode in ("fulltext", "hybrid"):
+                    wall, cpu = _served(store_dir, sample[0].query, mode, cold_runs, served)
+                    row[f"served_{mode}_ms"], row[f"served_{mode}_cpu_ms"] = round(wall, 1), round(cpu, 1)
             note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)
