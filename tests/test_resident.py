@@ -87,14 +87,7 @@ def test_stdin_and_the_working_directory_reach_the_served_command(served, tmp_pa
 def test_a_signal_to_the_client_reaches_the_command(served, tmp_path):
     """`ingest --follow` stops cleanly on SIGTERM (exit 0, "stopped; every
     event read is on disk"): served, the signal sent to the client does the same."""
-    server = _status(served)["pid"]
-    follow = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", str(tmp_path), "--follow"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=served, cwd=REPO)
-    deadline = time.time() + 60
-    while not _children(server) and time.time() < deadline:
-        time.sleep(0.1)
-    assert _children(server), "the follow did not start in the server"
+    server, follow = _served_follow(served, tmp_path)
     time.sleep(1)
     follow.send_signal(signal.SIGTERM)
     assert follow.wait(timeout=60) == 0
@@ -103,6 +96,20 @@ def test_a_signal_to_the_client_reaches_the_command(served, tmp_path):
     while _children(server) and time.time() < deadline:
         time.sleep(0.1)
     assert not _children(server)
+
+
+def _served_follow(served, folder) -> tuple[int, subprocess.Popen]:
+    """A served `trace ingest FOLDER --follow` (it runs until stopped),
+    once its worker runs in the server: (the server's pid, the client)."""
+    server = _status(served)["pid"]
+    follow = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", str(folder), "--follow"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=served, cwd=REPO)
+    deadline = time.time() + 60
+    while not _children(server) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _children(server), "the follow did not start in the server"
+    return server, follow
 
 
 def _children(pid: int) -> list[int]:
@@ -181,13 +188,7 @@ def test_a_terminal_on_stdin_or_trace_serve_0_keeps_the_command_here(monkeypatch
 
 
 def test_a_worker_killed_mid_command_is_an_error_line_not_a_silent_exit(served, tmp_path):
-    server = _status(served)["pid"]
-    follow = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", str(tmp_path), "--follow"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=served, cwd=REPO)
-    deadline = time.time() + 60
-    while not _children(server) and time.time() < deadline:
-        time.sleep(0.1)
+    server, follow = _served_follow(served, tmp_path)
     for child in _children(server):
         os.kill(child, signal.SIGKILL)
     assert follow.wait(timeout=60) == 1
