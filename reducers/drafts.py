@@ -10,10 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-KINDS = (
-    "user", "assistant", "tool_call", "tool_result", "system", "persona",
-    "task_state", "note", "marker", "artifact_ref",
-)
+from reducers.event_kinds import KINDS  # noqa: F401 - drafts are of these kinds; older imports take it from here
 
 
 @dataclass(slots=True)

@@ -17,10 +17,13 @@ timestamp, a recounted token figure), so one old line costs nothing else."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from reducers.drafts import KINDS, Draft
+from reducers.event_kinds import KINDS
 from reducers.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from reducers.drafts import Draft
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _KINDS = frozenset(KINDS)

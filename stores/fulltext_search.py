@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reducers.drafts import KINDS
+from reducers.event_kinds import KINDS
 from reducers.terms import inflection_candidates
 from stores.hit_records import HitRecords
 

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from reducers.drafts import KINDS
+from reducers.event_kinds import KINDS
 from reducers.terms import STOPWORDS, exact_query_terms, words
 from stores.errors import NoResult, UsageError
 from stores.fulltext_search import Filters
