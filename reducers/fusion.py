@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 from operator import mul
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from reducers.query_dates import date_closeness
 
