@@ -15,6 +15,21 @@ def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
 
 
+def _workdir(keeps: str):
+    """The --workdir option, saying what this bench keeps there."""
+    return Annotated[str | None, typer.Option("--workdir", metavar="DIR", help=f"Keep {keeps} here (else a temp dir).")]
+
+
+def _repeat(per: str):
+    """The --repeat option: how many runs of what make the median."""
+    return Annotated[int, typer.Option("--repeat", "-r", min=1, help=f"{per} (median).")]
+
+
+def _corpus(does: str):
+    """The --corpus option: the transcripts this bench reads or replicates."""
+    return Annotated[str | None, typer.Option("--corpus", metavar="DIR", help=f"Transcripts to {does}.")]
+
+
 _SUFFIX = {"k": 1_000, "m": 1_000_000}
 
 
@@ -43,9 +58,9 @@ def _numbers(option: str, text: str) -> list[int]:
 def bench_ingest(
     ctx: typer.Context,
     events: Annotated[int, typer.Option("--events", "-n", min=1000, help="Events to reach.")] = 1_000_000,
-    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per phase (median).")] = 1,
-    corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to replicate.")] = None,
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs here (else a temp dir).")] = None,
+    repeat: _repeat("Runs per phase") = 1,
+    corpus: _corpus("replicate") = None,
+    workdir: _workdir("inputs") = None,
     embed: Annotated[bool, typer.Option("--embed", help="Include the vector index in full ingest.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
@@ -76,7 +91,7 @@ def bench_ingest(
 def bench_recall(
     ctx: typer.Context,
     sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Store sizes in events.")] = "10000,100000,1000000",
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores here (else a temp dir).")] = None,
+    workdir: _workdir("stores") = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="Measure the stores an earlier run finished building in --workdir (same sizes) instead of building them again; the peers are rebuilt.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
@@ -107,8 +122,8 @@ def bench_recall(
     "the same process: each text encoded and lowercased, the one pass any scan needs (vs peer: the ratio)."))
 def bench_redact(
     ctx: typer.Context,
-    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per phase (median).")] = 5,
-    corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to read.")] = None,
+    repeat: _repeat("Runs per phase") = 5,
+    corpus: _corpus("read") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -131,7 +146,7 @@ def bench_redact(
     "for what was evicted (markers vs summaries)."))
 def bench_needle(
     ctx: typer.Context,
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the stores here.")] = None,
+    workdir: _workdir("the stores") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -166,7 +181,7 @@ def bench_locomo(
     dated: Annotated[bool, typer.Option("--dated/--undated", help=(
         "Give each turn its session's date, as a store of real conversations has (default; recall uses the "
         "dates a question names); --undated ingests as the shared converter does, with no dates."))] = True,
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the store here (else a temp dir).")] = None,
+    workdir: _workdir("the store") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -195,7 +210,7 @@ def bench_locomo(
 def bench_fit(
     ctx: typer.Context,
     locomo_json: Annotated[str, typer.Argument(metavar="LOCOMO_JSON", help="LoCoMo dev conversations.")],
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep stores and pools here.")] = None,
+    workdir: _workdir("stores and pools") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -216,8 +231,8 @@ def bench_fit(
 def bench_context(
     ctx: typer.Context,
     sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Session sizes in events.")] = "1000,10000,100000,250000",
-    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Renders per measurement (median).")] = 7,
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep the stores here.")] = None,
+    repeat: _repeat("Renders per measurement") = 7,
+    workdir: _workdir("the stores") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -247,9 +262,9 @@ def bench_context(
 def bench_sweep(
     ctx: typer.Context,
     events: Annotated[int, typer.Option("--events", "-n", min=1000, help="Events to reach.")] = 100_000,
-    repeat: Annotated[int, typer.Option("--repeat", "-r", min=1, help="Runs per size (median).")] = 1,
-    corpus: Annotated[str | None, typer.Option("--corpus", metavar="DIR", help="Transcripts to replicate.")] = None,
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Keep inputs here (else a temp dir).")] = None,
+    repeat: _repeat("Runs per size") = 1,
+    corpus: _corpus("replicate") = None,
+    workdir: _workdir("inputs") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -277,7 +292,7 @@ def bench_hooks(
     session_events: Annotated[str, typer.Option(
         "--session-events", metavar="N,N,…", help="Sizes of the session the hook follows (one row each).")] = "500,10000",
     runs: Annotated[int, typer.Option("--runs", min=1, help="Hook runs timed.")] = 100,
-    workdir: Annotated[str | None, typer.Option("--workdir", metavar="DIR", help="Work here (else a temp dir).")] = None,
+    workdir: _workdir("the hooks' store and session") = None,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
