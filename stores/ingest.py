@@ -25,7 +25,7 @@ from reducers.reconcile import AddAll, SizeAware
 from reducers.redact import redact as redact_text
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError

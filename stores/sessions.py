@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.errors import TraceError
 from stores.segments import read_event_at
 

@@ -6,7 +6,7 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.ingest_state import IngestState, tally
 from stores.segments import iter_events
 

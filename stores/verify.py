@@ -26,7 +26,7 @@ import orjson
 
 from reducers.canonical import GENESIS, check_line
 from reducers.event_schema import NOT_CARRIED, conform, event_problem
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.errors import IntegrityError
 from stores.event_log import LOST_EVENTS
 from stores.ingest_state import recorded_seq, tally

@@ -5,10 +5,12 @@ inside the methods so a cold `trace recall` loads only what it uses."""
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from stores.api.results import (ExportResult, Note, NoteList, RecallResult, ReplayResult,
-                                SessionList, ShowResult, WorkingStateResult, from_dict)
+if TYPE_CHECKING:
+    from stores.api.recall_result import RecallResult
+    from stores.api.results import (ExportResult, Note, NoteList, ReplayResult, SessionList, ShowResult,
+                                    WorkingStateResult)
 
 
 def protected_tools(tools: Iterable[str] | None = None) -> frozenset[str]:
@@ -33,6 +35,7 @@ class CommandMethods:
         ("hybrid" | "fulltext" | "vector"), hops (1 | 2), min_score, mmr,
         query_id. A Store keeps its recaller warm: many queries on one Store
         open the indexes once, and catch them up only when the log has grown."""
+        from stores.api.recall_result import RecallResult
         from stores.recall import Recaller, RecallQuery
         from stores.segments import tail_seq
         q = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **options)
@@ -105,6 +108,7 @@ class CommandMethods:
         with the original text and carries attachments; with `original`
         too, one event with an artifact gives its bytes as they were
         (`result.original`) instead."""
+        from stores.api.results import ShowResult
         from stores.lookup import attachment_blocks, full_text, select_events
         events = select_events(self, selector, session, marker, tail)
         if full and original and len(events) == 1 and events[0].get("artifact"):
@@ -119,6 +123,7 @@ class CommandMethods:
         """The log, or one session (a unique id prefix will do), as `trace`
         events with artifacts (and attachments) inlined; `trace ingest
         --format trace` reads it back."""
+        from stores.api.results import ExportResult
         from stores.lookup import export_events
         self.require()
         if session:
@@ -130,12 +135,14 @@ class CommandMethods:
                  grep: str | None = None) -> SessionList:
         """Every session, newest first, filtered by format or source path,
         activity since a time, or text in its id, title or path."""
+        from stores.api.results import SessionList
         from stores.sessions import list_sessions
         return SessionList(list_sessions(self, source=source, since=since, grep=grep))
 
     def state(self, session: str) -> WorkingStateResult:
         """A session's latest working state (a unique prefix of its id will
         do); NoResult (exit 3) when it has none."""
+        from stores.api.results import WorkingStateResult, from_dict
         from stores.context.sessions import require_session
         from stores.errors import NoResult
         from stores.working_state import working_state
@@ -152,12 +159,14 @@ class CommandMethods:
 
     def add_note(self, text: str, category: str, session: str | None = None, *, wait: float = 0.0) -> Note:
         """Append a note (global without a session); it is never evicted."""
+        from stores.api.results import Note, from_dict
         from stores.notes import add_note
         return from_dict(Note, add_note(self, text, category, self._note_session(session), wait=wait))
 
     def notes(self, session: str | None = None, *, category: str | None = None,
               limit: int | None = None) -> NoteList:
         """Notes, newest first: a session's own and the global ones, or all."""
+        from stores.api.results import Note, NoteList, from_dict
         from stores.notes import list_notes
         notes = list_notes(self, session=self._note_session(session), category=category, limit=limit)
         return NoteList([from_dict(Note, n) for n in notes])
@@ -195,6 +204,7 @@ class CommandMethods:
         """A session's model calls from their anatomy records, or one call
         (`turn`, 1 is the first) rebuilt with the events it had in context."""
         from stores.anatomy import replay as anatomy
+        from stores.api.results import ReplayResult
         if turn is not None:
             return ReplayResult(session, turn=anatomy.turn(self, session, turn, window))
         return ReplayResult(session, calls=anatomy.replay(self, session, window))

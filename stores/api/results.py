@@ -3,65 +3,16 @@ values) and `.to_json()` (that dict as a JSON string); `.as_json()` is
 the older name of `.to_dict()` and stays for callers that use it.
 
 Result types that belong to one concept live beside it and take `Result`
-as their base (CompactResult in stores/context, SweepReport in
-stores/sweep, …); the ones here are the command results that had no type."""
+(stores/api/result.py) as their base (CompactResult in stores/context,
+SweepReport in stores/sweep, RecallResult in stores/api/recall_result.py,
+…); the ones here are the command results that had no type."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator
 
-import orjson
-
-
-class Result:
-    """The base of every API result."""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self) -> str:
-        return orjson.dumps(self.to_dict(), option=orjson.OPT_NON_STR_KEYS, default=str).decode()
-
-    def as_json(self) -> dict:
-        return self.to_dict()
-
-
-class Listing(Result):
-    """A result that is a list of things (`items` names the field): len() and
-    iteration go over them."""
-    items = ""
-
-    def __len__(self) -> int:
-        return len(getattr(self, self.items))
-
-    def __iter__(self):
-        return iter(getattr(self, self.items))
-
-
-@dataclass
-class RecallResult(Listing):
-    """Hits for one query, best first; `vector_lag` counts events the
-    vector index had not reached (their vector score is missing)."""
-    items = "hits"
-    query: str
-    hits: list = field(default_factory=list)            # stores.recall.Hit
-    vector_lag: int = 0
-    warnings: list[str] = field(default_factory=list)   # a filter that cannot match, a mode that fell back
-    asked: object = field(default=None, repr=False)      # the stores.recall.RecallQuery answered (session resolved)
-
-    def hit_dicts(self) -> list[dict]:
-        """One dict per hit: what `trace recall` prints, one JSON line each."""
-        lag = {"vector_lag": self.vector_lag} if self.vector_lag else {}
-        return [{**h.as_json(), **lag} for h in self.hits]
-
-    def block(self, budget: int) -> str:
-        """The hits as a <recalled-context> block of at most `budget` tokens."""
-        from reducers.recall_block import build_block
-        return build_block([h.as_json() for h in self.hits], budget)
-
-    def to_dict(self) -> dict:
-        return {"query": self.query, "hits": self.hit_dicts(), "vector_lag": self.vector_lag,
-                "warnings": self.warnings}
+from stores.api.recall_result import RecallResult  # noqa: F401 - the API's results are all importable from here
+from stores.api.result import Listing, Result
 
 
 @dataclass

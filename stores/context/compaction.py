@@ -23,7 +23,7 @@ from reducers.markers import topic_hints
 from reducers.narrative import summarize
 from reducers.terms import exact_terms, query_words
 from reducers.tokens import encoding
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.appender import Appender
 from stores.context.bulk import BULK_FACTOR, bulk_cache
 from stores.context.cache_file import WINDOW_CEILING, load_cache, read_saved, save_cache, working_set_tokens

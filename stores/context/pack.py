@@ -30,7 +30,7 @@ from reducers.render import (NOTES_CAP, PROTECTED_TOOLS, TOOL_MAX_TOKENS, Budget
                              assemble)
 from reducers.retention import Retention
 from reducers.terms import TRIVIAL_WORDS, query_words
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.context.sessions import require_session
 from stores.context.kept_counts import kept_counts
 from stores.errors import StoreLocked, TraceError, UsageError

@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 
 from reducers.digest import Digest, render_digest
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.errors import TraceError, UsageError
 
 DEFAULT_MAX_LINES = 80

@@ -31,7 +31,7 @@ import orjson
 from reducers.episodes import Segmenter
 from reducers.fact_reconcile import Reconciler
 from reducers.fact_sources import NAME as EXTRACTOR, VERSION as EXTRACTOR_VERSION, FactExtractor
-from stores.api.results import Result
+from stores.api.result import Result
 from stores.sweep.files import (EPISODES, JOURNAL, KNOWLEDGE, LEDGER, LOCK, RUNS, SPOOL, STATE, TUNING, Commit,
                                 append_line, jsonl, read_jsonl, recover)
 from stores.sweep.knowledge_file import knowledge_lines, valid_knowledge
