@@ -31,21 +31,13 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections import OrderedDict, deque
-from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 
 import orjson
 
-try:                             # hashlib's own blake2b, without loading OpenSSL as `import hashlib` does (~5 ms)
-    from _blake2 import blake2b
-except ImportError:              # a Python built without CPython's private module
-    from hashlib import blake2b
-
-from reducers.recall_block import strip_recalled
 from reducers.speakers import speaker_of
-from reducers.terms import exact_text
-from stores.fulltext_search import KIND_CODES, FulltextSearch
+from stores.fulltext_documents import document, exact_analyzer, schema, tool_body, ts_millis
+from stores.fulltext_search import FulltextSearch
 from stores.hit_records import FILE as HIT_RECORDS_FILE
 from stores.hit_records import HitRecords
 from stores.sql_in import select_in
@@ -60,127 +52,9 @@ _HEAP = 64 * 1024 * 1024       # the writer flushes a segment when it fills: mem
 
 
 
-def ts_millis(ts: str | None) -> int:
-    """Epoch milliseconds of a log timestamp ("...:SS.mmmZ"), 0 when unreadable.
-    Events arrive in runs from the same minute: the minute's start is
-    cached, so most calls only add the seconds."""
-    if not ts:
-        return 0
-    if len(ts) == 24 and ts[16] == ":" and ts[19] == "." and ts[23] == "Z":
-        millis = ts[17:19] + ts[20:23]                    # "SSmmm" is the milliseconds in the minute
-        if millis.isdigit() and millis < "60000":
-            minute = _minute_ms(ts[:16])
-            return minute + int(millis) if minute is not None else 0
-    try:
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return 0
-
-
-@lru_cache(maxsize=256)
-def _minute_ms(minute: str) -> int | None:
-    try:
-        return int(datetime.fromisoformat(minute + "+00:00").timestamp()) * 1000
-    except ValueError:
-        return None
-
-
-def _body(tool_name: str | None, text: str) -> str:
-    """What `body` indexes: the tool's name, then the text."""
-    return f"{tool_name} {text}" if tool_name else text
-
-
-def index_rows(events: list[dict], locations: list[tuple[int, int]], full_texts: dict[int, str]) -> list[list]:
-    """What the index takes of each event: [seq, segment, offset, session,
-    kind, ts, tool name, searchable text] (the artifact's content for an
-    artifact-backed event, its text otherwise). Small, so a writer hands
-    rows to the indexer child instead of the child parsing log lines again.
-    A `<recalled-context>` block in the text is left out: it was recalled
-    once, it must not be found again as if it were new (the log keeps it)."""
-    rows = []
-    for event, (seg, off) in zip(events, locations):
-        seq = event["seq"]
-        text = full_texts.get(seq) if full_texts else None
-        tool = event.get("tool")
-        rows.append([seq, seg, off, event["session_id"], event["kind"], event.get("ts") or event.get("ingested_at"),
-                     tool.get("name") if tool else None, strip_recalled(text or event.get("text") or "")])
-    return rows
-
-
-def key63(text: str) -> int:
-    """A stable 63-bit key of a session id or speaker label (0 for none),
-    for the index's numeric columns."""
-    if not text:
-        return 0
-    return int.from_bytes(blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                          "little") >> 1 or 1
-
-
 def _persisted(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k != "body"}
 
-
-@lru_cache(maxsize=1)
-def _document_class():
-    from tantivy import Document       # imported once, when the first document is built
-    return Document
-
-
-def _document(entry: dict, body: str, after: list[str]):
-    doc = _document_class()()
-    doc.add_unsigned("seq", entry["seq"])
-    doc.add_unsigned("seg", entry["seg"])
-    doc.add_unsigned("off", entry["off"])
-    doc.add_unsigned("pos", entry["pos"])
-    doc.add_text("session", entry["session"])
-    doc.add_unsigned("gp", entry["ord"] << 32 | entry["pos"])
-    doc.add_text("kind", entry["kind"])
-    doc.add_unsigned("kno", KIND_CODES.get(entry["kind"], len(KIND_CODES)))
-    doc.add_integer("ts", entry["ts"])
-    speaker = entry.get("speaker")
-    if speaker:
-        doc.add_text("speaker", speaker)
-    doc.add_unsigned("spk", key63(speaker))
-    doc.add_unsigned("chars", len(body))
-    doc.add_text("body", body)
-    ctx = entry["before"] + after
-    if ctx:
-        doc.add_text("ctx", " ".join(ctx))
-    doc.add_text("exact", exact_text(body))
-    return doc
-
-
-def _schema():
-    import tantivy
-    sb = tantivy.SchemaBuilder()
-    sb.add_unsigned_field("seq", indexed=True, fast=True)
-    sb.add_unsigned_field("seg", fast=True)
-    sb.add_unsigned_field("off", fast=True)
-    sb.add_unsigned_field("pos", indexed=True, fast=True)
-    sb.add_text_field("session", tokenizer_name="raw", index_option="basic")
-    sb.add_unsigned_field("gp", indexed=True, fast=True)
-    sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
-    sb.add_unsigned_field("kno", fast=True)
-    sb.add_integer_field("ts", indexed=True, fast=True)
-    sb.add_text_field("speaker", tokenizer_name="raw", index_option="basic")
-    sb.add_unsigned_field("spk", fast=True)
-    sb.add_unsigned_field("chars", fast=True)
-    # No positions: every query is terms, never phrases (positions cost
-    # indexing time and a third of the index).
-    # Not stemmed: stemming every token cost a third of Tantivy's indexing CPU
-    # (and 27-42% more for ctx, which holds 4 neighbours' text). Queries stem
-    # instead: a word matches the spellings in the index that share its stem.
-    sb.add_text_field("body", tokenizer_name="default", index_option="freq")
-    # ctx without term frequencies: a neighbour's word counts once (10% less
-    # of ctx's indexing work; LoCoMo dev 0.699 against 0.700 with them).
-    sb.add_text_field("ctx", tokenizer_name="default", index_option="basic")
-    sb.add_text_field("exact", tokenizer_name="exact", index_option="basic")
-    return sb.build()
-
-
-def _exact_analyzer():
-    import tantivy
-    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(tantivy.Filter.lowercase()).build()
 
 
 class FulltextIndex(FulltextSearch):
@@ -247,7 +121,7 @@ class FulltextIndex(FulltextSearch):
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
                 return None
-            index.register_tokenizer("exact", _exact_analyzer())
+            index.register_tokenizer("exact", exact_analyzer())
             self._index = index
         return self._index
 
@@ -259,8 +133,8 @@ class FulltextIndex(FulltextSearch):
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         import tantivy
-        index = tantivy.Index(_schema(), path=str(self.dir))
-        index.register_tokenizer("exact", _exact_analyzer())
+        index = tantivy.Index(schema(), path=str(self.dir))
+        index.register_tokenizer("exact", exact_analyzer())
         self._index = index
         db = self._positions()
         db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?), ('seq', '0')", (str(SCHEMA_VERSION),))
@@ -334,7 +208,7 @@ class FulltextIndex(FulltextSearch):
             if sid != last_sid:                           # events come in runs of one session
                 state, last_sid = self._session_state(sid), sid
             recent = state[1]
-            body = _body(tool_name, text[:INDEX_MAX_CHARS])
+            body = tool_body(tool_name, text[:INDEX_MAX_CHARS])
             head = body[:CTX_CHARS]
             entry = {"seq": seq, "seg": seg, "off": off, "pos": state[0], "ord": state[2], "session": sid,
                      "kind": kind, "ts": ts_millis(ts), "speaker": "" if tool_name else speaker_of(text),
@@ -360,7 +234,7 @@ class FulltextIndex(FulltextSearch):
         body = entry.get("body")
         if body is None:
             body = self._reload_body(entry)
-        writer.add_document(_document(entry, body, after))
+        writer.add_document(document(entry, body, after))
         entry["indexed"] = True
         entry["ctx_after"] = len(after)                   # successors in its ctx so far
         entry["final"] = len(after) >= CTX_EVENTS
@@ -381,7 +255,7 @@ class FulltextIndex(FulltextSearch):
                 text = ArtifactStore(store).read(art["id"])[:INDEX_MAX_CHARS].decode("utf-8", "ignore")
             except Exception:
                 pass
-        return _body((event.get("tool") or {}).get("name"), text[:INDEX_MAX_CHARS]) if event else entry["head"]
+        return tool_body((event.get("tool") or {}).get("name"), text[:INDEX_MAX_CHARS]) if event else entry["head"]
 
     def _close_session(self, sid: str) -> None:
         """Memory stays flat however many sessions an ingest touches: the

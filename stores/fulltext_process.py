@@ -5,7 +5,7 @@ documents and Tantivy's own thread need about as much again. In one
 process they share one interpreter lock, so a long ingest hands full-text
 indexing to a child process after its first `TRACE_INDEX_PROCESS_AFTER`
 events (default 20,000; `never` keeps it in process). Each appended batch
-goes to the child as the rows the index takes (stores/fulltext.index_rows:
+goes to the child as the rows the index takes (stores/fulltext_documents.index_rows:
 seq, location, session, kind, time, tool name, searchable text), which
 cost the parent less than parsing the log lines again cost the child:
 

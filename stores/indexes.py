@@ -15,7 +15,8 @@ from typing import Callable, Iterator
 from reducers.event_schema import conform
 from stores.artifacts import ArtifactStore
 from stores.errors import UsageError
-from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex, index_rows
+from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex
+from stores.fulltext_documents import index_rows
 from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
 from stores.integrity.derived import OPEN, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
 from stores.paths import exchange

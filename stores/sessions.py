@@ -126,5 +126,5 @@ def _first_line(text: str) -> str:
 
 
 def _millis(ts: str | None) -> int:
-    from stores.fulltext import ts_millis
+    from stores.fulltext_documents import ts_millis
     return ts_millis(ts) if ts else 0

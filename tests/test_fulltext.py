@@ -9,6 +9,7 @@ import pytest
 
 import stores.fulltext as fulltext
 import stores.fulltext_search as fulltext_search
+import stores.fulltext_documents as fulltext_documents
 from stores.store import Store
 
 
@@ -58,10 +59,10 @@ def test_event_times_become_exact_epoch_milliseconds():
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     for ts in ("2025-09-03T00:52:31.217Z", "2004-05-20T21:32:18.393Z", "1999-12-31T23:59:59.999Z"):
         d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-        assert fulltext.ts_millis(ts) == int((d - epoch).total_seconds()) * 1000 + d.microsecond // 1000
-    assert fulltext.ts_millis("2025-09-03T00:52:31+02:00") == fulltext.ts_millis("2025-09-02T22:52:31.000Z")
+        assert fulltext_documents.ts_millis(ts) == int((d - epoch).total_seconds()) * 1000 + d.microsecond // 1000
+    assert fulltext_documents.ts_millis("2025-09-03T00:52:31+02:00") == fulltext_documents.ts_millis("2025-09-02T22:52:31.000Z")
     for bad in ("", None, "2025-09-03T00:52:61.217Z", "2025-09-03T00:52:3a.217Z", "not a time"):
-        assert fulltext.ts_millis(bad) == 0
+        assert fulltext_documents.ts_millis(bad) == 0
 
 
 def test_a_query_word_finds_the_spellings_that_share_its_stem(tmp_path, monkeypatch):

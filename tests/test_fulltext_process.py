@@ -10,7 +10,8 @@ import sys
 import pytest
 
 import stores.fulltext_process as fulltext_process
-from stores.fulltext import FulltextIndex, index_rows
+from stores.fulltext import FulltextIndex
+from stores.fulltext_documents import index_rows
 from stores.store import Store
 from tests.helpers import openai_conversations
 

@@ -44,7 +44,8 @@ from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, query_words, words
 from stores.errors import IntegrityError
-from stores.fulltext import FulltextIndex, key63
+from stores.fulltext import FulltextIndex
+from stores.fulltext_documents import key63
 from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
