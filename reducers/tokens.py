@@ -44,8 +44,7 @@ _pure_counted = 0
 # them per session: a cold `trace context` re-renders mostly what the last
 # render counted, and counting it again is a fifth of the process).
 _known: dict[str, int] | None = None
-_known_used: set[str] = set()
-_hit_texts: dict[str, int] = {}      # texts this process's memo answered meanwhile
+_asked: dict[str, int] = {}          # text -> tokens, each text counted while remembering
 _known_added = 0
 
 
@@ -116,23 +115,19 @@ def remembering() -> bool:
 
 def remember_counts(known: dict[str, int]) -> None:
     """Use counts an earlier process made (text_digest -> tokens) until
-    forget_counts; counts made meanwhile are added to `known`."""
+    forget_counts, which reports every count asked for meanwhile."""
     global _known, _known_added
     _known, _known_added = known, 0
-    _known_used.clear()
-    _hit_texts.clear()
+    _asked.clear()
 
 
 def forget_counts() -> tuple[dict[str, int], int]:
     """Stop using kept counts: (the counts asked for since
     remember_counts, how many of them were not known before)."""
     global _known
-    known, _known = _known or {}, None
-    used = {d: known[d] for d in _known_used if d in known}
-    for text, n in _hit_texts.items():               # digested once here, not on every repeat
-        used[text_digest(text)] = n
-    _known_used.clear()
-    _hit_texts.clear()
+    _known = None
+    used = {text_digest(text): n for text, n in _asked.items()}     # digested once each, not on every repeat
+    _asked.clear()
     return used, _known_added
 
 
@@ -140,12 +135,11 @@ def _count_kept(text: str) -> int:
     global _known_added
     if _known is None:
         return _count(text)
-    digest = text_digest(text)
-    _known_used.add(digest)
-    n = _known.get(digest)
+    n = _known.get(text_digest(text))
     if n is None:
-        n = _known[digest] = _count(text)
+        n = _count(text)
         _known_added += 1
+    _asked[text] = n
     return n
 
 
@@ -159,7 +153,7 @@ def count_tokens(text: str) -> int:
         memo_stats["hits"] += 1
         _memo.move_to_end(text)
         if _known is not None:
-            _hit_texts[text] = n
+            _asked[text] = n
         return n
     memo_stats["misses"] += 1
     n = _count_kept(text)

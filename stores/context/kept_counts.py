@@ -51,7 +51,7 @@ def kept_counts(store, session_id: str):
 def _read(path: Path, session_id: str) -> tuple[int, dict[str, list[int]]]:
     if path.is_symlink():
         return 0, {}
-    data, why = _parse(path)
+    data, _ = _parse(path)
     if data is None or data["session_id"] != session_id:
         return 0, {}
     return data["scope"], data["counts"]
