@@ -112,6 +112,20 @@ def _served_follow(served, folder) -> tuple[int, subprocess.Popen]:
     return server, follow
 
 
+def _socket_path(runtime: str) -> str:
+    """Where a server with this XDG_RUNTIME_DIR listens."""
+    from trace_cli.resident import address
+    old = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = runtime
+    try:
+        return address.socket_path()
+    finally:
+        if old is None:
+            del os.environ["XDG_RUNTIME_DIR"]
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = old
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -127,12 +141,7 @@ def _children(pid: int) -> list[int]:
 
 def test_without_a_live_server_the_command_runs_in_its_own_process(env, runtime):
     assert _status(env) is None and _trace("serve", "--stop", env=env).returncode == 3
-    from trace_cli.resident import address
-    os.environ["XDG_RUNTIME_DIR"] = runtime
-    try:
-        path = address.socket_path()
-    finally:
-        del os.environ["XDG_RUNTIME_DIR"]
+    path = _socket_path(runtime)
     os.makedirs(os.path.dirname(path), mode=0o700)
     dead = socket.socket(socket.AF_UNIX)
     dead.bind(path)                                   # a socket file nobody listens on: a crashed server's
@@ -193,3 +202,22 @@ def test_a_worker_killed_mid_command_is_an_error_line_not_a_silent_exit(served, 
         os.kill(child, signal.SIGKILL)
     assert follow.wait(timeout=60) == 1
     assert b"worker ended without finishing the command" in follow.stderr.read()
+
+
+def test_a_client_that_sends_garbage_is_dropped_and_the_server_keeps_serving(served, runtime):
+    path = _socket_path(runtime)
+    for garbage in (b"\xff\xff\xff\xff" + b"x" * 16, b"\x00\x00\x00\x05not m", b"\x00\x00"):
+        with socket.socket(socket.AF_UNIX) as bad:
+            bad.settimeout(20)
+            bad.connect(path)
+            bad.sendall(garbage)
+            bad.shutdown(socket.SHUT_WR)
+            assert bad.recv(64) == b""                  # no reply, connection closed
+    assert _status(served)["commands"] == 0
+    assert _trace("ingest", str(DEMO), env=served).returncode == 0
+    assert _status(served)["commands"] == 1
+
+
+def test_serve_takes_one_of_detach_status_and_stop(env):
+    both = _trace("serve", "--detach", "--stop", env=env)
+    assert both.returncode == 2 and b"one of --detach, --status, --stop" in both.stderr

@@ -44,32 +44,50 @@ def run_resident(argv: list[str]) -> int | None:
     for this process to run."""
     if not wanted(argv):
         return None
+    from trace_cli.resident import frames
+    try:
+        cwd = os.getcwd()
+    except OSError:                                  # the directory is gone: let this process say so
+        return None
+    asked = _ask({"op": frames.RUN, "argv": list(argv), "cwd": cwd, "env": dict(os.environ)}, [0, 1, 2])
+    if asked is None:
+        return None
+    sock, (tag, child) = asked
+    if tag != frames.PID:
+        sock.close()
+        return None                                  # stale: run it here
+    sock.settimeout(None)
+    # A hook never breaks the agent (README): a worker lost mid-hook is a note, exit 0.
+    return _wait(sock, child, lost=0 if command_name(argv) == "hooks" else 1)
+
+
+def _ask(request: dict, fds: list[int]):
+    """Send the server `request` (with `fds`): the open socket and the
+    server's first reply frame, or None when no server took it. A server
+    that has not answered within START_TIMEOUT_S is not used; a worker
+    that finds the client gone never starts the command (it tells the
+    client first)."""
     import socket
     from trace_cli.resident import frames
     path = socket_path()
     if not private_directory(path, create=False):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    # A server that has not started the command within this is not used;
-    # its child, finding us gone, never starts it (it tells us first).
     sock.settimeout(START_TIMEOUT_S)
     try:
         sock.connect(path)
-        frames.send_request(sock, {"op": frames.RUN, "argv": list(argv), "cwd": os.getcwd(),
-                                   "env": dict(os.environ)}, [0, 1, 2])
+        frames.send_request(sock, request, fds)
         first = frames.read_frame(sock)
     except (OSError, ValueError):
+        first = None
+    if first is None:
         sock.close()
         return None
-    if first is None or first[0] != frames.PID:
-        sock.close()
-        return None                                  # stale, or went away before starting: run it here
-    sock.settimeout(None)
-    # A hook never breaks the agent (README): a worker lost mid-hook is a note, exit 0.
-    return _wait(sock, first[1], frames, lost=0 if command_name(argv) == "hooks" else 1)
+    return sock, first
 
 
-def _wait(sock, child: int, frames, lost: int) -> int:
+def _wait(sock, child: int, lost: int) -> int:
+    from trace_cli.resident import frames
     received: list[int] = []
 
     def forward(signum, _frame):
@@ -118,20 +136,13 @@ def control(op: str) -> dict | None:
     """Ask the running server for its status, or to stop (`trace serve
     --status/--stop`): its status, or None when none is listening."""
     import marshal
-    import socket
     from trace_cli.resident import frames
-    path = socket_path()
-    if not private_directory(path, create=False):
+    asked = _ask({"op": op}, [])
+    if asked is None:
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(10)
+    sock, (tag, length) = asked
     try:
-        sock.connect(path)
-        frames.send_request(sock, {"op": op}, [])
-        reply = frames.read_frame(sock)
-        if reply is None or reply[0] != frames.INFO:
-            return None
-        return marshal.loads(frames.read_exactly(sock, reply[1]))
+        return marshal.loads(frames.read_exactly(sock, length)) if tag == frames.INFO else None
     except (OSError, ValueError, EOFError):
         return None
     finally:

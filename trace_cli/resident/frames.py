@@ -36,13 +36,13 @@ def receive_request(sock: socket.socket) -> tuple[dict, list[int]]:
     data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
     try:
         if len(data) < _LENGTH.size:
-            data += _exactly(sock, _LENGTH.size - len(data))
+            data += read_exactly(sock, _LENGTH.size - len(data))
         (length,) = _LENGTH.unpack_from(data)
         if length > MAX_REQUEST:
             raise ValueError("request too large")
         body = data[_LENGTH.size:]
         if len(body) < length:
-            body += _exactly(sock, length - len(body))
+            body += read_exactly(sock, length - len(body))
         request = marshal.loads(body)
         if not isinstance(request, dict):
             raise ValueError("not a request")
@@ -55,15 +55,12 @@ def receive_request(sock: socket.socket) -> tuple[dict, list[int]]:
 
 def read_frame(sock: socket.socket) -> tuple[bytes, int] | None:
     """The next reply frame, or None when the other side closed."""
-    data = _exactly(sock, _FRAME.size, eof_ok=True)
+    data = read_exactly(sock, _FRAME.size, eof_ok=True)
     return _FRAME.unpack(data) if data else None
 
 
-def read_exactly(sock: socket.socket, n: int) -> bytes:
-    return _exactly(sock, n)
-
-
-def _exactly(sock: socket.socket, n: int, eof_ok: bool = False) -> bytes:
+def read_exactly(sock: socket.socket, n: int, eof_ok: bool = False) -> bytes:
+    """n bytes (b"" when `eof_ok` and the other side closed before any)."""
     chunks, got = [], 0
     while got < n:
         chunk = sock.recv(n - got)
