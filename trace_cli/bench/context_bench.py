@@ -24,10 +24,8 @@ medians; the ratios, measured in the same run, are what to compare."""
 from __future__ import annotations
 
 import json
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 from trace_cli.bench.needles import build_session
-from trace_cli.bench.process import installed_env, resident_server, worker_cpu_ms
+from trace_cli.bench.process import installed_env, resident_server, run_measured
 
 BUDGET = 8000
 LINE_MESSAGES = 400
@@ -72,16 +70,10 @@ def _medians(fn: Callable[[], object], repeat: int) -> tuple[float, float, float
 def _cold(store_dir: Path, *args: str, env: dict | None = None) -> tuple[float, float]:
     """Wall and CPU milliseconds of one fresh `trace` process (a served
     one's CPU adds its worker's, which the server's client reports)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "trace_cli", "--store", str(store_dir), *args],
-                         capture_output=True, stdin=subprocess.DEVNULL, env=env or installed_env())
-    ms = (time.perf_counter() - t) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if run.returncode not in (0, 1):
-        raise RuntimeError(run.stderr.decode()[-400:])
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    return ms, cpu + (worker_cpu_ms(env) if env else 0.0)
+    m = run_measured([sys.executable, "-m", "trace_cli", "--store", str(store_dir), *args], env=env or installed_env())
+    if m.returncode not in (0, 1):
+        raise RuntimeError(f"trace {' '.join(args[:3])} exited {m.returncode}")
+    return m.wall_ms, m.cpu_ms
 
 
 def _cold_calls(store_dir: Path, session: str, env: dict | None = None) -> tuple[float, float, float]:

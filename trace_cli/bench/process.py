@@ -24,7 +24,7 @@ def installed_env(served: bool = False) -> dict:
     bytecode cached (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
     make every cold start compile its modules again), and in its own
     process even if the user runs `trace serve`, unless `served`."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "TRACE_SERVE")}
     if not served:
         env["TRACE_SERVE"] = "0"
     return env
@@ -51,7 +51,6 @@ def resident_server(idle_s: float = 120):
     runtime = tempfile.mkdtemp(prefix="trace-bench-", dir="/tmp")       # short: a socket path has ~100 bytes
     env = {**installed_env(served=True), "XDG_RUNTIME_DIR": runtime,
            "TRACE_SERVE_REPORT": os.path.join(runtime, "workers.jsonl")}
-    env.pop("TRACE_SERVE", None)
     trace = [sys.executable, "-m", "trace_cli", "serve"]
     started = subprocess.run([*trace, "--detach", "--idle", str(idle_s)], env=env, stdin=subprocess.DEVNULL,
                              capture_output=True)
@@ -112,7 +111,8 @@ def run_measured(argv: list[str], stdin: bytes | None = None, cwd: str | None = 
             raise RuntimeError(f"the bench launcher failed (exit {launcher.returncode}) running {argv[:3]}") from None
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return Measured(got["code"], got["wall"] * 1000, got["cpu"] * 1000, got["maxrss_kb"] / 1024, text)
+    cpu_ms = got["cpu"] * 1000 + (worker_cpu_ms(env) if env else 0.0)      # a served command's worker's too
+    return Measured(got["code"], got["wall"] * 1000, cpu_ms, got["maxrss_kb"] / 1024, text)
 
 def repeated(argv: list[str], runs: int, ok: tuple[int, ...] = (0,), **kw) -> dict:
     """Median wall and CPU milliseconds of `runs` fresh processes, and the

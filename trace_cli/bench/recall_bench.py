@@ -120,14 +120,14 @@ def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
 def _served(store_dir: Path, query: str, mode: str, runs: int, env: dict) -> tuple[float, float]:
     """Median wall and CPU ms (the client's plus its worker's) of `runs`
     `trace recall` processes a `trace serve` runs."""
-    from trace_cli.bench.process import run_measured, worker_cpu_ms
+    from trace_cli.bench.process import run_measured
     walls, cpus = [], []
     for _ in range(runs):
         m = run_measured(_recall_argv(store_dir, query, mode), env=env)
         if m.returncode not in (0, 3):
             raise RuntimeError(f"served trace recall exited {m.returncode}")
         walls.append(m.wall_ms)
-        cpus.append(m.cpu_ms + worker_cpu_ms(env))
+        cpus.append(m.cpu_ms)
     return statistics.median(walls), statistics.median(cpus)
 
 
