@@ -254,6 +254,42 @@ class FulltextSearch:
         addrs = [addrs[newest]]
         return searcher.fast_field_values("seg", addrs)[0], searcher.fast_field_values("off", addrs)[0]
 
+    def latest_each(self, sessions: dict[str, int], kinds: list[str], then_kinds: list[str],
+                    then_words: list[str]) -> dict[str, tuple[int, int]] | None:
+        """For each session (id -> its ordinal in the index, `gp` >> 32):
+        where the newest event of `kinds` is, or else the newest of
+        `then_kinds` matching `then_words` — latest() asked twice per
+        session, answered by one query for all of them (recall weighs
+        the sessions of its best hits: ~200 µs a latest() call at 1M
+        events, two per session). None when the matches fill a scan
+        (then ask latest() one session at a time). The kind lists are
+        disjoint."""
+        import tantivy
+        index = self.open()
+        if index is None or not sessions:
+            return {}
+        schema = index.schema
+        any_of = lambda qs: tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in qs])
+        kind = lambda ks: any_of([tantivy.Query.term_query(schema, "kind", k) for k in ks])
+        tokens = [f for w in then_words for t in self._plain(w) for f in _forms(t)]
+        then = [(tantivy.Occur.Must, kind(then_kinds))]
+        if tokens:
+            then.append((tantivy.Occur.Must, any_of([tantivy.Query.term_query(schema, "body", t) for t in tokens])))
+        query = tantivy.Query.const_score_query(tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, any_of([tantivy.Query.term_query(schema, "session", s) for s in sessions])),
+            (tantivy.Occur.Must, any_of([kind(kinds), tantivy.Query.boolean_query(then)]))]), 0.0)
+        searcher = index.searcher()
+        hits = searcher.search(query, LATEST_SCAN, count=False).hits
+        if len(hits) == LATEST_SCAN:
+            return None
+        first = set(kinds)
+        best: dict[int, FulltextHit] = {}
+        for h in self._hits(searcher, [(0.0, addr) for _, addr in hits]):
+            held = best.get(h.gp >> 32)
+            if held is None or (h.kind in first, h.seq) > (held.kind in first, held.seq):
+                best[h.gp >> 32] = h
+        return {sid: (h.segment, h.offset) for sid, ordinal in sessions.items() if (h := best.get(ordinal))}
+
     def kind_count(self, kind: str) -> int:
         index = self.open()
         return index.searcher().doc_freq("kind", kind) if index is not None else 0

@@ -280,6 +280,8 @@ class Recaller:
             # the best, which are read to be shown anyway.
             top = ranked[:q.k + TASK_EXTRA]
             self._read(top)
+            if tasks:
+                self._find_tasks(top)
             for c in top if tasks else ():
                 e = self._events.get(c.seq)
                 task_terms = self._task_terms(e["session_id"]) if e is not None else None
@@ -394,6 +396,26 @@ class Recaller:
                 ft.word_doc_freq(name.lower()) for name in TODO_TOOLS)
         return self._has_tasks
 
+    def _find_tasks(self, cands: list[Candidate]) -> None:
+        """The open task of each session of these (read) candidates not yet
+        weighed, all found by one index query."""
+        new = {}
+        for c in cands:
+            e = self._events.get(c.seq)
+            if e is not None and e["session_id"] not in self._tasks:
+                new[e["session_id"]] = c.gp >> 32
+        found = self.fulltext.latest_each(new, ["task_state"], ["tool_call"], [t.lower() for t in TODO_TOOLS]) \
+            if new else None
+        if found is None:
+            return                            # too many matches: _task_terms asks session by session
+        for session_id in new:
+            at = found.get(session_id)
+            self._tasks[session_id] = self._terms_at(at) if at is not None else set()
+
+    def _terms_at(self, at: tuple[int, int]) -> set[str]:
+        e = read_event_at(self.store.segments_dir, *at)
+        return set(query_words(open_loops_text(e))) if e is not None else set()
+
     def _task_terms(self, session_id: str) -> set[str]:
         if session_id not in self._tasks:
             terms: set[str] = set()
@@ -401,9 +423,7 @@ class Recaller:
             if at is None:
                 at = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
             if at is not None:
-                e = read_event_at(self.store.segments_dir, *at)
-                if e is not None:
-                    terms = set(query_words(open_loops_text(e)))
+                terms = self._terms_at(at)
             self._tasks[session_id] = terms
         return self._tasks[session_id]
 
