@@ -212,8 +212,7 @@ class FulltextSearch:
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "gp", g)) for g in wanted] +
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
         if held:
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query)] + [
-                (tantivy.Occur.Should, tantivy.Query.const_score_query(_holding(schema, t), t.idf)) for t in held])
+            query = _scored_by(query, [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in held])
         return self._run(query, filters, len(wanted) + len(seqs))
 
     def latest(self, session_id: str, kinds: list[str], words: list[str] | None = None) -> tuple[int, int] | None:
@@ -444,6 +443,21 @@ def _seqs_query(schema, seqs: list[int]):
     import tantivy
     return tantivy.Query.const_score_query(tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
+
+
+def _scored_by(required, optional: list):
+    """`required`'s events, each scored by its own score plus that of every
+    `optional` query it matches: nested one optional at a time. (A Must
+    beside several Shoulds makes Tantivy union the Shoulds first, which
+    decodes and scores every posting of a common term in each 4,096-event
+    window the required events touch; a Must beside one Should seeks that
+    one's postings to the required events: the neighbours' query at 1M
+    events cost 0.5 ms instead of 1.3, with the same scores.)"""
+    import tantivy
+    query = required
+    for q in optional:
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Should, q)])
+    return query
 
 
 def _holding(schema, term: QueryTerm):
