@@ -144,9 +144,11 @@ class FulltextSearch:
             [(tantivy.Occur.Should, q) for q in qs])
         if rare and common:
             # A common term's share from ctx has IDF ~0: skip that posting
-            # list of most of the index.
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, should(rare)),
-                                                 (tantivy.Occur.Should, should(common))])
+            # list of most of the index. Each common term is its own
+            # optional clause (_scored_by): 2.5 -> 1.0 ms a query at 1M
+            # events; the same sum, added in another order (a score can
+            # move in its 8th digit).
+            query = _scored_by(should(rare), common)
         elif rare or common:
             query = should(rare or common + common_ctx)
         else:
