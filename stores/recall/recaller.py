@@ -49,7 +49,7 @@ from stores.fulltext_documents import key63
 from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
-from stores.segments import read_event_at, tail_seq
+from stores.segments import SegmentReader, tail_seq
 from stores.sweep.tuning import load_boosts
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
@@ -82,6 +82,7 @@ class Recaller:
         self._tasks: dict[str, set[str]] = {}
         self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
+        self._log_reader = SegmentReader(store.segments_dir)    # hits read from the log, files kept open
         self._held: dict[int, Candidate] = {}      # candidates whose `held` gather measured against the query
         self.vector_lag = 0
         self.fulltext_lag = 0
@@ -364,11 +365,10 @@ class Recaller:
         return data[:SNIPPET_ARTIFACT_BYTES].decode("utf-8", "replace")
 
     def _read(self, cands: list[Candidate]) -> None:
-        segments = self.store.segments_dir
         for c in cands:
             if c.seq in self._events:
                 continue
-            e = read_event_at(segments, c.segment, c.offset)
+            e = self._log_reader.event_at(c.segment, c.offset)
             if e is not None and e.get("seq") == c.seq:
                 self._events[c.seq] = e
 
@@ -413,7 +413,7 @@ class Recaller:
             self._tasks[session_id] = self._terms_at(at) if at is not None else set()
 
     def _terms_at(self, at: tuple[int, int]) -> set[str]:
-        e = read_event_at(self.store.segments_dir, *at)
+        e = self._log_reader.event_at(*at)
         return set(query_words(open_loops_text(e))) if e is not None else set()
 
     def _task_terms(self, session_id: str) -> set[str]:
