@@ -258,37 +258,46 @@ class FulltextSearch:
                     then_words: list[str]) -> dict[str, tuple[int, int]] | None:
         """For each session (id -> its ordinal in the index, `gp` >> 32):
         where the newest event of `kinds` is, or else the newest of
-        `then_kinds` matching `then_words` — latest() asked twice per
-        session, answered by one query for all of them (recall weighs
-        the sessions of its best hits: ~200 µs a latest() call at 1M
-        events, two per session). None when the matches fill a scan
-        (then ask latest() one session at a time). The kind lists are
-        disjoint."""
+        `then_kinds` matching `then_words` — latest() asked once or twice
+        per session (~200 µs a call at 1M events), answered by one query
+        for all the sessions and, for those with no event of `kinds`, one
+        more. (The words are a second query's: beside the sessions'
+        events, their union would be seeked to each of them.) None when
+        the matches fill a scan (then ask latest() one session at a time)."""
         import tantivy
         index = self.open()
         if index is None or not sessions:
             return {}
         schema = index.schema
-        any_of = lambda qs: tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in qs])
-        kind = lambda ks: any_of([tantivy.Query.term_query(schema, "kind", k) for k in ks])
-        tokens = [f for w in then_words for t in self._plain(w) for f in _forms(t)]
-        then = [(tantivy.Occur.Must, kind(then_kinds))]
-        if tokens:
-            then.append((tantivy.Occur.Must, any_of([tantivy.Query.term_query(schema, "body", t) for t in tokens])))
-        query = tantivy.Query.const_score_query(tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, any_of([tantivy.Query.term_query(schema, "session", s) for s in sessions])),
-            (tantivy.Occur.Must, any_of([kind(kinds), tantivy.Query.boolean_query(then)]))]), 0.0)
+        any_of = lambda qs: qs[0] if len(qs) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in qs])
         searcher = index.searcher()
-        hits = searcher.search(query, LATEST_SCAN, count=False).hits
-        if len(hits) == LATEST_SCAN:
+
+        def newest(wanted: dict[str, int], ks: list[str], words: list[str]) -> dict[int, FulltextHit] | None:
+            parts = [any_of([tantivy.Query.term_query(schema, "session", s) for s in wanted]),
+                     any_of([tantivy.Query.term_query(schema, "kind", k) for k in ks])]
+            tokens = [f for w in words for t in self._plain(w) for f in _forms(t)]
+            if tokens:
+                parts.append(any_of([tantivy.Query.term_query(schema, "body", t) for t in tokens]))
+            query = tantivy.Query.const_score_query(
+                tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts]), 0.0)
+            hits = searcher.search(query, LATEST_SCAN, count=False).hits
+            if len(hits) == LATEST_SCAN:
+                return None
+            best: dict[int, FulltextHit] = {}
+            for h in self._hits(searcher, [(0.0, addr) for _, addr in hits]):
+                held = best.get(h.gp >> 32)
+                if held is None or h.seq > held.seq:
+                    best[h.gp >> 32] = h
+            return best
+
+        found = newest(sessions, kinds, [])
+        rest = {sid: o for sid, o in sessions.items() if found is not None and o not in found}
+        then = newest(rest, then_kinds, then_words) if rest else {}
+        if found is None or then is None:
             return None
-        first = set(kinds)
-        best: dict[int, FulltextHit] = {}
-        for h in self._hits(searcher, [(0.0, addr) for _, addr in hits]):
-            held = best.get(h.gp >> 32)
-            if held is None or (h.kind in first, h.seq) > (held.kind in first, held.seq):
-                best[h.gp >> 32] = h
-        return {sid: (h.segment, h.offset) for sid, ordinal in sessions.items() if (h := best.get(ordinal))}
+        found.update(then)
+        return {sid: (h.segment, h.offset) for sid, ordinal in sessions.items() if (h := found.get(ordinal))}
 
     def kind_count(self, kind: str) -> int:
         index = self.open()
