@@ -156,17 +156,15 @@ class FulltextSearch:
 
     def held_idf(self, seqs: list[int], terms: list[QueryTerm]) -> dict[int, float]:
         """For each of `seqs`, the IDF of the query terms its text holds
-        (each counted once): one query, the events restricted to `seqs`."""
+        (each counted once, 0 for none): one query, the events restricted
+        to `seqs`."""
         import tantivy
         index = self.open()
         if index is None or not seqs or not terms:
             return {}
         schema = index.schema
-        clauses = [(tantivy.Occur.Should, tantivy.Query.const_score_query(_holding(schema, t), t.idf))
-                   for t in terms]
-        query = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, _seqs_query(schema, seqs)),
-            (tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))])
+        query = _scored_by(_seqs_query(schema, seqs),
+                           [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in terms])
         searcher = index.searcher()
         res = searcher.search(query, len(seqs), count=False).hits
         found = searcher.fast_field_values("seq", [addr for _, addr in res])
