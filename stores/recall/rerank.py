@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from reducers.rerank_fusion import rerank_logits
+from reducers.rerank_fusion import WEIGHT, rerank_logits
 from reducers.snippets import snippet
 from stores.errors import UsageError
 
@@ -86,8 +86,9 @@ def passage(text: str, terms: list[str]) -> str:
 
 
 class Reranker:
-    def __init__(self, scorer: Scorer | None = None):
+    def __init__(self, scorer: Scorer | None = None, weight: float = WEIGHT):
         self.scorer = scorer if scorer is not None else default_scorer()
+        self.weight = weight
         self._vectors: dict[str, object] = {}
 
     def cosines(self, query: str, texts: list[str]) -> list[float]:
@@ -111,7 +112,7 @@ class Reranker:
             return cands
         cos = self.cosines(query, texts)
         head = cands[:n]
-        for c, z, s in zip(head, rerank_logits([c.z for c in head], cos), cos):
+        for c, z, s in zip(head, rerank_logits([c.z for c in head], cos, self.weight), cos):
             c.z, c.rerank = z, s
         head.sort(key=lambda c: (-c.z, c.seq))
         return head + cands[n:]
