@@ -157,10 +157,12 @@ def gate(answerable: list[tuple[list[dict], list[str]]], no_answer: list[list[di
 
 
 def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, hops: int, dated: bool,
-                     note, rerank: bool = False) -> list[dict]:
+                     note, rerank: bool = False, misses_out: str | None = None) -> list[dict]:
     """Convert, ingest into one store, recall every question (and every
     no-answer query) in one process, and score: one row per category, then
-    the --min-score 0.5 gate."""
+    the --min-score 0.5 gate; with `misses_out`, where each missed evidence
+    turn ranked (trace_cli/bench/locomo_misses.py), its counts as rows
+    before the gate's."""
     import shutil
     import tempfile
 
@@ -175,8 +177,10 @@ def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, h
         if not store.segments_dir.exists():
             list(store.ingest([str(base / "lc" / "sessions.jsonl")], format="openai"))
         sessions_of_text: dict[str, set[str]] = defaultdict(set)
+        seqs_of_text: dict[str, list[int]] = defaultdict(list)
         for e in iter_events(store.segments_dir):
             sessions_of_text[norm(e.get("text") or "")].add(e["session_id"])
+            seqs_of_text[norm(e.get("text") or "")].append(e["seq"])
         rc = Recaller(store)
         rc.prepare(mode)
         questions = [json.loads(line) for line in open(base / "lc" / "questions.jsonl")]
@@ -193,6 +197,10 @@ def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, h
         metrics = score(questions, hits, k, sessions_of_text)
         rows = [{"bench": "locomo", "category": cat, "k": k, "mode": mode, "hops": hops, "rerank": rerank, **m}
                 for cat, m in metrics.items()]
+        if misses_out:
+            from trace_cli.bench.locomo_misses import misses
+            note(f"where the missed evidence turns rank: {misses_out}")
+            rows += misses(rc, questions, hits, k, mode, seqs_of_text, Path(misses_out))
         answerable = [(hits[str(q["id"])][:k], q["evidence"]) for q in questions]
         rows.append({"bench": "locomo-gate", **gate(answerable, silent, 0.5)})
         return rows

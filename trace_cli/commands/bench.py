@@ -188,6 +188,10 @@ def bench_locomo(
         "Give each turn its session's date, as a store of real conversations has (default; recall uses the "
         "dates a question names); --undated ingests as the shared converter does, with no dates."))] = True,
     rerank: Annotated[bool, typer.Option("--rerank", help="Recall with --rerank (the optional extra): the best 50 reordered by the stronger model.")] = False,
+    misses: Annotated[str | None, typer.Option("--misses", metavar="FILE", help=(
+        "Write each evidence turn outside its question's top K as a JSON line: its rank among the hits "
+        "returned and in the whole candidate pool (null: no candidate generator reached it); the counts "
+        "per category print as a table."))] = None,
     workdir: _workdir("the store") = None,
     json_out: JsonOpt = False,
 ) -> int:
@@ -198,13 +202,17 @@ def bench_locomo(
     if rerank:
         from stores.recall.rerank import require
         require()
-    rows = run_locomo_bench(locomo_json, workdir, k, mode, hops, dated, out.note, rerank=rerank)
+    rows = run_locomo_bench(locomo_json, workdir, k, mode, hops, dated, out.note, rerank=rerank, misses_out=misses)
     if out.json:
         out.emit_many(rows)
         return 0
     cols = ["category", "questions", "turn_R", "turn_all", "session_any", "session_all", "session_any_topk_turns"]
     out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "locomo"),
               title=f"trace bench locomo (K={k}, {mode}, hops {hops}{', rerank' if rerank else ''})")
+    if misses:
+        cols = ["category", "evidence", "in_top_k", "ranked_below_k", "in_pool_below_hits", "not_in_pool"]
+        out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "locomo-misses"),
+                  title=f"where the evidence turns outside the top {k} are (details: {misses})")
     gate_row = rows[-1]
     cols = ["threshold", "precision", "recall", "recall_of_found", "no_answer_dropped", "answerable", "no_answer"]
     out.table(cols, [[gate_row[c] for c in cols]], title="--min-score gate")
