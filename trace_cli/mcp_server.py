@@ -55,9 +55,9 @@ class TraceTools:
 
     def recall(self, query: str, k: int = 10, session: str | None = None, kinds: list[str] | None = None,
                since: str | None = None, until: str | None = None, hops: int = 1, min_score: float | None = None,
-               mode: str = "hybrid") -> dict:
+               mode: str = "hybrid", rerank: bool = False) -> dict:
         result = self.store.recall(query, k=k, session=session, kinds=kinds or None, since=since, until=until,
-                                   mode=mode, hops=hops, min_score=min_score)
+                                   mode=mode, hops=hops, min_score=min_score, rerank=rerank)
         hits, warnings = result.hits, result.warnings
         out: dict[str, Any] = {"hits": [{"id": h.event_id, "seq": h.seq, "session": h.session_id, "kind": h.kind,
                                          "time": h.ts, "score": round(h.score, 4), "scores": h.scores,
@@ -135,9 +135,11 @@ def build_server(store) -> MCPServer:
             "Drop hits scoring below this (a score is the estimated probability that an answer lies among "
             "the ten hits up to that one, the first ten sharing one score; 0.5: more likely than not)."))] = None,
         mode: Literal["hybrid", "fulltext", "vector"] = "hybrid",
+        rerank: Annotated[bool, Field(description=(
+            "Reorder the best 50 with a stronger model (slower; needs TRACE's optional 'rerank' extra)."))] = False,
     ) -> dict:
         try:
-            return tools.recall(query, k, session, kinds, since, until, hops, min_score, mode)
+            return tools.recall(query, k, session, kinds, since, until, hops, min_score, mode, rerank)
         except TraceError as exc:
             raise _fail(exc) from None
 

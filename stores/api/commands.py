@@ -33,7 +33,7 @@ class CommandMethods:
         """Hits for `query` (text, or a stores.recall.RecallQuery), best first.
         Options are RecallQuery's: k, session, kinds, since, until, mode
         ("hybrid" | "fulltext" | "vector"), hops (1 | 2), min_score, mmr,
-        query_id. A Store keeps its recaller warm: many queries on one Store
+        rerank (the optional extra's model reorders the best 50), query_id. A Store keeps its recaller warm: many queries on one Store
         open the indexes once, and catch them up only when the log has grown."""
         from stores.api.recall_result import RecallResult
         from stores.recall import Recaller, RecallQuery

@@ -31,6 +31,7 @@ class RecallQuery:
     hops: int = 1
     min_score: float | None = None
     mmr: float = 1.0
+    rerank: bool = False            # the first DEPTH candidates reranked by the optional model (stores/recall/rerank.py)
     query_id: str | None = None
     # Events the caller already shows (the pack's view): left out before the
     # scores are calibrated, so what is left is scored against itself.
@@ -68,6 +69,9 @@ class RecallQuery:
             if value is not None and parse_time(value) is None:
                 raise UsageError(f"--{name} {value!r} is not a time: use ISO 8601 (2026-11-22 or "
                                  f"2026-11-22T14:03:00Z) or a relative age like 3d, 12h, 30m")
+        if self.rerank:                 # the missing extra is a usage error, named before any search
+            from stores.recall.rerank import require
+            require()
         if not searchable(self.query):
             raise NoResult(f"nothing to search for in {self.query[:60]!r}: it holds only stop words or "
                            f"punctuation; name the thing itself, e.g. a word, file, error or id")

@@ -19,7 +19,9 @@ embedder once). Per query:
      shared by them, and p_hit;
   4. with --hops 2, a second retrieval driven by the identifiers the first
      found (hops.py); each hit says which hop found it;
-  5. diversity (MMR, off by default) over the ranked part, never over exact
+  5. with --rerank, the first 50 ranked candidates are reordered by an
+     optional stronger model (rerank.py; after A is estimated);
+  6. diversity (MMR, off by default) over the ranked part, never over exact
      occurrences; hits come out in the order of the score they print.
 Every query is appended to the retrieval log (`retrievals.jsonl`) that the
 nightly sweep reads."""
@@ -87,6 +89,7 @@ class Recaller:
         self.vector_lag = 0
         self.fulltext_lag = 0
         self._vectors_unusable = False
+        self._reranker = None
 
     # -- keeping the indexes current -----------------------------------------------
 
@@ -190,6 +193,11 @@ class Recaller:
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
             if ranked else None
+        if q.rerank and ranked:
+            # After the evidence: A (whether an answer is among the first
+            # ten at all) stays the default ranking's estimate; the rerank
+            # moves answers up within the first DEPTH.
+            ranked = self._rerank(q, ranked, {c.seq for c in exact}, telling + qwords + qexact)
         hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
@@ -331,6 +339,22 @@ class Recaller:
                             query_id=q.query_id, event=e))
         return hits
 
+    def _rerank(self, q: RecallQuery, ranked: list[Candidate], taken: set[int], terms: list[str]) -> list[Candidate]:
+        """The first DEPTH candidates (exact occurrences aside: they lead
+        anyway) reordered by the optional model (stores/recall/rerank.py)."""
+        from stores.recall.rerank import DEPTH, Reranker, passage
+        if self._reranker is None:
+            self._reranker = Reranker()
+        ranked = [c for c in ranked if c.seq not in taken]
+        head = ranked[:DEPTH]
+        self._read(head)
+        texts = []
+        for c in head:
+            e = self._events.get(c.seq)
+            text = "" if e is None else self._artifact_text(e) if e.get("artifact") else e.get("text") or ""
+            texts.append(passage(text, terms))
+        return self._reranker.rerank(q.query, ranked, texts)
+
     def _diverse(self, ranked: list[Candidate], k: int, lam: float, qvec) -> list[Candidate]:
         if lam >= 1.0 or len(ranked) <= 1:
             return ranked[:k]
@@ -436,6 +460,8 @@ class Recaller:
                "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
                            for h in hits],
                "latency_ms": round(seconds * 1000, 3)}
+        if q.rerank:
+            row["rerank"] = True
         line = orjson.dumps(row)
         if redact(line.decode())[1]:           # a filter may quote a secret too (the query is redacted above)
             from reducers.redact_fields import redact_value

@@ -157,7 +157,7 @@ def gate(answerable: list[tuple[list[dict], list[str]]], no_answer: list[list[di
 
 
 def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, hops: int, dated: bool,
-                     note, misses_out: str | None = None) -> list[dict]:
+                     note, rerank: bool = False, misses_out: str | None = None) -> list[dict]:
     """Convert, ingest into one store, recall every question (and every
     no-answer query) in one process, and score: one row per category, then
     the --min-score 0.5 gate; with `misses_out`, where each missed evidence
@@ -189,13 +189,13 @@ def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, h
 
         def ask(q):
             return [h.as_json() for h in rc.recall(RecallQuery(query=q["query"], k=deep, mode=mode, hops=hops,
-                                                               query_id=str(q["id"])))]
+                                                               query_id=str(q["id"]), rerank=rerank))]
         note(f"recalling {len(questions)} questions")
         hits = {str(q["id"]): ask(q) for q in questions}
         note(f"recalling {len(no_answer)} no-answer queries")
         silent = [ask(q)[:k] for q in no_answer]
         metrics = score(questions, hits, k, sessions_of_text)
-        rows = [{"bench": "locomo", "category": cat, "k": k, "mode": mode, "hops": hops, **m}
+        rows = [{"bench": "locomo", "category": cat, "k": k, "mode": mode, "hops": hops, "rerank": rerank, **m}
                 for cat, m in metrics.items()]
         if misses_out:
             from trace_cli.bench.locomo_misses import misses

@@ -14,7 +14,9 @@ beside a cold raw Tantivy process, and of one served by a `trace serve`
 the bench starts for itself (CPU: the client's plus its worker's); and for an exact needle (the value
 itself), `grep -F` and ripgrep (when it is installed) over the raw
 segments — with the recall of each, so "faster" is only claimed at equal
-recall. With --workdir and --reuse, stores an earlier run built are
+recall. With --rerank, hybrid recall with the optional reranker too (in
+process and cold; `rerank_*` columns, and its cost over plain hybrid in
+the same run). With --workdir and --reuse, stores an earlier run built are
 measured again (the peers are rebuilt each run)."""
 from __future__ import annotations
 
@@ -85,19 +87,24 @@ def _built(root: Path, events: int, seed: int) -> tuple[Path, list, float] | Non
     return root / "store", [Needle(**n) for n in meta["needles"]], meta["ingest_events_per_s"]
 
 
+RERANK = "rerank"               # the bench's name for hybrid recall with --rerank
+
+
 def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[float], float]:
     """Wall and CPU ms of each question (after one warm-up question that
     opens the indexes, as a long-lived process has), and recall@10."""
     from stores.recall import Recaller, RecallQuery
     from stores.store import Store
+    rerank = mode == RERANK
+    mode = "hybrid" if rerank else mode
     rc = Recaller(Store(store_dir))
     rc.prepare(mode)
     rc._log = lambda *a, **k: None            # measure recall, not the retrieval log
-    rc.recall(RecallQuery(query=needles[0].query, k=10, mode=mode))
+    rc.recall(RecallQuery(query=needles[0].query, k=10, mode=mode, rerank=rerank))
     times, cpu, found = [], [], 0
     for n in needles:
         t, c = time.perf_counter(), time.process_time()
-        hits = rc.recall(RecallQuery(query=n.query, k=10, mode=mode))
+        hits = rc.recall(RecallQuery(query=n.query, k=10, mode=mode, rerank=rerank))
         times.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
         found += any(n.value in h.text or n.value in h.snippet for h in hits)
@@ -105,8 +112,9 @@ def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[
 
 
 def _recall_argv(store_dir: Path, query: str, mode: str) -> list[str]:
-    return [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
-            "-k", "10", "--json"]
+    extra = ["--rerank"] if mode == RERANK else []
+    return [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode",
+            "hybrid" if mode == RERANK else mode, "-k", "10", "--json", *extra]
 
 
 def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
@@ -244,7 +252,7 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
 
 
 def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str], None],
-                     cold_runs: int = 5, reuse: bool = False) -> list[dict]:
+                     cold_runs: int = 5, reuse: bool = False, rerank: bool = False) -> list[dict]:
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-recall-"))
     rows = []
     try:
@@ -259,7 +267,8 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
                 store_dir, needles, ingest_rate = built
             sample = needles[:: max(len(needles) // QUERIES, 1)][:QUERIES]
             row = {"bench": "recall", "events": size, "ingest_events_per_s": round(ingest_rate)}
-            for mode in ("fulltext", "vector", "hybrid"):
+            reranked = (RERANK,) if rerank else ()
+            for mode in ("fulltext", "vector", "hybrid", *reranked):
                 note(f"{size} events: {len(sample)} queries in {mode} mode")
                 times, cpu, recall10 = _in_process(store_dir, sample, mode)
                 row[f"{mode}_p50_ms"] = round(_pct(times, 0.5), 2)
@@ -267,13 +276,17 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
                 row[f"{mode}_cpu_p50_ms"] = round(_pct(cpu, 0.5), 2)     # the steadier figure on a shared machine
                 row[f"{mode}_recall10"] = round(recall10, 3)
             note(f"{size} events: cold CLI starts, then served by a `trace serve` of the bench's own")
-            for mode in ("fulltext", "hybrid"):
+            for mode in ("fulltext", "hybrid", *reranked):
                 cold = _cold(store_dir, sample[0].query, mode, cold_runs)
                 row[f"cold_{mode}_ms"], row[f"cold_{mode}_cpu_ms"] = cold["wall_ms_median"], cold["cpu_ms_median"]
             with resident_server() as served:
                 for mode in ("fulltext", "hybrid"):
                     wall, cpu = _served(store_dir, sample[0].query, mode, cold_runs, served)
                     row[f"served_{mode}_ms"], row[f"served_{mode}_cpu_ms"] = round(wall, 1), round(cpu, 1)
+            if rerank:                        # what the reranker adds to a hybrid query, in this run
+                row["rerank_added_p50_ms"] = round(row["rerank_p50_ms"] - row["hybrid_p50_ms"], 1)
+                row["rerank_added_cpu_p50_ms"] = round(row["rerank_cpu_p50_ms"] - row["hybrid_cpu_p50_ms"], 1)
+                row["cold_rerank_added_ms"] = round(row["cold_rerank_ms"] - row["cold_hybrid_ms"], 1)
             note(f"{size} events: exact needle by value vs grep, and SQLite FTS5")
             exact_ms, exact_recall = _exact_trace(store_dir, sample)
             fts_ms, fts_recall, fts_build = _fts5(store_dir, root, sample)

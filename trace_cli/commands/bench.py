@@ -93,6 +93,7 @@ def bench_recall(
     sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,…", help="Store sizes in events.")] = "10000,100000,1000000",
     workdir: _workdir("stores") = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="Measure the stores an earlier run finished building in --workdir (same sizes) instead of building them again; the peers are rebuilt.")] = False,
+    rerank: Annotated[bool, typer.Option("--rerank", help="Also hybrid recall with --rerank (the optional extra), in process and cold, and what it adds.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
     from trace_cli.app_state import state
@@ -102,7 +103,10 @@ def bench_recall(
         from stores.errors import UsageError
         raise UsageError("--reuse needs --workdir DIR (where the earlier run kept its stores)")
     out = state(ctx).output(json_out)
-    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note, reuse=reuse)
+    if rerank:
+        from stores.recall.rerank import require
+        require()
+    rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note, reuse=reuse, rerank=rerank)
     if out.json:
         out.emit_many(rows)
     else:
@@ -111,7 +115,9 @@ def bench_recall(
                 "fts5_p50_ms", "fulltext_vs_tantivy", "hybrid_vs_tantivy", "fulltext_recall10", "hybrid_recall10",
                 "tantivy_recall10", "fts5_recall10", "cold_fulltext_ms", "cold_hybrid_ms", "cold_tantivy_ms",
                 "cold_fulltext_cpu_ms", "cold_hybrid_cpu_ms", "cold_tantivy_cpu_ms", "served_fulltext_ms",
-                "served_hybrid_ms", "served_fulltext_cpu_ms", "served_hybrid_cpu_ms", "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg"]
+                "served_hybrid_ms", "served_fulltext_cpu_ms", "served_hybrid_cpu_ms",
+                *(["rerank_p50_ms", "rerank_cpu_p50_ms", "rerank_recall10", "rerank_added_p50_ms",
+                   "cold_rerank_ms", "cold_rerank_added_ms"] if rerank else []), "exact_p50_ms", "grep_p50_ms", "exact_speedup_vs_grep", "rg_p50_ms", "exact_speedup_vs_rg"]
         out.table(cols, ([r.get(c, "") for c in cols] for r in rows), title="trace bench recall")
     return 0
 
@@ -181,6 +187,7 @@ def bench_locomo(
     dated: Annotated[bool, typer.Option("--dated/--undated", help=(
         "Give each turn its session's date, as a store of real conversations has (default; recall uses the "
         "dates a question names); --undated ingests as the shared converter does, with no dates."))] = True,
+    rerank: Annotated[bool, typer.Option("--rerank", help="Recall with --rerank (the optional extra): the best 50 reordered by the stronger model.")] = False,
     misses: Annotated[str | None, typer.Option("--misses", metavar="FILE", help=(
         "Write each evidence turn outside its question's top K as a JSON line: its rank among the hits "
         "returned and in the whole candidate pool (null: no candidate generator reached it); the counts "
@@ -192,13 +199,16 @@ def bench_locomo(
     from trace_cli.bench.locomo import run_locomo_bench
 
     out = state(ctx).output(json_out)
-    rows = run_locomo_bench(locomo_json, workdir, k, mode, hops, dated, out.note, misses_out=misses)
+    if rerank:
+        from stores.recall.rerank import require
+        require()
+    rows = run_locomo_bench(locomo_json, workdir, k, mode, hops, dated, out.note, rerank=rerank, misses_out=misses)
     if out.json:
         out.emit_many(rows)
         return 0
     cols = ["category", "questions", "turn_R", "turn_all", "session_any", "session_all", "session_any_topk_turns"]
     out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "locomo"),
-              title=f"trace bench locomo (K={k}, {mode}, hops {hops})")
+              title=f"trace bench locomo (K={k}, {mode}, hops {hops}{', rerank' if rerank else ''})")
     if misses:
         cols = ["category", "evidence", "in_top_k", "ranked_below_k", "in_pool_below_hits", "not_in_pool"]
         out.table(cols, ([r[c] for c in cols] for r in rows if r["bench"] == "locomo-misses"),
