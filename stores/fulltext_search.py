@@ -144,9 +144,10 @@ class FulltextSearch:
             [(tantivy.Occur.Should, q) for q in qs])
         if rare and common:
             # A common term's share from ctx has IDF ~0: skip that posting
-            # list of most of the index.
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, should(rare)),
-                                                 (tantivy.Occur.Should, should(common))])
+            # list of most of the index. The common terms are optional
+            # clauses seeked to the rare matches (_scored_by): 2.5 -> 1.0
+            # ms a query at 1M events, the same scores.
+            query = _scored_by(should(rare), common)
         elif rare or common:
             query = should(rare or common + common_ctx)
         else:
@@ -155,17 +156,15 @@ class FulltextSearch:
 
     def held_idf(self, seqs: list[int], terms: list[QueryTerm]) -> dict[int, float]:
         """For each of `seqs`, the IDF of the query terms its text holds
-        (each counted once): one query, the events restricted to `seqs`."""
+        (each counted once, 0 for none): one query, the events restricted
+        to `seqs`."""
         import tantivy
         index = self.open()
         if index is None or not seqs or not terms:
             return {}
         schema = index.schema
-        clauses = [(tantivy.Occur.Should, tantivy.Query.const_score_query(_holding(schema, t), t.idf))
-                   for t in terms]
-        query = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, _seqs_query(schema, seqs)),
-            (tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))])
+        query = _scored_by(_seqs_query(schema, seqs),
+                           [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in terms])
         searcher = index.searcher()
         res = searcher.search(query, len(seqs), count=False).hits
         found = searcher.fast_field_values("seq", [addr for _, addr in res])
@@ -212,8 +211,7 @@ class FulltextSearch:
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "gp", g)) for g in wanted] +
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
         if held:
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query)] + [
-                (tantivy.Occur.Should, tantivy.Query.const_score_query(_holding(schema, t), t.idf)) for t in held])
+            query = _scored_by(query, [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in held])
         return self._run(query, filters, len(wanted) + len(seqs))
 
     def latest(self, session_id: str, kinds: list[str], words: list[str] | None = None) -> tuple[int, int] | None:
@@ -253,6 +251,51 @@ class FulltextSearch:
             return records[0][1], records[0][2]
         addrs = [addrs[newest]]
         return searcher.fast_field_values("seg", addrs)[0], searcher.fast_field_values("off", addrs)[0]
+
+    def latest_each(self, sessions: dict[str, int], kinds: list[str], then_kinds: list[str],
+                    then_words: list[str]) -> dict[str, tuple[int, int]] | None:
+        """For each session (id -> its ordinal in the index, `gp` >> 32):
+        where the newest event of `kinds` is, or else the newest of
+        `then_kinds` matching `then_words` — latest() asked once or twice
+        per session (~200 µs a call at 1M events), answered by one query
+        for all the sessions and, for those with no event of `kinds`, one
+        more. (The words are a second query's: beside the sessions'
+        events, their union would be seeked to each of them.) None when
+        the matches fill a scan (then ask latest() one session at a time)."""
+        import tantivy
+        index = self.open()
+        if index is None or not sessions:
+            return {}
+        schema = index.schema
+        any_of = lambda qs: qs[0] if len(qs) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in qs])
+        searcher = index.searcher()
+
+        def newest(wanted: dict[str, int], ks: list[str], words: list[str]) -> dict[int, FulltextHit] | None:
+            parts = [any_of([tantivy.Query.term_query(schema, "session", s) for s in wanted]),
+                     any_of([tantivy.Query.term_query(schema, "kind", k) for k in ks])]
+            tokens = [f for w in words for t in self._plain(w) for f in _forms(t)]
+            if tokens:
+                parts.append(any_of([tantivy.Query.term_query(schema, "body", t) for t in tokens]))
+            query = tantivy.Query.const_score_query(
+                tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts]), 0.0)
+            hits = searcher.search(query, LATEST_SCAN, count=False).hits
+            if len(hits) == LATEST_SCAN:
+                return None
+            best: dict[int, FulltextHit] = {}
+            for h in self._hits(searcher, [(0.0, addr) for _, addr in hits]):
+                held = best.get(h.gp >> 32)
+                if held is None or h.seq > held.seq:
+                    best[h.gp >> 32] = h
+            return best
+
+        found = newest(sessions, kinds, [])
+        rest = {sid: o for sid, o in sessions.items() if found is not None and o not in found}
+        then = newest(rest, then_kinds, then_words) if rest else {}
+        if found is None or then is None:
+            return None
+        found.update(then)
+        return {sid: (h.segment, h.offset) for sid, ordinal in sessions.items() if (h := found.get(ordinal))}
 
     def kind_count(self, kind: str) -> int:
         index = self.open()
@@ -408,6 +451,27 @@ def _seqs_query(schema, seqs: list[int]):
     import tantivy
     return tantivy.Query.const_score_query(tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
+
+
+def _scored_by(required, optional: list):
+    """`required`'s events, each scored by its own score plus the sum of
+    those of the `optional` queries it matches. (Beside a Must, several
+    Shoulds are a union that decodes and scores every posting of each
+    common term in every 4,096-event window a required event falls in;
+    here the optionals are chained one at a time onto a match-all of score
+    0, each seeked to the required events only: the neighbours' query at
+    1M events 0.5 ms instead of 1.3, with the same scores. The required
+    query, often hundreds of terms, is wrapped once: each wrapping copies
+    it.)"""
+    import tantivy
+    if not optional:
+        return required
+    chain = optional[0]
+    if len(optional) > 1:
+        chain = tantivy.Query.const_score_query(tantivy.Query.all_query(), 0.0)
+        for q in optional:
+            chain = tantivy.Query.boolean_query([(tantivy.Occur.Must, chain), (tantivy.Occur.Should, q)])
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, chain)])
 
 
 def _holding(schema, term: QueryTerm):

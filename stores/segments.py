@@ -298,6 +298,10 @@ def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | Non
             line = f.readline()
     except FileNotFoundError:
         return None
+    return _event_of_line(segments_dir, first_seq, offset, line)
+
+
+def _event_of_line(segments_dir: Path, first_seq: int, offset: int, line: bytes) -> dict | None:
     if not line.endswith(b"\n"):
         return None
     event = sealed_event(line)
@@ -305,6 +309,55 @@ def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | Non
         path = segments_dir / segment_name(first_seq)
         raise damaged_line(path, _line_number(path, offset))
     return conform(event)
+
+
+class SegmentReader:
+    """read_event_at() for a reader of many events (recall reads ~20 a
+    query): the segment files stay open between reads and a line is read
+    with pread. Opening a segment and reading a buffered line cost ~40 µs
+    an event, a pread on an open file ~4 µs. Segments only grow (or lose
+    a torn tail); a file unlinked since it was opened (a failed batch's
+    segment, made again under its name) is opened afresh."""
+
+    FIRST_READ = 8_192
+    KEPT = 64                     # open segment files at most
+
+    def __init__(self, segments_dir: Path):
+        self.dir = segments_dir
+        self._files: dict[int, object] = {}
+
+    def event_at(self, first_seq: int, offset: int) -> dict | None:
+        try:
+            f = self._file(first_seq)
+            line = os.pread(f.fileno(), self.FIRST_READ, offset)
+            end = line.find(b"\n")
+            while end < 0:
+                more = os.pread(f.fileno(), max(len(line), _READ_CHUNK), offset + len(line))
+                if not more:
+                    break
+                end = more.find(b"\n")
+                if end >= 0:
+                    end += len(line)
+                line += more
+        except FileNotFoundError:
+            return None
+        return _event_of_line(self.dir, first_seq, offset, line[:end + 1] if end >= 0 else line)
+
+    def _file(self, first_seq: int):
+        f = self._files.get(first_seq)
+        if f is not None and os.fstat(f.fileno()).st_nlink == 0:
+            f.close()
+            f = None
+        if f is None:
+            if len(self._files) >= self.KEPT:
+                self.close()
+            f = self._files[first_seq] = open(self.dir / segment_name(first_seq), "rb", buffering=0)
+        return f
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files = {}
 
 
 def _line_number(path: Path, offset: int) -> int:

@@ -169,6 +169,50 @@ def test_latest_finds_the_newest_event_of_the_kinds_in_a_session(store, monkeypa
     assert ft.latest("no-such-session", ["user"]) is None
 
 
+@pytest.fixture(scope="module")
+def mixed_store(tmp_path_factory):
+    """Agent sessions (every kind) beside plain chats (no tool call, no task)."""
+    from tests.helpers import openai_conversations
+    root = tmp_path_factory.mktemp("mixed")
+    _write_sessions(root / "agents.jsonl", range(2), turns=40)
+    store = Store(root / "store")
+    for path in (root / "agents.jsonl", openai_conversations(root / "chats.jsonl", 3, turns=4, prefix="chat")):
+        assert sum(r.added for r in store.ingest([str(path)])) > 0
+    Recaller(store).prepare("fulltext")
+    return store
+
+
+@pytest.mark.parametrize("then_words", [["todowrite", "update_plan"], ["question"], ["no-such-word-anywhere"], []])
+def test_latest_each_answers_as_latest_asked_session_by_session(mixed_store, monkeypatch, then_words):
+    """One query for many sessions (recall weighing its best hits' tasks)
+    finds, for each, what latest() finds: the newest of the first kinds,
+    else the newest of the others holding the words (some sessions have
+    the first kinds, some do not); and gives up (None) when the matches
+    fill a scan, so the caller asks one by one."""
+    import stores.fulltext_search as fs
+    from stores.segments import iter_events
+    st = mixed_store
+    ft = FulltextIndex(st.dir)
+    gp = {seq: row[3] for seq, row in _columns(ft).items()}
+    ordinals = {}                                         # session -> its ordinal (gp >> 32)
+    for e in iter_events(st.segments_dir):
+        ordinals[e["session_id"]] = gp[e["seq"]] >> 32
+    assert len(ordinals) >= 5
+    with_calls = sum(1 for sid in ordinals if ft.latest(sid, ["tool_call"]))
+    assert 0 < with_calls < len(ordinals)                 # the first kinds in some sessions only
+    for kinds, then in ((["task_state"], ["tool_call"]), (["tool_call"], ["user"]),
+                        (["no_such_kind"], ["assistant"])):
+        want = {}
+        for sid in ordinals:
+            at = ft.latest(sid, kinds) or ft.latest(sid, then, then_words)
+            if at is not None:
+                want[sid] = at
+        assert ft.latest_each(ordinals, kinds, then, then_words) == want, (kinds, then)
+    monkeypatch.setattr(fs, "LATEST_SCAN", 2)
+    assert ft.latest_each(ordinals, ["tool_result"], ["user"], ["question"]) is None
+    assert ft.latest_each({}, ["tool_result"], ["user"], ["question"]) == {}
+
+
 def test_verify_names_a_damaged_record_file_and_a_writer_writes_it_afresh(tmp_path):
     """The records are sealed with the index's files: `trace verify` names
     one changed since (exit 6, as any derived file); a writer that finds

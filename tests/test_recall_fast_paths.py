@@ -78,6 +78,36 @@ def test_hits_are_the_same_when_held_is_measured_apart(recaller, monkeypatch):
         assert together == apart
 
 
+def test_optional_clauses_chained_score_as_a_union_of_them_does(recaller, monkeypatch):
+    """The lexical query's common terms (and the neighbours' held terms)
+    are optional clauses chained onto the required part instead of a
+    union of Shoulds beside it (stores/fulltext_search.py _scored_by):
+    the same events with the same scores, to the last bit."""
+    import tantivy
+
+    import stores.fulltext_search as fs
+    rc, needles = recaller
+    monkeypatch.setattr(fs, "COMMON_MIN_DOCS", 20)      # a small index has common terms too
+    monkeypatch.setattr(fs, "COMMON_SHARE", 0.01)
+
+    def union(required, optional):
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, required)] +
+                                           [(tantivy.Occur.Should, q) for q in optional]) if optional else required
+
+    from reducers.terms import exact_query_terms, query_words
+    ft, chained_any = rc.fulltext, 0
+    for n in needles:
+        terms = ft.query_terms(query_words(n.query + " the file test run"), exact_query_terms(n.query))
+        common = [t for t in terms if t.df > ft._common_df(ft.num_docs())]
+        chained_any += len(common) > 1
+        chained = [(h.seq, h.score) for h in ft.lexical(terms, None, 100, cover=1.0, ctx_boost=0.0)]
+        with monkeypatch.context() as m:
+            m.setattr(fs, "_scored_by", union)
+            plain = [(h.seq, h.score) for h in ft.lexical(terms, None, 100, cover=1.0, ctx_boost=0.0)]
+        assert chained == plain, n.query
+    assert chained_any                                  # the chain was taken
+
+
 def test_stored_vectors_read_from_the_file_are_hnswlibs_own(recaller):
     import numpy as np
 

@@ -134,3 +134,33 @@ def test_a_range_that_ends_just_before_a_damaged_line_in_the_same_segment_is_ser
     assert [e["seq"] for e in iter_events(tmp_path / "segments", 3, 3)] == [3]    # nothing past seq 3 is read
     with pytest.raises(IntegrityError):
         list(iter_events(tmp_path / "segments", 3, 4))
+
+
+def test_a_segment_reader_with_files_kept_open_reads_what_read_event_at_reads(tmp_path):
+    """SegmentReader (recall's reader: segment files kept open, lines read
+    with pread) serves each line as read_event_at does: long lines whole,
+    a torn tail not at all, damage named, a missing segment as None, and a
+    segment unlinked and made again under its name from its new file."""
+    from stores.segments import SegmentReader
+    log = EventLog(tmp_path)
+    long_text = "word " * 5_000                     # past the reader's first read
+    log.append([_event(0), {**_event(1), "text": long_text}, _event(2)])
+    log.close()
+    seg = list_segments(tmp_path / "segments")[0].path
+    lines = seg.read_bytes().splitlines(keepends=True)
+    offsets = [sum(map(len, lines[:i])) for i in range(len(lines))]
+    reader = SegmentReader(tmp_path / "segments")
+    for at in offsets:
+        assert reader.event_at(1, at) == read_event_at(tmp_path / "segments", 1, at)
+    assert reader.event_at(1, offsets[1])["text"] == long_text
+    assert reader.event_at(1, offsets[-1] + len(lines[-1])) is None          # past the end
+    assert reader.event_at(99, 0) is None                                   # no such segment
+    with open(seg, "ab") as f:
+        f.write(b'{"seq": 4, "hash": "x"')                                  # a torn tail, no newline
+    assert reader.event_at(1, offsets[-1] + len(lines[-1])) is None
+    seg.unlink()                                                            # made again under its name
+    seg.write_bytes(lines[0] + b"x" * (len(lines[1]) - 1) + b"\n" + lines[2])
+    assert reader.event_at(1, offsets[0]) == read_event_at(tmp_path / "segments", 1, offsets[0])
+    with pytest.raises(IntegrityError, match=f"segments/{seg.name}:2:"):
+        reader.event_at(1, offsets[1])
+    reader.close()

@@ -51,7 +51,7 @@ from stores.fulltext_documents import key63
 from stores.fulltext_search import FulltextHit, QueryTerm
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
-from stores.segments import read_event_at, tail_seq
+from stores.segments import SegmentReader, tail_seq
 from stores.sweep.tuning import load_boosts
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
@@ -84,6 +84,7 @@ class Recaller:
         self._tasks: dict[str, set[str]] = {}
         self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
+        self._log_reader = SegmentReader(store.segments_dir)    # hits read from the log, files kept open
         self._held: dict[int, Candidate] = {}      # candidates whose `held` gather measured against the query
         self.vector_lag = 0
         self.fulltext_lag = 0
@@ -288,6 +289,8 @@ class Recaller:
             # the best, which are read to be shown anyway.
             top = ranked[:q.k + TASK_EXTRA]
             self._read(top)
+            if tasks:
+                self._find_tasks(top)
             for c in top if tasks else ():
                 e = self._events.get(c.seq)
                 task_terms = self._task_terms(e["session_id"]) if e is not None else None
@@ -386,11 +389,10 @@ class Recaller:
         return data[:SNIPPET_ARTIFACT_BYTES].decode("utf-8", "replace")
 
     def _read(self, cands: list[Candidate]) -> None:
-        segments = self.store.segments_dir
         for c in cands:
             if c.seq in self._events:
                 continue
-            e = read_event_at(segments, c.segment, c.offset)
+            e = self._log_reader.event_at(c.segment, c.offset)
             if e is not None and e.get("seq") == c.seq:
                 self._events[c.seq] = e
 
@@ -418,6 +420,26 @@ class Recaller:
                 ft.word_doc_freq(name.lower()) for name in TODO_TOOLS)
         return self._has_tasks
 
+    def _find_tasks(self, cands: list[Candidate]) -> None:
+        """The open task of each session of these (read) candidates not yet
+        weighed, all found by one index query."""
+        new = {}
+        for c in cands:
+            e = self._events.get(c.seq)
+            if e is not None and e["session_id"] not in self._tasks:
+                new[e["session_id"]] = c.gp >> 32
+        found = self.fulltext.latest_each(new, ["task_state"], ["tool_call"], [t.lower() for t in TODO_TOOLS]) \
+            if new else None
+        if found is None:
+            return                            # too many matches: _task_terms asks session by session
+        for session_id in new:
+            at = found.get(session_id)
+            self._tasks[session_id] = self._terms_at(at) if at is not None else set()
+
+    def _terms_at(self, at: tuple[int, int]) -> set[str]:
+        e = self._log_reader.event_at(*at)
+        return set(query_words(open_loops_text(e))) if e is not None else set()
+
     def _task_terms(self, session_id: str) -> set[str]:
         if session_id not in self._tasks:
             terms: set[str] = set()
@@ -425,9 +447,7 @@ class Recaller:
             if at is None:
                 at = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
             if at is not None:
-                e = read_event_at(self.store.segments_dir, *at)
-                if e is not None:
-                    terms = set(query_words(open_loops_text(e)))
+                terms = self._terms_at(at)
             self._tasks[session_id] = terms
         return self._tasks[session_id]
 
