@@ -179,6 +179,25 @@ class FulltextSearch:
             self._plain_analyzer = _word_analyzer(stem=False)
         return self._plain_analyzer.analyze(word)
 
+    def _names_query(self, schema, names) -> object | None:
+        """Events whose body holds one of these names whole (a tool's name
+        leads its call's body): a one-word name as the body's word, a name
+        the word tokenizer splits (`update_plan`) as the exact field's term.
+        Its words one by one would match any body saying "update" or "plan".
+        None when there are no names."""
+        import tantivy
+        queries = []
+        for name in dict.fromkeys(n.lower() for n in names):
+            words = self._plain(name)
+            if words == [name]:
+                queries.append(tantivy.Query.term_query(schema, "body", name))
+            elif words:
+                queries.append(tantivy.Query.term_query(schema, "exact", name))
+        if not queries:
+            return None
+        return queries[0] if len(queries) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in queries])
+
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
         """Locate events by seq (those inside the filters), score 0."""
         import tantivy
@@ -214,9 +233,9 @@ class FulltextSearch:
             query = _scored_by(query, [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in held])
         return self._run(query, filters, len(wanted) + len(seqs))
 
-    def latest(self, session_id: str, kinds: list[str], words: list[str] | None = None) -> tuple[int, int] | None:
+    def latest(self, session_id: str, kinds: list[str], names: list[str] | None = None) -> tuple[int, int] | None:
         """Where in the log (segment, offset) the newest event of these kinds
-        in a session (optionally matching words) is; recall asks this of
+        in a session (optionally holding one of these tool names) is; recall asks this of
         every new session among its best hits.
 
         The matches are few (a session's task snapshots): all of them are
@@ -232,10 +251,9 @@ class FulltextSearch:
         parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session_id)),
                  (tantivy.Occur.Must, tantivy.Query.boolean_query(
                      [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
-        tokens = [f for w in words or () for t in self._plain(w) for f in _forms(t)]
-        if tokens:
-            parts.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
-                [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in tokens])))
+        named = self._names_query(schema, names or ())
+        if named is not None:
+            parts.append((tantivy.Occur.Must, named))
         query = tantivy.Query.const_score_query(tantivy.Query.boolean_query(parts), 0.0)
         searcher = index.searcher()
         hits = searcher.search(query, LATEST_SCAN, count=False).hits
@@ -253,13 +271,13 @@ class FulltextSearch:
         return searcher.fast_field_values("seg", addrs)[0], searcher.fast_field_values("off", addrs)[0]
 
     def latest_each(self, sessions: dict[str, int], kinds: list[str], then_kinds: list[str],
-                    then_words: list[str]) -> dict[str, tuple[int, int]] | None:
+                    then_names: list[str]) -> dict[str, tuple[int, int]] | None:
         """For each session (id -> its ordinal in the index, `gp` >> 32):
         where the newest event of `kinds` is, or else the newest of
-        `then_kinds` matching `then_words` — latest() asked once or twice
+        `then_kinds` holding one of `then_names` — latest() asked once or twice
         per session (~200 µs a call at 1M events), answered by one query
         for all the sessions and, for those with no event of `kinds`, one
-        more. (The words are a second query's: beside the sessions'
+        more. (The names are a second query's: beside the sessions'
         events, their union would be seeked to each of them.) None when
         the matches fill a scan (then ask latest() one session at a time)."""
         import tantivy
@@ -271,12 +289,12 @@ class FulltextSearch:
             [(tantivy.Occur.Should, q) for q in qs])
         searcher = index.searcher()
 
-        def newest(wanted: dict[str, int], ks: list[str], words: list[str]) -> dict[int, FulltextHit] | None:
+        def newest(wanted: dict[str, int], ks: list[str], names: list[str]) -> dict[int, FulltextHit] | None:
             parts = [any_of([tantivy.Query.term_query(schema, "session", s) for s in wanted]),
                      any_of([tantivy.Query.term_query(schema, "kind", k) for k in ks])]
-            tokens = [f for w in words for t in self._plain(w) for f in _forms(t)]
-            if tokens:
-                parts.append(any_of([tantivy.Query.term_query(schema, "body", t) for t in tokens]))
+            named = self._names_query(schema, names)
+            if named is not None:
+                parts.append(named)
             query = tantivy.Query.const_score_query(
                 tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts]), 0.0)
             hits = searcher.search(query, LATEST_SCAN, count=False).hits
@@ -291,7 +309,7 @@ class FulltextSearch:
 
         found = newest(sessions, kinds, [])
         rest = {sid: o for sid, o in sessions.items() if found is not None and o not in found}
-        then = newest(rest, then_kinds, then_words) if rest else {}
+        then = newest(rest, then_kinds, then_names) if rest else {}
         if found is None or then is None:
             return None
         found.update(then)

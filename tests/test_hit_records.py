@@ -236,3 +236,40 @@ def test_verify_names_a_damaged_record_file_and_a_writer_writes_it_afresh(tmp_pa
     want = _columns(FulltextIndex(store.dir))
     assert {r[0]: _as_columns(r) for r in HitRecords(ft_dir).read(sorted(want))} == want
     assert cli("--store", str(store.dir), "verify").code == 0
+
+
+def test_a_sessions_todo_call_is_found_by_the_tools_whole_name_not_by_its_words(tmp_path):
+    """Recall weighs a session's open todo items (its newest todo call when
+    it kept no task state). A later call of another tool whose text says
+    "update", "plan", "todo" or "write" is not that call: `update_plan`
+    matches as one name, never as its words."""
+    from reducers.tasks import TODO_TOOLS
+    from stores.segments import iter_events, read_event_at
+
+    def call(i, name, args):
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+    def result(i, text):
+        return {"role": "tool", "tool_call_id": f"c{i}", "content": text}
+
+    messages = [{"role": "user", "content": "migrate the billing tables"},
+                call(1, "update_plan", {"plan": [{"step": "rename the invoices column", "status": "pending"}]}),
+                result(1, "Plan updated"),
+                call(2, "shell", {"command": "echo update the plan; write todo list"}),
+                result(2, "update the plan; write todo list"),
+                call(3, "todo_writer_log", {"note": "nothing to do with todos"}),
+                result(3, "ok")]
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"messages": messages}) + "\n")
+    store = Store(tmp_path / "store")
+    assert sum(r.added for r in store.ingest([str(path)])) > 0
+    Recaller(store).prepare("fulltext")
+    ft = FulltextIndex(store.dir)
+    (session_id,) = {e["session_id"] for e in iter_events(store.segments_dir)}
+    names = [t.lower() for t in TODO_TOOLS]
+    at = ft.latest(session_id, ["tool_call"], names)
+    assert at is not None and read_event_at(store.segments_dir, *at)["tool"]["name"] == "update_plan"
+    ordinal = next(iter(_columns(ft).values()))[3] >> 32
+    assert ft.latest_each({session_id: ordinal}, ["no_such_kind"], ["tool_call"], names) == {session_id: at}
+    assert ft.latest(session_id, ["tool_call"], ["todowrite"]) is None        # a one-word name: the body's word
