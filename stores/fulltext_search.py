@@ -421,6 +421,14 @@ class FulltextSearch:
         index = self.open()
         return index.searcher().doc_freq("exact", term) if index is not None else 0
 
+    def holds_names(self, names: list[str]) -> bool:
+        """Whether any event's body holds one of these tool names whole."""
+        index = self.open()
+        if index is None:
+            return False
+        query = self._names_query(index.schema, names)
+        return query is not None and bool(index.searcher().search(query, 1, count=False).hits)
+
     def word_doc_freq(self, word: str) -> int:
         """About how many events hold `word` in any spelling with its stem
         (an upper bound: an event with two spellings counts twice)."""

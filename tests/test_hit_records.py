@@ -273,3 +273,5 @@ def test_a_sessions_todo_call_is_found_by_the_tools_whole_name_not_by_its_words(
     ordinal = next(iter(_columns(ft).values()))[3] >> 32
     assert ft.latest_each({session_id: ordinal}, ["no_such_kind"], ["tool_call"], names) == {session_id: at}
     assert ft.latest(session_id, ["tool_call"], ["todowrite"]) is None        # a one-word name: the body's word
+    assert ft.holds_names(names)                          # recall weighs tasks in this store...
+    assert not ft.holds_names(["TodoWrite", "todo_write", "manage_todo_list"])  # ...not for calls saying todo, write, list

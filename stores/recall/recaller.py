@@ -416,8 +416,7 @@ class Recaller:
         chat stores do not: then no hit is read to weigh it)."""
         if self._has_tasks is None:
             ft = self.fulltext
-            self._has_tasks = bool(ft.kind_count("task_state")) or any(
-                ft.word_doc_freq(name.lower()) for name in TODO_TOOLS)
+            self._has_tasks = bool(ft.kind_count("task_state")) or ft.holds_names(list(TODO_TOOLS))
         return self._has_tasks
 
     def _find_tasks(self, cands: list[Candidate]) -> None:
