@@ -140,16 +140,14 @@ class FulltextSearch:
             if cover and t.df <= cover_df:
                 parts.append(tantivy.Query.const_score_query(_holding(schema, t), cover * t.idf))
             rare += parts + ([ctx] if ctx is not None else [])
-        should = lambda qs: qs[0] if len(qs) == 1 else tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, q) for q in qs])
         if rare and common:
             # A common term's share from ctx has IDF ~0: skip that posting
             # list of most of the index. The common terms are optional
             # clauses seeked to the rare matches (_scored_by): 2.5 -> 1.0
             # ms a query at 1M events, the same scores.
-            query = _scored_by(should(rare), common)
+            query = _scored_by(_any_of(rare), common)
         elif rare or common:
-            query = should(rare or common + common_ctx)
+            query = _any_of(rare or common + common_ctx)
         else:
             return []
         return self._run(query, filters, limit)
@@ -193,14 +191,10 @@ class FulltextSearch:
                 queries.append(tantivy.Query.term_query(schema, "body", name))
             elif words:
                 queries.append(tantivy.Query.term_query(schema, "exact", name))
-        if not queries:
-            return None
-        return queries[0] if len(queries) == 1 else tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, q) for q in queries])
+        return _any_of(queries) if queries else None
 
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
         """Locate events by seq (those inside the filters), score 0."""
-        import tantivy
         index = self.open()
         if index is None or not seqs:
             return []
@@ -243,18 +237,10 @@ class FulltextSearch:
         by the seq column instead cost ~250 µs a call at 1M events (Tantivy
         reads the column's block index in every segment for each sorted
         search), against ~40 µs."""
-        import tantivy
         index = self.open()
         if index is None:
             return None
-        schema = index.schema
-        parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session_id)),
-                 (tantivy.Occur.Must, tantivy.Query.boolean_query(
-                     [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]))]
-        named = self._names_query(schema, names or ())
-        if named is not None:
-            parts.append((tantivy.Occur.Must, named))
-        query = tantivy.Query.const_score_query(tantivy.Query.boolean_query(parts), 0.0)
+        query = self._newest_query(index.schema, [session_id], kinds, names or [])
         searcher = index.searcher()
         hits = searcher.search(query, LATEST_SCAN, count=False).hits
         if len(hits) == LATEST_SCAN:                 # more than a scan's worth: let Tantivy order them
@@ -280,23 +266,13 @@ class FulltextSearch:
         more. (The names are a second query's: beside the sessions'
         events, their union would be seeked to each of them.) None when
         the matches fill a scan (then ask latest() one session at a time)."""
-        import tantivy
         index = self.open()
         if index is None or not sessions:
             return {}
-        schema = index.schema
-        any_of = lambda qs: qs[0] if len(qs) == 1 else tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, q) for q in qs])
         searcher = index.searcher()
 
         def newest(wanted: dict[str, int], ks: list[str], names: list[str]) -> dict[int, FulltextHit] | None:
-            parts = [any_of([tantivy.Query.term_query(schema, "session", s) for s in wanted]),
-                     any_of([tantivy.Query.term_query(schema, "kind", k) for k in ks])]
-            named = self._names_query(schema, names)
-            if named is not None:
-                parts.append(named)
-            query = tantivy.Query.const_score_query(
-                tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts]), 0.0)
+            query = self._newest_query(index.schema, list(wanted), ks, names)
             hits = searcher.search(query, LATEST_SCAN, count=False).hits
             if len(hits) == LATEST_SCAN:
                 return None
@@ -314,6 +290,19 @@ class FulltextSearch:
             return None
         found.update(then)
         return {sid: (h.segment, h.offset) for sid, ordinal in sessions.items() if (h := found.get(ordinal))}
+
+    def _newest_query(self, schema, sessions: list[str], kinds: list[str], names: list[str]):
+        """The events of these sessions and kinds (holding one of `names`,
+        when given), all scored 0: latest() and latest_each() pick the
+        newest by seq themselves."""
+        import tantivy
+        parts = [_any_of([tantivy.Query.term_query(schema, "session", s) for s in sessions]),
+                 _any_of([tantivy.Query.term_query(schema, "kind", k) for k in kinds])]
+        named = self._names_query(schema, names)
+        if named is not None:
+            parts.append(named)
+        return tantivy.Query.const_score_query(
+            tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts]), 0.0)
 
     def kind_count(self, kind: str) -> int:
         index = self.open()
@@ -477,6 +466,13 @@ def _seqs_query(schema, seqs: list[int]):
     import tantivy
     return tantivy.Query.const_score_query(tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
+
+
+def _any_of(queries: list):
+    """Events matching any of `queries` (one query stays itself)."""
+    import tantivy
+    return queries[0] if len(queries) == 1 else tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, q) for q in queries])
 
 
 def _scored_by(required, optional: list):

@@ -329,7 +329,7 @@ class Recaller:
             if e is None:
                 continue
             text = e.get("text", "")
-            full = self._artifact_text(e) if e.get("artifact") else text
+            full = self._full_text(e)
             scores = shown_scores(c)
             if c.exact:
                 scores["exact"] = True
@@ -351,8 +351,7 @@ class Recaller:
         texts = []
         for c in head:
             e = self._events.get(c.seq)
-            text = "" if e is None else self._artifact_text(e) if e.get("artifact") else e.get("text") or ""
-            texts.append(passage(text, terms))
+            texts.append(passage(self._full_text(e) if e is not None else "", terms))
         return self._reranker.rerank(q.query, ranked, texts)
 
     def _diverse(self, ranked: list[Candidate], k: int, lam: float, qvec) -> list[Candidate]:
@@ -379,13 +378,17 @@ class Recaller:
             out.append(e is not None and asks_question(e.get("text") or "", c.kind))
         return out
 
-    def _artifact_text(self, event: dict) -> str:
-        """An artifact-backed event's full text (its log text is a head/tail
-        preview), so the snippet shows the part that matched."""
+    def _full_text(self, event: dict) -> str:
+        """An event's text; an artifact-backed event's content (its log text
+        is a head/tail preview), so a snippet or the reranker sees the part
+        that matched."""
+        text = event.get("text") or ""
+        if not event.get("artifact"):
+            return text
         try:
             data = self.store.artifacts.read(event["artifact"]["id"])
         except Exception:                    # a missing or damaged artifact: the preview will do
-            return event.get("text", "")
+            return text
         return data[:SNIPPET_ARTIFACT_BYTES].decode("utf-8", "replace")
 
     def _read(self, cands: list[Candidate]) -> None:
@@ -427,7 +430,7 @@ class Recaller:
             e = self._events.get(c.seq)
             if e is not None and e["session_id"] not in self._tasks:
                 new[e["session_id"]] = c.gp >> 32
-        found = self.fulltext.latest_each(new, ["task_state"], ["tool_call"], [t.lower() for t in TODO_TOOLS]) \
+        found = self.fulltext.latest_each(new, ["task_state"], ["tool_call"], list(TODO_TOOLS)) \
             if new else None
         if found is None:
             return                            # too many matches: _task_terms asks session by session
@@ -444,7 +447,7 @@ class Recaller:
             terms: set[str] = set()
             at = self.fulltext.latest(session_id, ["task_state"])
             if at is None:
-                at = self.fulltext.latest(session_id, ["tool_call"], [t.lower() for t in TODO_TOOLS])
+                at = self.fulltext.latest(session_id, ["tool_call"], list(TODO_TOOLS))
             if at is not None:
                 terms = self._terms_at(at)
             self._tasks[session_id] = terms

@@ -65,7 +65,7 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
         e = recaller._events.get(c.seq)
         if e is None:
             continue
-        text = recaller._artifact_text(e) if e.get("artifact") else (e.get("text") or "")
+        text = recaller._full_text(e)
         rows.append([c.seq, c.gp, c.ts_ms, c.kind, c.bm25, c.held, c.cosine, int(c.speaker_key in named),
                      c.chars, int(is_right(text)), int(asks_question(e.get("text") or "", c.kind))])
     unknown = recaller.fulltext.unknown_shares(qwords, qexact, qterms)
