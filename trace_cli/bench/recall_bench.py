@@ -125,18 +125,11 @@ def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
     return repeated(argv, runs, env=installed_env())
 
 
-def _served(store_dir: Path, query: str, mode: str, runs: int, env: dict) -> tuple[float, float]:
+def _served(store_dir: Path, query: str, mode: str, runs: int, env: dict) -> dict:
     """Median wall and CPU ms (the client's plus its worker's) of `runs`
     `trace recall` processes a `trace serve` runs."""
-    from trace_cli.bench.process import run_measured
-    walls, cpus = [], []
-    for _ in range(runs):
-        m = run_measured(_recall_argv(store_dir, query, mode), env=env)
-        if m.returncode not in (0, 3):
-            raise RuntimeError(f"served trace recall exited {m.returncode}")
-        walls.append(m.wall_ms)
-        cpus.append(m.cpu_ms)
-    return statistics.median(walls), statistics.median(cpus)
+    from trace_cli.bench.process import repeated
+    return repeated(_recall_argv(store_dir, query, mode), runs, ok=(0, 3), env=env)
 
 
 def _scan(store_dir: Path, needles, cmd: list[str]) -> tuple[float, float]:
@@ -281,8 +274,8 @@ def run_recall_bench(sizes: list[int], workdir: str | None, note: Callable[[str]
                 row[f"cold_{mode}_ms"], row[f"cold_{mode}_cpu_ms"] = cold["wall_ms_median"], cold["cpu_ms_median"]
             with resident_server() as served:
                 for mode in ("fulltext", "hybrid"):
-                    wall, cpu = _served(store_dir, sample[0].query, mode, cold_runs, served)
-                    row[f"served_{mode}_ms"], row[f"served_{mode}_cpu_ms"] = round(wall, 1), round(cpu, 1)
+                    got = _served(store_dir, sample[0].query, mode, cold_runs, served)
+                    row[f"served_{mode}_ms"], row[f"served_{mode}_cpu_ms"] = got["wall_ms_median"], got["cpu_ms_median"]
             if rerank:                        # what the reranker adds to a hybrid query, in this run
                 row["rerank_added_p50_ms"] = round(row["rerank_p50_ms"] - row["hybrid_p50_ms"], 1)
                 row["rerank_added_cpu_p50_ms"] = round(row["rerank_cpu_p50_ms"] - row["hybrid_cpu_p50_ms"], 1)
