@@ -16,14 +16,13 @@ from functools import lru_cache
 
 from reducers.event_kinds import KINDS
 from reducers.terms import inflection_candidates
-from stores.hit_records import HitRecords
+from stores.hit_records import COLUMNS as HIT_COLUMNS, HitRecords
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
 COVER_SHARE = 0.002            # the rare-term bonus counts terms in at most this share of the events...
 COVER_MIN_DOCS = 1_000         # ...or this many (their posting lists are short: the bonus is nearly free)
 LATEST_SCAN = 1_000            # latest() finds up to this many matches unordered, then picks the newest
-HIT_COLUMNS = ("seq", "seg", "off", "gp", "kno", "ts", "spk", "chars")
 KIND_CODES = {kind: i for i, kind in enumerate(KINDS)}      # the `kno` column
 KIND_NAMES = {i: kind for kind, i in KIND_CODES.items()}
 
@@ -342,14 +341,12 @@ class FulltextSearch:
             return []
         addrs = [addr for _, addr in scored]
         seqs = searcher.fast_field_values("seq", addrs)
-        records = self._hit_records().read(seqs)
-        if records is not None:
-            # (seq, seg, off, gp, ts, spk, chars, kno, crc): see stores/hit_records Record
-            return [FulltextHit(r[0], score, r[1], r[2], r[3], KIND_NAMES.get(r[7], ""), r[4], r[5], r[6])
-                    for (score, _), r in zip(scored, records)]
-        cols = [seqs] + [searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS[1:]]
-        return [FulltextHit(seq, score, seg, off, gp, KIND_NAMES.get(kno, ""), ts, spk or 0, chars or 0)
-                for (score, _), seq, seg, off, gp, kno, ts, spk, chars in zip(scored, *cols)]
+        rows = self._hit_records().read(seqs)
+        if rows is None:                      # the same numbers, column by column
+            rows = zip(seqs, *(searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS[1:]))
+        # a row is laid out as stores/hit_records Record: seq, seg, off, gp, ts, spk, chars, kno
+        return [FulltextHit(r[0], score, r[1], r[2], r[3], KIND_NAMES.get(r[7], ""), r[4], r[5] or 0, r[6] or 0)
+                for (score, _), r in zip(scored, rows)]
 
     def speaker_known(self, label: str) -> bool:
         """Whether `label` opens at least two events as their speaker."""

@@ -1,4 +1,4 @@
 """What recall needs of a full-text hit, packed by seq (`fulltext/hits.bin`)."""
-from stores.hit_records.records import FILE, HitRecords, Record
+from stores.hit_records.records import COLUMNS, FILE, HitRecords, Record
 
-__all__ = ["FILE", "HitRecords", "Record"]
+__all__ = ["COLUMNS", "FILE", "HitRecords", "Record"]
