@@ -12,7 +12,11 @@ def main() -> int:
     # small vectors a call, and the worker threads OpenBLAS starts when
     # numpy loads spin on the other cores (~0.1 s of CPU a cold hybrid
     # `trace recall` at 100k events: 0.52 -> 0.42 s, the same wall time).
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # The mark lets a command a sweep runs (--llm-cmd) get the user's
+    # environment back: its BLAS may want every core.
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        os.environ["TRACE_SET_OPENBLAS_THREADS"] = "1"
     from trace_cli.resident.client import run_resident
     code = run_resident(sys.argv[1:])
     if code is None:

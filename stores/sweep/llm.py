@@ -8,6 +8,7 @@ fall back to the rule-based extractor with a warning; nothing the model
 half-answered is used. Spend is counted with the one tokenizer."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ class ModelExtractor:
             return self._fallback(None)
         try:
             done = subprocess.run(self.argv, input=text.encode("utf-8", "surrogatepass"), capture_output=True,
-                                  timeout=self.timeout)
+                                  timeout=self.timeout, env=users_environment())
         except FileNotFoundError:
             return self._fallback(f"--llm-cmd: {self.argv[0]} not found")
         except subprocess.TimeoutExpired:
@@ -105,3 +106,13 @@ class ModelExtractor:
     def report(self) -> dict:
         return {"command": self.command, "calls": self.calls, "tokens": self.tokens, "budget": self.budget,
                 "fallbacks": self.fallbacks}
+
+
+def users_environment() -> dict[str, str]:
+    """This process's environment without the one BLAS thread `trace`
+    chose for itself (trace_cli/entry.py marks it): the model command
+    runs as the user would run it."""
+    env = dict(os.environ)
+    if env.pop("TRACE_SET_OPENBLAS_THREADS", None):
+        env.pop("OPENBLAS_NUM_THREADS", None)
+    return env
