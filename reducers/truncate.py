@@ -8,6 +8,8 @@ truncated…` where the cut is. The full output is never lost: the caller
 passes `hint` (e.g. "trace show 812 --full") and it is printed in the stub."""
 from __future__ import annotations
 
+import re
+
 from reducers.tokens import count_tokens, decode, encode
 
 SERIALIZATION_BUFFER = 1.2
@@ -70,3 +72,21 @@ def _take_tail(source: str, tokens: int) -> str:
     if 0 <= nl <= len(tail) * _ALIGN_SLACK:
         tail = tail[nl + 1:]
     return tail
+
+
+_CUT = re.compile(r"\n…(\d+) tokens truncated…\n")
+
+
+def with_match(stub: str, excerpt: str) -> str:
+    """A stub that shows the part of the cut middle that matched a query:
+    `excerpt` (a snippet of the full output) goes where the cut is, between
+    two markers, unless the stub already shows it. A stub without the
+    marker (another tool's own truncation) gets it at the end."""
+    body = excerpt.strip("…").strip()
+    if not body or body in " ".join(stub.split()):
+        return stub
+    m = _CUT.search(stub)
+    if m is None:
+        return f"{stub}\n[the part that matched: {excerpt}]"
+    return (f"{stub[:m.start()]}\n…{m.group(1)} tokens truncated; the part that matched:\n{excerpt}\n…\n"
+            f"{stub[m.end():]}")

@@ -37,6 +37,22 @@ def test_every_exact_needle_comes_back_in_the_top_10_by_its_subject(needle_store
         assert any(needle.value in h.text for h in hits), (needle.kind, needle.query)
 
 
+def test_a_hit_on_a_long_tool_output_shows_the_part_that_matched(tmp_path):
+    """Output over the artifact threshold is logged as a head/tail preview;
+    a hit on it carries the window that matched in place of the cut, so a
+    script or an injected block sees the needle. The log is unchanged."""
+    session = build_session(turns=40, needles=4, flood_words=40, seed=5, long_output_words=3000)
+    session.write_openai(tmp_path / "long.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "long.jsonl")]))
+    for needle in session.needles:
+        hit = next(h for h in store.recall(needle.query, k=10, mode="fulltext").hits if needle.value in h.snippet)
+        assert hit.kind == "tool_result" and needle.value in hit.text
+        (logged,) = store.show(str(hit.seq)).events
+        assert logged.get("artifact") and needle.value not in logged["text"]
+        assert needle.value in store.show(str(hit.seq), full=True).events[0]["text"]
+
+
 @pytest.mark.parametrize("mode", ["fulltext", "hybrid"])
 def test_needles_are_found_in_fulltext_mode_too(needle_store, mode):
     _, recaller, session = needle_store

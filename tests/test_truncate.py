@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reducers.tokens import count_tokens
-from reducers.truncate import count_lines, middle_stub, truncate_middle
+from reducers.truncate import count_lines, middle_stub, truncate_middle, with_match
 
 
 def _log_output(n: int) -> str:
@@ -70,3 +70,22 @@ def test_any_output_fits_its_budget_and_keeps_an_exact_prefix_and_suffix(text, b
     if out != text:
         head = out.split("\n\n", 1)[1].split("\n…", 1)[0]
         assert text.startswith(head)
+
+
+def test_a_stub_shows_the_part_of_its_cut_middle_that_matched():
+    full = "\n".join([f"line {i} nothing here" for i in range(3000)][:1500] + ["PORT=48213 for the payroll sync"]
+                     + [f"line {i} nothing here" for i in range(1500)])
+    stub = truncate_middle(full, 200, hint="trace show 7 --full")
+    assert "PORT=48213" not in stub
+    shown = with_match(stub, "…nothing here PORT=48213 for the payroll sync line 0…")
+    head, tail = stub.split("tokens truncated…")
+    assert shown.startswith(head) and shown.endswith(tail.lstrip("\n"))      # head, tail and hint kept
+    assert "PORT=48213 for the payroll sync" in shown and "the part that matched" in shown
+
+
+def test_a_stub_that_already_shows_the_match_or_has_no_marker():
+    stub = "Total output lines: 9\n\nerror E42 here\n…300 tokens truncated…\nthe end"
+    assert with_match(stub, "…error E42 here…") is stub                  # already in the head
+    assert with_match(stub, "") is stub
+    other = "first lines\n[... 812 lines omitted ...]\nlast lines"     # another tool's own truncation
+    assert with_match(other, "the E42 line").endswith("\n[the part that matched: the E42 line]")

@@ -42,6 +42,7 @@ from reducers.query_dates import named_spans
 from reducers.redact import MAX_SECRET, redact
 from reducers.reflection import apply_tuning
 from reducers.snippets import snippet
+from reducers.truncate import with_match
 from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, query_words, words
@@ -328,14 +329,18 @@ class Recaller:
             e = self._events.get(c.seq)
             if e is None:
                 continue
-            text = e.get("text", "")
             full = self._full_text(e)
+            shown_snippet = snippet(full, terms)
+            text = e.get("text", "")
+            if e.get("artifact"):
+                # the log keeps the head/tail preview; the hit shows what matched
+                text = with_match(text, shown_snippet)
             scores = shown_scores(c)
             if c.exact:
                 scores["exact"] = True
             hits.append(Hit(rank=len(hits) + 1, event_id=e["id"], seq=e["seq"], session_id=e["session_id"],
                             ts=e.get("ts") or e.get("ingested_at"), kind=e["kind"], score=c.score,
-                            scores=scores, snippet=snippet(full, terms), text=text, hop=c.hop,
+                            scores=scores, snippet=shown_snippet, text=text, hop=c.hop,
                             query_id=q.query_id, event=e))
         return hits
 
