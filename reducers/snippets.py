@@ -2,19 +2,24 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 WIDTH = 240
+MAX_SPOTS = 64          # occurrences of a term kept as anchors; a term found more often is looked up per window
 
 
-def snippet(text: str, terms: list[str], width: int = WIDTH) -> str:
-    """A window of about `width` characters around the first match of the
-    first term found (terms come most telling first, e.g. rarest first;
-    case-insensitive), cut at word boundaries, with … where cut."""
+def snippet(text: str, terms: list[str], width: int = WIDTH, weights: list[float] | None = None) -> str:
+    """A window of about `width` characters where the most of the query
+    meets: the one holding the greatest weight of distinct terms
+    (case-insensitive, as substrings), and of equal weights the one where
+    they sit closest together, then the first. Terms come most telling
+    first; without `weights` each counts less than the one before it, so a
+    window with the rarest term and another beats a window with the
+    rarest alone. Cut at word boundaries, with … where cut."""
     if len(text) <= width:
         return text.strip()
     low = text.lower()
-    center = next((i for i in (low.find(t.lower()) for t in terms if t) if i >= 0), 0)
-    start = max(center - width // 3, 0)
+    start = _best_start(low, terms, weights, width)
     end = min(start + width, len(text))
     start = max(end - width, 0)
     if start > 0:
@@ -25,3 +30,67 @@ def snippet(text: str, terms: list[str], width: int = WIDTH) -> str:
         end = max(end - 30, start) + m.start() if m else end
     body = " ".join(text[start:end].split())
     return f"{'…' if start > 0 else ''}{body}{'…' if end < len(text) else ''}"
+
+
+def _best_start(low: str, terms: list[str], weights: list[float] | None, width: int) -> int:
+    worth: dict[str, float] = {}
+    for i, term in enumerate(terms):
+        term = term.lower()
+        if term and term not in worth:
+            worth[term] = weights[i] if weights is not None else 1.0 / (1 + i)
+    spots: list[tuple[int, str]] = []      # occurrences of the terms found at most MAX_SPOTS times
+    common: list[str] = []                 # terms found more often: looked up around each anchor
+    for term in worth:
+        at = _first(low, term, MAX_SPOTS + 1)
+        if len(at) > MAX_SPOTS:
+            common.append(term)
+        else:
+            spots += [(p, term) for p in at]
+    if not spots:
+        if not common:
+            return 0
+        top = max(common, key=lambda t: worth[t])      # every term everywhere: anchor on the weightiest
+        common.remove(top)
+        spots = [(p, top) for p in _first(low, top, MAX_SPOTS)]
+    spots.sort()
+    first, last = spots[0][0], max(p + len(t) for p, t in spots)
+    if common or last - first > width // 2:            # else one stretch holds every occurrence
+        first, last = _densest(low, spots, common, worth, width)
+    # a quarter of the window before the matched stretch (the answer
+    # usually follows the words that name it), less if the stretch needs it
+    before = max(min(width // 4, width - (last - first)), 0)
+    return max(first - before, 0)
+
+
+def _densest(low: str, spots: list[tuple[int, str]], common: list[str], worth: dict[str, float],
+             width: int) -> tuple[int, int]:
+    """The stretch around one occurrence that holds the most weight of
+    distinct terms (each at its occurrence nearest the anchor), the tightest
+    of equal weights, the first of those."""
+    positions = [p for p, _ in spots]
+    best, stretch = None, (0, 0)
+    for anchor, _ in spots:
+        lo, hi = max(anchor - width // 2, 0), anchor + width // 2
+        nearest: dict[str, int] = {}
+        for p, t in spots[bisect_left(positions, lo):bisect_left(positions, hi)]:
+            if p + len(t) <= hi and (t not in nearest or abs(p - anchor) < abs(nearest[t] - anchor)):
+                nearest[t] = p
+        for t in common:
+            near = [p for p in (low.rfind(t, lo, anchor + len(t)), low.find(t, anchor, hi)) if p >= 0]
+            if near:
+                nearest[t] = min(near, key=lambda p: abs(p - anchor))
+        first = min(nearest.values())
+        last = max(p + len(t) for t, p in nearest.items())
+        key = (sum(worth[t] for t in nearest), first - last, -first)
+        if best is None or key > best:
+            best, stretch = key, (first, last)
+    return stretch
+
+
+def _first(low: str, term: str, n: int) -> list[int]:
+    at: list[int] = []
+    i = low.find(term)
+    while i >= 0 and len(at) < n:
+        at.append(i)
+        i = low.find(term, i + 1)
+    return at

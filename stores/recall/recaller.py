@@ -49,7 +49,7 @@ from reducers.terms import exact_query_terms, query_words, words
 from stores.errors import IntegrityError
 from stores.fulltext import FulltextIndex
 from stores.fulltext_documents import key63
-from stores.fulltext_search import FulltextHit, QueryTerm
+from stores.fulltext_search import FulltextHit, QueryTerm, stems
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
 from stores.segments import SegmentReader, tail_seq
@@ -72,6 +72,7 @@ TASK_EXTRA = 5                  # the session's open task is weighed for the bes
 TASK_CHARS = 4_000              # ...by the task's terms in the head of each (tokenizing 20k cost 2 ms a query)
 SNIPPET_ARTIFACT_BYTES = 2_000_000   # of an artifact-backed hit's full text, for its snippet
 VECTOR_CATCH_UP_LIMIT = 10_000
+LEAST_WEIGHT = 0.5              # in a snippet, of a query word the index does not hold (IDFs run ~1-12)
 
 
 class Recaller:
@@ -189,7 +190,13 @@ class Recaller:
             ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
         ranked = [c for c in ranked if q.shown(c.seq, c.kind)]
         exact = [c for c in exact if q.shown(c.seq, c.kind)]
-        telling = [f for t in sorted(qterms, key=lambda t: -t.idf) for f in sorted(t.forms)]
+        by_idf = sorted(qterms, key=lambda t: -t.idf)
+        telling = [f for t in by_idf for f in sorted(t.forms)]
+        # a snippet weighs each spelling, and each stem as a prefix, by its
+        # term's IDF; words the index does not hold count least
+        spelled = [(f, t.idf) for t in by_idf for f in [*sorted(t.forms), *stems(t)]]
+        snippet_terms = ([f for f, _ in spelled] + qwords + qexact,
+                         [w for _, w in spelled] + [LEAST_WEIGHT] * (len(qwords) + len(qexact)))
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
@@ -199,7 +206,7 @@ class Recaller:
             # ten at all) stays the default ranking's estimate; the rerank
             # moves answers up within the first DEPTH.
             ranked = self._rerank(q, ranked, {c.seq for c in exact}, telling + qwords + qexact)
-        hits = self._hits(exact, ranked, q, qvec, telling + qwords + qexact, evidence)
+        hits = self._hits(exact, ranked, q, qvec, snippet_terms, evidence)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
 
@@ -303,10 +310,11 @@ class Recaller:
         return ranked
 
     def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,
-              terms: list[str], evidence: dict | None) -> list[Hit]:
+              snippet_terms: tuple[list[str], list[float]], evidence: dict | None) -> list[Hit]:
         """Exact occurrences first (newest first, all at one score), then the
         ranked part with diversity, each hit with its calibrated score
-        (reducers/calibration.py)."""
+        (reducers/calibration.py) and the snippet where the most of
+        `snippet_terms` (the query's words and their weights) meets."""
         taken = {c.seq for c in exact}
         rest = [c for c in ranked if c.seq not in taken]
         room = max(q.k - len(exact), 0)
@@ -330,7 +338,8 @@ class Recaller:
             if e is None:
                 continue
             full = self._full_text(e)
-            shown_snippet = snippet(full, terms)
+            words, weights = snippet_terms
+            shown_snippet = snippet(full, words, weights=weights)
             text = e.get("text", "")
             if e.get("artifact"):
                 # the log keeps the head/tail preview; the hit shows what matched
