@@ -529,14 +529,13 @@ def _forms(token: str) -> list[str]:
     return [c for c in inflection_candidates(token) if c == token or _stemmer().analyze(c) == stem]
 
 
-def stems(term: QueryTerm) -> list[str]:
-    """A word term's English stems not among its spellings ("owns" ->
-    "own"): as a prefix they find the spellings no other form shares
+def stems(words) -> list[str]:
+    """The English stems of these words that are not among them ("owns"
+    -> "own"): as a prefix a stem finds the spellings that do not share it
     ("owner"), where a snippet looks for the query."""
-    if term.exact:
-        return []
-    found = {s for form in term.forms for s in _stemmer().analyze(form)}
-    return sorted(s for s in found - term.forms if len(s) >= 3)
+    words = set(words)
+    found = {s for word in words for s in _stemmer().analyze(word)}
+    return sorted(s for s in found - words if len(s) >= 3)
 
 
 @lru_cache(maxsize=1)

@@ -194,9 +194,9 @@ class Recaller:
         telling = [f for t in by_idf for f in sorted(t.forms)]
         # a snippet weighs each spelling, and each stem as a prefix, by its
         # term's IDF; words the index does not hold count least
-        spelled = [(f, t.idf) for t in by_idf for f in [*sorted(t.forms), *stems(t)]]
-        snippet_terms = ([f for f, _ in spelled] + qwords + qexact,
-                         [w for _, w in spelled] + [LEAST_WEIGHT] * (len(qwords) + len(qexact)))
+        spelled = [(f, t.idf) for t in by_idf for f in [*sorted(t.forms), *([] if t.exact else stems(t.forms))]]
+        unheld = qwords + qexact + stems(qwords)
+        snippet_terms = ([f for f, _ in spelled] + unheld, [w for _, w in spelled] + [LEAST_WEIGHT] * len(unheld))
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
