@@ -33,6 +33,7 @@ DEFAULT_DIM = 128
 DEFAULT_M = 12
 DEFAULT_EF_CONSTRUCTION = 64
 DEFAULT_EF_SEARCH = 96
+SCAN_ROWS = 65_536              # vectors scored at a time by a scan (a bounded copy of strided rows)
 
 
 def embeddable(event: dict) -> bool:
@@ -57,6 +58,7 @@ class VectorIndex:
         self._meta: dict | None = None
         self._rows_read = None          # _rows(): (vectors, labels, order), or () when unreadable
         self._looked_up = False         # vectors_for() has answered before
+        self._searched = False          # search() has answered before
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -163,8 +165,14 @@ class VectorIndex:
     # -- reading ---------------------------------------------------------------
 
     def search(self, vector, k: int) -> list[tuple[int, float]]:
+        """The k stored vectors nearest `vector`: (seq, cosine), best first."""
         if self.count == 0:
             return []
+        first, self._searched = not self._searched, True
+        if first and self._index is None:
+            found = self._scan(vector, k)
+            if found is not None:
+                return found
         index = self._load()
         k = min(k, index.get_current_count())
         index.set_ef(max(k, self.meta().get("ef_search", DEFAULT_EF_SEARCH)))
@@ -173,6 +181,33 @@ class VectorIndex:
         except RuntimeError:
             labels, distances = _fewer(index, vector, k)
         return [(int(l), 1.0 - float(d)) for l, d in zip(labels[0], distances[0])]
+
+    def _scan(self, vector, k: int) -> list[tuple[int, float]] | None:
+        """A process's first search scores every stored vector where it
+        lies in hnsw.bin (memory-mapped) instead of loading the graph:
+        exact, and cheaper than hnswlib's load for one query (~15 ms
+        against ~100 ms at 100k events, ~0.1 s against ~1 s at 1M). A
+        process that searches again loads the graph then (~1 ms a search
+        there against ~30 ms a scan at 1M). None when the file's layout is
+        not the one expected."""
+        import numpy as np
+        block = _level0_block(self.path, self.meta())
+        if not block:
+            return None
+        rows, vec_at, label_at = block
+        vectors = rows[:, vec_at:label_at].view(np.float32)
+        q = np.asarray(vector, dtype=np.float32).ravel()
+        norm = float(np.linalg.norm(q))
+        if norm > 0:
+            q = q / norm                     # hnswlib's cosine space normalises the query too
+        scores = np.empty(len(vectors), dtype=np.float32)
+        for at in range(0, len(vectors), SCAN_ROWS):
+            np.dot(vectors[at:at + SCAN_ROWS], q, out=scores[at:at + SCAN_ROWS])
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        labels = np.ascontiguousarray(rows[top, label_at:label_at + 8]).view(np.uint64).ravel()
+        order = np.lexsort((labels, -scores[top]))          # best first; ties by seq
+        return [(int(labels[i]), float(scores[top[i]])) for i in order]
 
     def vectors_for(self, seqs: list[int]) -> dict[int, object]:
         """Stored vectors of the given seqs (those that were embedded)."""
@@ -222,8 +257,10 @@ class VectorIndex:
 _HEADER = struct.Struct("<6QiI3QdQ")     # hnswlib 0.8's saveIndex: offsetLevel0 .. ef_construction (96 bytes)
 
 
-def _level0_rows(path: Path, meta: dict):
-    """See VectorIndex._rows; () when the file is not laid out as expected."""
+def _level0_block(path: Path, meta: dict):
+    """(hnsw.bin's level-0 records as a memory-mapped count × record-size
+    byte array, the vector's offset in a record, the label's), or () when
+    the file is not laid out as expected."""
     import numpy as np
     try:
         data = np.memmap(path, dtype=np.uint8, mode="r")
@@ -234,9 +271,18 @@ def _level0_rows(path: Path, meta: dict):
     if (off0 != 0 or count != meta.get("count") or count == 0 or label_at != vec_at + 4 * dim
             or size != label_at + 8 or data.size < _HEADER.size + count * size):
         return ()
-    block = data[_HEADER.size:_HEADER.size + count * size].reshape(count, size)
-    vectors = block[:, vec_at:label_at].view(np.float32)
-    labels = np.ascontiguousarray(block[:, label_at:size]).view(np.uint64).ravel()
+    return data[_HEADER.size:_HEADER.size + count * size].reshape(count, size), vec_at, label_at
+
+
+def _level0_rows(path: Path, meta: dict):
+    """See VectorIndex._rows; () when the file is not laid out as expected."""
+    import numpy as np
+    block = _level0_block(path, meta)
+    if not block:
+        return ()
+    rows, vec_at, label_at = block
+    vectors = rows[:, vec_at:label_at].view(np.float32)
+    labels = np.ascontiguousarray(rows[:, label_at:label_at + 8]).view(np.uint64).ravel()
     return vectors, labels, np.argsort(labels, kind="stable")
 
 

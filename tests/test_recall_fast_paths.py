@@ -6,7 +6,8 @@
   separate queries (held_idf, lookup) find: the same candidates with the
   same numbers, so hits, order and scores do not move.
 - Stored vectors read from the HNSW file where they lie must be hnswlib's
-  own (get_items), for present and absent seqs alike."""
+  own (get_items), for present and absent seqs alike; a process's first
+  search, a scan of them, finds what the graph finds."""
 from __future__ import annotations
 
 import json
@@ -32,6 +33,7 @@ def recaller(tmp_path_factory):
     assert sum(r.added for r in store.ingest([str(root / "sessions.jsonl")])) >= 3 * 150 * 4
     rc = Recaller(store)
     rc.prepare("hybrid")
+    rc.vectors.search(rc.vectors.embedder().embed_query("warm up"), 1)     # later searches use the graph
     return rc, [n for s in sessions for n in s.needles]
 
 
@@ -177,7 +179,8 @@ def test_a_process_first_lookup_asks_hnswlib_then_the_file_rows_with_the_same_fl
     rows = vectors_module._level0_rows
     monkeypatch.setattr(vectors_module, "_level0_rows", lambda *a: laid_out.append(1) or rows(*a))
     index = VectorIndex(rc.store.dir)
-    index.search(index.embedder().embed_query(needles[0].query), 10)      # a search loads hnswlib's index
+    for _ in range(2):                                          # a second search loads hnswlib's index
+        index.search(index.embedder().embed_query(needles[0].query), 10)
     seqs = list(range(0, 2000, 3)) + [10 ** 9]
     first = index.vectors_for(seqs)
     assert not laid_out                                         # hnswlib's get_items answered
@@ -185,3 +188,33 @@ def test_a_process_first_lookup_asks_hnswlib_then_the_file_rows_with_the_same_fl
     assert laid_out                                             # then the file's rows
     assert 0 < len(first) < len(seqs) and list(first) == list(second)
     assert all(np.array_equal(first[s], second[s]) and first[s].dtype == np.float32 for s in first)
+
+
+def test_a_process_first_search_scans_the_stored_vectors_then_uses_the_graph(recaller):
+    """A one-query process (a hook, a script) does not load the graph: its
+    search scores every stored vector where it lies, exactly. A second
+    search loads the graph; on a store this small both find the same
+    neighbours, with the same cosines up to float rounding."""
+    from stores.vectors import VectorIndex
+    rc, needles = recaller
+    for needle in needles[:6]:
+        index = VectorIndex(rc.store.dir)
+        qvec = index.embedder().embed_query(needle.query)
+        scanned = index.search(qvec, 10)
+        assert index._index is None
+        searched = index.search(qvec, 10)
+        assert index._index is not None
+        assert [s for s, _ in scanned] == [s for s, _ in searched]
+        assert all(abs(a - b) < 1e-5 for (_, a), (_, b) in zip(scanned, searched))
+        assert [c for _, c in scanned] == sorted((c for _, c in scanned), reverse=True)
+
+
+def test_a_file_laid_out_otherwise_is_searched_through_the_graph(recaller, monkeypatch):
+    from stores import vectors as vectors_module
+    from stores.vectors import VectorIndex
+    rc, needles = recaller
+    monkeypatch.setattr(vectors_module, "_level0_block", lambda *a: ())     # another hnswlib's layout
+    index = VectorIndex(rc.store.dir)
+    found = index.search(index.embedder().embed_query(needles[0].query), 10)
+    assert index._index is not None and len(found) == 10
+
