@@ -8,18 +8,21 @@ WIDTH = 240
 MAX_SPOTS = 64          # occurrences of a term kept as anchors; a term found more often is looked up per window
 
 
-def snippet(text: str, terms: list[str], width: int = WIDTH, weights: list[float] | None = None) -> str:
+def snippet(text: str, terms: list[str] | dict[str, float], width: int = WIDTH,
+            weights: list[float] | None = None) -> str:
     """A window of about `width` characters where the most of the query
     meets: the one holding the greatest weight of distinct terms
     (case-insensitive, as substrings), and of equal weights the one where
     they sit closest together, then the first. Terms come most telling
     first; without `weights` each counts less than the one before it, so a
     window with the rarest term and another beats a window with the
-    rarest alone. Cut at word boundaries, with … where cut."""
+    rarest alone. `terms` may come weighed already (`weigh`: once for the
+    many hits of one query). Cut at word boundaries, with … where cut."""
     if len(text) <= width:
         return text.strip()
     low = text.lower()
-    start = _best_start(low, terms, weights, width)
+    worth = terms if isinstance(terms, dict) else weigh(terms, weights)
+    start = _best_start(low, worth, width)
     end = min(start + width, len(text))
     start = max(end - width, 0)
     if start > 0:
@@ -32,12 +35,20 @@ def snippet(text: str, terms: list[str], width: int = WIDTH, weights: list[float
     return f"{'…' if start > 0 else ''}{body}{'…' if end < len(text) else ''}"
 
 
-def _best_start(low: str, terms: list[str], weights: list[float] | None, width: int) -> int:
+def weigh(terms: list[str], weights: list[float] | None = None) -> dict[str, float]:
+    """Each term once, lowercased, with its weight (its first one; without
+    weights 1, 1/2, 1/3… in order). A spelling that holds a shorter one
+    worth as much ("listens", "listen") is found wherever that one is:
+    only the shorter is looked for."""
     worth: dict[str, float] = {}
     for i, term in enumerate(terms):
         term = term.lower()
         if term and term not in worth:
             worth[term] = weights[i] if weights is not None else 1.0 / (1 + i)
+    return {t: w for t, w in worth.items() if not any(u != t and u in t and worth[u] >= w for u in worth)}
+
+
+def _best_start(low: str, worth: dict[str, float], width: int) -> int:
     spots: list[tuple[int, str]] = []      # occurrences of the terms found at most MAX_SPOTS times
     common: list[str] = []                 # terms found more often: looked up around each anchor
     for term in worth:
@@ -69,7 +80,12 @@ def _densest(low: str, spots: list[tuple[int, str]], common: list[str], worth: d
     of equal weights, the first of those."""
     positions = [p for p, _ in spots]
     best, stretch = None, (0, 0)
+    step = width // 8                  # anchors closer than this see nearly the same window
+    last_anchor = -width
     for anchor, _ in spots:
+        if anchor - last_anchor < step:
+            continue
+        last_anchor = anchor
         lo, hi = max(anchor - width // 2, 0), anchor + width // 2
         nearest: dict[str, int] = {}
         for p, t in spots[bisect_left(positions, lo):bisect_left(positions, hi)]:

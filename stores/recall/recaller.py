@@ -41,7 +41,7 @@ from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, s
 from reducers.query_dates import named_spans
 from reducers.redact import MAX_SECRET, redact
 from reducers.reflection import apply_tuning
-from reducers.snippets import snippet
+from reducers.snippets import snippet, weigh
 from reducers.truncate import with_match
 from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
@@ -196,7 +196,7 @@ class Recaller:
         # term's IDF; words the index does not hold count least
         spelled = [(f, t.idf) for t in by_idf for f in [*sorted(t.forms), *([] if t.exact else stems(t.forms))]]
         unheld = qwords + qexact + stems(qwords)
-        snippet_terms = ([f for f, _ in spelled] + unheld, [w for _, w in spelled] + [LEAST_WEIGHT] * len(unheld))
+        snippet_terms = weigh([f for f, _ in spelled] + unheld, [w for _, w in spelled] + [LEAST_WEIGHT] * len(unheld))
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
@@ -310,11 +310,11 @@ class Recaller:
         return ranked
 
     def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,
-              snippet_terms: tuple[list[str], list[float]], evidence: dict | None) -> list[Hit]:
+              snippet_terms: dict[str, float], evidence: dict | None) -> list[Hit]:
         """Exact occurrences first (newest first, all at one score), then the
         ranked part with diversity, each hit with its calibrated score
         (reducers/calibration.py) and the snippet where the most of
-        `snippet_terms` (the query's words and their weights) meets."""
+        `snippet_terms` (the query's words, weighed) meets."""
         taken = {c.seq for c in exact}
         rest = [c for c in ranked if c.seq not in taken]
         room = max(q.k - len(exact), 0)
@@ -338,8 +338,7 @@ class Recaller:
             if e is None:
                 continue
             full = self._full_text(e)
-            words, weights = snippet_terms
-            shown_snippet = snippet(full, words, weights=weights)
+            shown_snippet = snippet(full, snippet_terms)
             text = e.get("text", "")
             if e.get("artifact"):
                 # the log keeps the head/tail preview; the hit shows what matched
