@@ -56,6 +56,7 @@ class VectorIndex:
         self._embedder = None
         self._dirty = False
         self._meta: dict | None = None
+        self._block = None              # _level0(): hnsw.bin's level-0 records mapped, or () when unreadable
         self._rows_read = None          # _rows(): (vectors, labels, order), or () when unreadable
         self._looked_up = False         # vectors_for() has answered before
         self._searched = False          # search() has answered before
@@ -191,11 +192,11 @@ class VectorIndex:
         there against ~30 ms a scan at 1M). None when the file's layout is
         not the one expected."""
         import numpy as np
-        block = _level0_block(self.path, self.meta())
+        block = self._level0()
         if not block:
             return None
-        rows, vec_at, label_at = block
-        vectors = rows[:, vec_at:label_at].view(np.float32)
+        rows, _, label_at = block
+        vectors = _vectors_of(block)
         q = np.asarray(vector, dtype=np.float32).ravel()
         norm = float(np.linalg.norm(q))
         if norm > 0:
@@ -215,9 +216,10 @@ class VectorIndex:
             return {}
         import numpy as np
         # The first lookup of a process asks hnswlib when its index is loaded
-        # (a search loaded it): a cold `trace recall` looks up once, and
-        # laying out the file's rows (labels read, argsorted) cost more
-        # than that lookup (3 ms at 100k events, 60 ms at 1M).
+        # (a second search loaded it): laying out the file's rows (labels
+        # read, argsorted) costs more than one lookup (3 ms at 100k events,
+        # 60 ms at 1M). A process whose one search scanned the file has no
+        # graph to ask and lays them out from the mapping the scan made.
         rows = self._rows() if self._looked_up or self._index is None else None
         self._looked_up = True
         if rows is not None:
@@ -246,11 +248,18 @@ class VectorIndex:
         level-0 block, one fixed-size record per element: the vector at
         offset_data, the label (the event's seq) after it."""
         if self._rows_read is None:
-            self._rows_read = _level0_rows(self.path, self.meta())
+            self._rows_read = _level0_rows(self._level0())
         return self._rows_read or None
+
+    def _level0(self):
+        """hnsw.bin's level-0 records, mapped once for the scan and the rows."""
+        if self._block is None:
+            self._block = _level0_block(self.path, self.meta())
+        return self._block
 
     def close(self) -> None:
         self._index = None
+        self._block = None
         self._rows_read = None
 
 
@@ -274,16 +283,21 @@ def _level0_block(path: Path, meta: dict):
     return data[_HEADER.size:_HEADER.size + count * size].reshape(count, size), vec_at, label_at
 
 
-def _level0_rows(path: Path, meta: dict):
-    """See VectorIndex._rows; () when the file is not laid out as expected."""
+def _vectors_of(block):
+    """The stored vectors of a level-0 block, in place (a strided view)."""
     import numpy as np
-    block = _level0_block(path, meta)
+    rows, vec_at, label_at = block
+    return rows[:, vec_at:label_at].view(np.float32)
+
+
+def _level0_rows(block):
+    """See VectorIndex._rows; () when the block is ()."""
+    import numpy as np
     if not block:
         return ()
-    rows, vec_at, label_at = block
-    vectors = rows[:, vec_at:label_at].view(np.float32)
+    rows, _, label_at = block
     labels = np.ascontiguousarray(rows[:, label_at:label_at + 8]).view(np.uint64).ravel()
-    return vectors, labels, np.argsort(labels, kind="stable")
+    return _vectors_of(block), labels, np.argsort(labels, kind="stable")
 
 
 def _fewer(index, vector, k: int):

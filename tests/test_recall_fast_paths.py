@@ -218,3 +218,16 @@ def test_a_file_laid_out_otherwise_is_searched_through_the_graph(recaller, monke
     found = index.search(index.embedder().embed_query(needles[0].query), 10)
     assert index._index is not None and len(found) == 10
 
+
+
+def test_a_scan_and_the_row_lookups_after_it_map_the_file_once(recaller, monkeypatch):
+    from stores import vectors as vectors_module
+    from stores.vectors import VectorIndex
+    rc, needles = recaller
+    mapped = []
+    block = vectors_module._level0_block
+    monkeypatch.setattr(vectors_module, "_level0_block", lambda *a: mapped.append(1) or block(*a))
+    index = VectorIndex(rc.store.dir)
+    found = index.search(index.embedder().embed_query(needles[0].query), 10)     # scans
+    assert index._index is None and len(index.vectors_for([s for s, _ in found])) == len(found)
+    assert len(mapped) == 1
