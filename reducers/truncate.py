@@ -13,6 +13,8 @@ import re
 from reducers.tokens import count_tokens, decode, encode
 
 SERIALIZATION_BUFFER = 1.2
+CUT_MARKER = "\n…{} tokens truncated…\n"        # where a stub's middle was cut (with_match finds it again)
+_CUT = re.compile(re.escape(CUT_MARKER).replace(r"\{\}", r"(\d+)"))
 _ALIGN_SLACK = 0.25          # move a cut to a newline if one is within 25% of the kept part
 
 
@@ -48,7 +50,7 @@ def middle_stub(head_source: str, tail_source: str, *, total_tokens: int, total_
     head = _take_head(head_source, half)
     tail = _take_tail(tail_source, budget - half)
     cut = max(total_tokens - count_tokens(head) - count_tokens(tail), 0)
-    marker = f"\n…{cut} tokens truncated…\n"
+    marker = CUT_MARKER.format(cut)
     return f"{header}{head}{marker}{tail}{footer}"
 
 
@@ -72,9 +74,6 @@ def _take_tail(source: str, tokens: int) -> str:
     if 0 <= nl <= len(tail) * _ALIGN_SLACK:
         tail = tail[nl + 1:]
     return tail
-
-
-_CUT = re.compile(r"\n…(\d+) tokens truncated…\n")
 
 
 def with_match(stub: str, excerpt: str) -> str:
