@@ -525,8 +525,8 @@ def _idf(df: int, n_docs: int) -> float:
 @lru_cache(maxsize=4096)
 def _forms(token: str) -> list[str]:
     """`token` and the spellings that share its English stem."""
-    stem = _stemmer().analyze(token)
-    return [c for c in inflection_candidates(token) if c == token or _stemmer().analyze(c) == stem]
+    stem = _stem(token)
+    return [c for c in inflection_candidates(token) if c == token or _stem(c) == stem]
 
 
 def stems(words) -> list[str]:
@@ -534,8 +534,15 @@ def stems(words) -> list[str]:
     -> "own"): as a prefix a stem finds the spellings that do not share it
     ("owner"), where a snippet looks for the query."""
     words = set(words)
-    found = {s for word in words for s in _stemmer().analyze(word)}
+    found = {s for word in words for s in _stem(word)}
     return sorted(s for s in found - words if len(s) >= 3)
+
+
+@lru_cache(maxsize=8192)
+def _stem(word: str) -> tuple[str, ...]:
+    """A word's English stem(s), as the index's stemming analyzer gives
+    them (recall asks the same few words again and again)."""
+    return tuple(_stemmer().analyze(word))
 
 
 @lru_cache(maxsize=1)
