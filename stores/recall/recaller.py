@@ -190,13 +190,7 @@ class Recaller:
             ranked = second_hop(self, ranked, q, qvec, filters, named, qterms)
         ranked = [c for c in ranked if q.shown(c.seq, c.kind)]
         exact = [c for c in exact if q.shown(c.seq, c.kind)]
-        by_idf = sorted(qterms, key=lambda t: -t.idf)
-        telling = [f for t in by_idf for f in sorted(t.forms)]
-        # a snippet weighs each spelling, and each stem as a prefix, by its
-        # term's IDF; words the index does not hold count least
-        spelled = [(f, t.idf) for t in by_idf for f in [*sorted(t.forms), *([] if t.exact else stems(t.forms))]]
-        unheld = qwords + qexact + stems(qwords)
-        snippet_terms = weigh([f for f, _ in spelled] + unheld, [w for _, w in spelled] + [LEAST_WEIGHT] * len(unheld))
+        snippet_terms = _snippet_terms(qterms, qwords + qexact)
         unknown = self.fulltext.unknown_shares(qwords, qexact, qterms)
         evidence = query_features([c.z for c in ranked], [c.f[1] for c in ranked], [c.f[3] > 0 for c in ranked],
                                   bool(named), *unknown, asks=self._asks(ranked[:WINDOW if named else 1])) \
@@ -205,7 +199,7 @@ class Recaller:
             # After the evidence: A (whether an answer is among the first
             # ten at all) stays the default ranking's estimate; the rerank
             # moves answers up within the first DEPTH.
-            ranked = self._rerank(q, ranked, {c.seq for c in exact}, telling + qwords + qexact)
+            ranked = self._rerank(q, ranked, {c.seq for c in exact}, snippet_terms)
         hits = self._hits(exact, ranked, q, qvec, snippet_terms, evidence)
         self._log(q, hits, time.perf_counter() - t0)
         return hits
@@ -352,9 +346,11 @@ class Recaller:
                             query_id=q.query_id, event=e))
         return hits
 
-    def _rerank(self, q: RecallQuery, ranked: list[Candidate], taken: set[int], terms: list[str]) -> list[Candidate]:
+    def _rerank(self, q: RecallQuery, ranked: list[Candidate], taken: set[int],
+                terms: dict[str, float]) -> list[Candidate]:
         """The first DEPTH candidates (exact occurrences aside: they lead
-        anyway) reordered by the optional model (stores/recall/rerank.py)."""
+        anyway) reordered by the optional model (stores/recall/rerank.py),
+        each read as the passage where the most of the query's `terms` meets."""
         from stores.recall.rerank import DEPTH, Reranker, passage
         if self._reranker is None:
             self._reranker = Reranker()
@@ -497,3 +493,14 @@ class Recaller:
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
     return Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score, speaker_key=h.speaker_key, chars=h.chars, hop=hop, segment=h.segment,
                      offset=h.offset)
+
+
+def _snippet_terms(qterms: list[QueryTerm], typed: list[str]) -> dict[str, float]:
+    """What a snippet (and a reranked passage) looks for: each spelling of
+    a query term, and each word's stem as a prefix, weighed by the term's
+    IDF; the words as typed that the index does not hold count least."""
+    spelled = [(f, t.idf) for t in sorted(qterms, key=lambda t: -t.idf)
+               for f in [*sorted(t.forms), *([] if t.exact else stems(t.forms))]]
+    unheld = typed + stems(typed)
+    return weigh([f for f, _ in spelled] + unheld, [w for _, w in spelled] + [LEAST_WEIGHT] * len(unheld))
+

