@@ -90,13 +90,17 @@ def _built(root: Path, events: int, seed: int) -> tuple[Path, list, float] | Non
 RERANK = "rerank"               # the bench's name for hybrid recall with --rerank
 
 
+def _recall_mode(mode: str) -> tuple[str, bool]:
+    """(recall's --mode, whether to --rerank) for one of the bench's modes."""
+    return ("hybrid", True) if mode == RERANK else (mode, False)
+
+
 def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[float], float]:
     """Wall and CPU ms of each question (after one warm-up question that
     opens the indexes, as a long-lived process has), and recall@10."""
     from stores.recall import Recaller, RecallQuery
     from stores.store import Store
-    rerank = mode == RERANK
-    mode = "hybrid" if rerank else mode
+    mode, rerank = _recall_mode(mode)
     rc = Recaller(Store(store_dir))
     rc.prepare(mode)
     rc._log = lambda *a, **k: None            # measure recall, not the retrieval log
@@ -112,9 +116,9 @@ def _in_process(store_dir: Path, needles, mode: str) -> tuple[list[float], list[
 
 
 def _recall_argv(store_dir: Path, query: str, mode: str) -> list[str]:
-    extra = ["--rerank"] if mode == RERANK else []
-    return [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode",
-            "hybrid" if mode == RERANK else mode, "-k", "10", "--json", *extra]
+    mode, rerank = _recall_mode(mode)
+    return [sys.executable, "-m", "trace_cli", "--store", str(store_dir), "recall", query, "--mode", mode,
+            "-k", "10", "--json", *(["--rerank"] if rerank else [])]
 
 
 def _cold(store_dir: Path, query: str, mode: str, runs: int = 5) -> dict:
