@@ -172,12 +172,9 @@ def test_a_vector_graph_that_reaches_fewer_than_k_answers_with_what_it_reaches(t
 def test_a_process_first_lookup_asks_hnswlib_then_the_file_rows_with_the_same_floats(recaller, monkeypatch):
     import numpy as np
 
-    from stores import vectors as vectors_module
     from stores.vectors import VectorIndex
     rc, needles = recaller
-    laid_out = []
-    rows = vectors_module._level0_rows
-    monkeypatch.setattr(vectors_module, "_level0_rows", lambda *a: laid_out.append(1) or rows(*a))
+    laid_out = _calls(monkeypatch, "_level0_rows")
     index = VectorIndex(rc.store.dir)
     for _ in range(2):                                          # a second search loads hnswlib's index
         index.search(index.embedder().embed_query(needles[0].query), 10)
@@ -219,15 +216,20 @@ def test_a_file_laid_out_otherwise_is_searched_through_the_graph(recaller, monke
     assert index._index is not None and len(found) == 10
 
 
-
 def test_a_scan_and_the_row_lookups_after_it_map_the_file_once(recaller, monkeypatch):
-    from stores import vectors as vectors_module
     from stores.vectors import VectorIndex
     rc, needles = recaller
-    mapped = []
-    block = vectors_module._level0_block
-    monkeypatch.setattr(vectors_module, "_level0_block", lambda *a: mapped.append(1) or block(*a))
+    mapped = _calls(monkeypatch, "_level0_block")
     index = VectorIndex(rc.store.dir)
     found = index.search(index.embedder().embed_query(needles[0].query), 10)     # scans
     assert index._index is None and len(index.vectors_for([s for s, _ in found])) == len(found)
     assert len(mapped) == 1
+
+
+def _calls(monkeypatch, name: str) -> list:
+    """A list that grows by one each time stores.vectors' `name` is called."""
+    from stores import vectors as vectors_module
+    calls, real = [], getattr(vectors_module, name)
+    monkeypatch.setattr(vectors_module, name, lambda *a: calls.append(1) or real(*a))
+    return calls
+
