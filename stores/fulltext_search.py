@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from reducers.event_kinds import KINDS
+from reducers.irregular_forms import irregular_forms
 from reducers.terms import inflection_candidates
 from stores.hit_records import COLUMNS as HIT_COLUMNS, HitRecords
 
@@ -524,7 +525,17 @@ def _idf(df: int, n_docs: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _forms(token: str) -> list[str]:
-    """`token` and the spellings that share its English stem."""
+    """`token` and the spellings that share its English stem, and those of
+    its irregular forms ("ran" for "run": reducers/irregular_forms.py)."""
+    regular = _stem_forms(token)
+    out = dict.fromkeys(regular)
+    for word in regular:                       # "running" -> "run" -> "ran"
+        for other in irregular_forms(word):
+            out.update(dict.fromkeys(_stem_forms(other)))
+    return list(out)
+
+
+def _stem_forms(token: str) -> list[str]:
     stem = _stem(token)
     return [c for c in inflection_candidates(token) if c == token or _stem(c) == stem]
 

@@ -94,7 +94,31 @@ def test_spelling_candidates_cover_common_inflections():
     assert {"study", "studies", "studied", "studying"} <= set(_forms("studies"))
     assert {"deploy", "deployed", "deployment", "deployments"} <= set(_forms("deploy"))
     assert _forms("lgbtq") == ["lgbtq"]
-    assert "went" not in _forms("go")                  # stemming, not a thesaurus
+    assert {"go", "going", "went", "gone"} <= set(_forms("go"))       # irregular forms of one word
+    assert {"run", "runs", "running", "ran"} <= set(_forms("ran")) and "ran" in _forms("running")
+    assert "walk" not in _forms("go") and "travel" not in _forms("went")     # inflection, not a thesaurus
+
+
+def test_a_question_in_one_tense_finds_the_line_in_another(tmp_path):
+    msgs = [{"role": "user", "content": "I bought a red kayak on Saturday"},
+            {"role": "assistant", "content": "the children ran a lemonade stand"},
+            {"role": "user", "content": "I sold my old bike and paid the fee"},
+            {"role": "assistant", "content": "an unrelated remark about lunch"}]
+    (tmp_path / "s.jsonl").write_text(json.dumps({"messages": msgs}) + "\n")
+    s = Store(tmp_path / "store")
+    list(s.ingest([str(tmp_path / "s.jsonl")]))
+    ft = fulltext.FulltextIndex(s.dir)
+    try:
+        found = lambda words: {h.seq for h in ft.search(words, [], limit=10, ctx_boost=0.0) if h.score > 0}
+        assert found(["buy"]) == {1}                   # bought
+        assert found(["running"]) == {2}               # ran
+        assert found(["child"]) == {2}                 # children
+        assert found(["pay"]) == {3}                   # paid
+        one = {h.seq: round(h.score, 5) for h in ft.search(["buy"], [], limit=10, ctx_boost=0.0)}
+        other = {h.seq: round(h.score, 5) for h in ft.search(["bought"], [], limit=10, ctx_boost=0.0)}
+        assert one == other                            # one word, whichever form the query uses
+    finally:
+        ft.close()
 
 
 def test_sessions_interleaved_in_one_batch_keep_their_positions_and_context(tmp_path, monkeypatch):
