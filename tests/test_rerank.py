@@ -54,6 +54,17 @@ def test_rerank_without_the_extra_in_batch_mode_is_the_same_usage_error(tmp_path
         Store().recall("where is the config", rerank=True)
 
 
+@pytest.mark.parametrize("args", [["bench", "recall", "--sizes", "100"], ["bench", "locomo", "locomo.json"]])
+def test_the_benches_say_the_same_before_building_anything(tmp_path, no_extra, args):
+    (tmp_path / "locomo.json").write_text("[]")
+    work = tmp_path / "work"
+    run = cli(*[str(tmp_path / a) if a.endswith(".json") else a for a in args], "--rerank", "--workdir", str(work))
+    assert run.code == 2 and run.out == "" and "Traceback" not in run.err
+    lines = [line for line in run.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "pip install '.[rerank]'" in lines[0], run.err
+    assert not work.exists() or not any(work.iterdir())
+
+
 def test_a_cold_recall_without_rerank_never_imports_the_extra(tmp_path):
     _small_store(tmp_path)
     probe = ("import sys\nfrom trace_cli.app import main\n"
