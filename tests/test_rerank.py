@@ -147,6 +147,35 @@ def test_rerank_embeds_a_passage_once_per_recaller(needle_recaller):
     assert first > 0 and len(scorer.passages_seen) == first
 
 
+def _reads(monkeypatch) -> list[str]:
+    """A list that grows by the artifact's id each time an artifact is read."""
+    from stores.artifacts import ArtifactStore
+    reads, real = [], ArtifactStore.read
+    monkeypatch.setattr(ArtifactStore, "read", lambda self, aid: reads.append(aid) or real(self, aid))
+    return reads
+
+
+def test_rerank_reads_an_artifact_backed_hits_text_once_a_query(tmp_path, monkeypatch):
+    """The reranker's passage and the hit's snippet (the window that
+    matched, in place of the preview's cut) come from one read."""
+    session = build_session(turns=40, needles=4, flood_words=40, seed=5, long_output_words=3000)
+    session.write_openai(tmp_path / "long.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "long.jsonl")]))
+    rc = Recaller(store)
+    rc.prepare("hybrid")
+    for needle in session.needles:
+        _with_scorer(rc, FavourScorer(needle.value))
+        reads = _reads(monkeypatch)
+        hits = rc.recall(RecallQuery(query=needle.query, k=10, rerank=True))
+        monkeypatch.undo()
+        hit = hits[0]
+        assert needle.value in hit.snippet and needle.value in hit.text and "rerank" in hit.scores
+        assert hit.event.get("artifact") and needle.value not in hit.event["text"]      # the log keeps the preview
+        assert reads.count(hit.event["artifact"]["id"]) == 1
+        assert len(reads) == len(set(reads))
+
+
 def test_rerank_keeps_every_exact_occurrence_first(tmp_path):
     rc, error = repeated_error_recaller(tmp_path), REPEATED_ERROR
     # A model that prefers everything except the occurrences.
