@@ -42,8 +42,8 @@ def wanted(argv: list[str]) -> bool:
 def run_resident(argv: list[str]) -> int | None:
     """The command's exit code when the server ran it; None when it is
     for this process to run."""
-    if not wanted(argv):
-        return None
+    if not wanted(argv) or not os.path.lexists(socket_path()):
+        return None                                  # no server: spare the socket imports
     from trace_cli.resident import frames
     try:
         cwd = os.getcwd()
