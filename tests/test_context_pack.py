@@ -141,6 +141,16 @@ def test_tool_output_truncation_follows_the_option_and_the_environment(tmp_path,
     assert bad.code == 2 and "TRACE_TOOL_MAX_TOKENS" in bad.err
 
 
+def test_a_session_prefix_is_resolved_once_a_render(tmp_path, monkeypatch):
+    from stores import sessions
+    _ingest(tmp_path, "alpha-session", turns=4, needles=1)
+    _ingest(tmp_path, "beta-session", turns=4, needles=1)
+    asked, real = [], sessions.resolve_session
+    monkeypatch.setattr(sessions, "resolve_session", lambda store, text: asked.append(text) or real(store, text))
+    result = Store().context("alpha", budget=2000, record=False)
+    assert result.session_id == "alpha-session" and asked == ["alpha"]
+
+
 def test_an_unknown_session_names_the_first_five_known(tmp_path):
     for i in range(7):
         _ingest(tmp_path, f"s{i}", turns=2, needles=1)

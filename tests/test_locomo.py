@@ -12,7 +12,7 @@ from collections import defaultdict
 import pytest
 
 from tests.conftest import REPO, SHARED
-from trace_cli.bench.locomo import gate, norm, score
+from trace_cli.bench.locomo import gate, holding, norm, score
 
 TOOLS = SHARED / "tools"
 DATA = SHARED / "data" / "locomo-dev" / "locomo-dev.json"
@@ -74,6 +74,15 @@ def test_session_and_turn_metrics_follow_their_definitions():
     assert m["c1"]["session_all"] == 0.0
     assert score(questions, hits, 3, where)["c1"]["session_all"] == 1.0
     assert m["c4"]["session_any"] == 0.0 and m["all"]["questions"] == 2
+
+
+def test_an_evidence_turn_is_looked_up_by_its_text_else_by_the_texts_that_contain_it():
+    sessions = {"Ann: x": {"s1"}, "Ann: x and more": {"s2"}, "Bo: Ann: x": {"s3"}}
+    seqs = {"Ann: x": [1], "Ann: x and more": [2, 5], "Bo: Ann: x": [3]}
+    assert holding("Ann: x", sessions) == ["s1"] and holding("Ann: x", seqs) == [1]
+    assert sorted(holding("x and", sessions)) == ["s2"] and holding("x and", seqs) == [2, 5]
+    assert sorted(holding("Ann: x ", sessions)) == ["s2"]
+    assert holding("Cy: q", seqs) == []
 
 
 def test_the_gate_counts_a_query_right_only_when_a_passing_hit_holds_its_answer():

@@ -54,6 +54,17 @@ def test_rerank_without_the_extra_in_batch_mode_is_the_same_usage_error(tmp_path
         Store().recall("where is the config", rerank=True)
 
 
+@pytest.mark.parametrize("args", [["bench", "recall", "--sizes", "100"], ["bench", "locomo", "locomo.json"]])
+def test_the_benches_say_the_same_before_building_anything(tmp_path, no_extra, args):
+    (tmp_path / "locomo.json").write_text("[]")
+    work = tmp_path / "work"
+    run = cli(*[str(tmp_path / a) if a.endswith(".json") else a for a in args], "--rerank", "--workdir", str(work))
+    assert run.code == 2 and run.out == "" and "Traceback" not in run.err
+    lines = [line for line in run.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "pip install '.[rerank]'" in lines[0], run.err
+    assert not work.exists() or not any(work.iterdir())
+
+
 def test_a_cold_recall_without_rerank_never_imports_the_extra(tmp_path):
     _small_store(tmp_path)
     probe = ("import sys\nfrom trace_cli.app import main\n"
@@ -134,6 +145,35 @@ def test_rerank_embeds_a_passage_once_per_recaller(needle_recaller):
     first = len(scorer.passages_seen)
     recaller.recall(RecallQuery(query=session.needles[1].query, k=5, rerank=True))
     assert first > 0 and len(scorer.passages_seen) == first
+
+
+def _reads(monkeypatch) -> list[str]:
+    """A list that grows by the artifact's id each time an artifact is read."""
+    from stores.artifacts import ArtifactStore
+    reads, real = [], ArtifactStore.read
+    monkeypatch.setattr(ArtifactStore, "read", lambda self, aid: reads.append(aid) or real(self, aid))
+    return reads
+
+
+def test_rerank_reads_an_artifact_backed_hits_text_once_a_query(tmp_path, monkeypatch):
+    """The reranker's passage and the hit's snippet (the window that
+    matched, in place of the preview's cut) come from one read."""
+    session = build_session(turns=40, needles=4, flood_words=40, seed=5, long_output_words=3000)
+    session.write_openai(tmp_path / "long.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "long.jsonl")]))
+    rc = Recaller(store)
+    rc.prepare("hybrid")
+    for needle in session.needles:
+        _with_scorer(rc, FavourScorer(needle.value))
+        reads = _reads(monkeypatch)
+        hits = rc.recall(RecallQuery(query=needle.query, k=10, rerank=True))
+        monkeypatch.undo()
+        hit = hits[0]
+        assert needle.value in hit.snippet and needle.value in hit.text and "rerank" in hit.scores
+        assert hit.event.get("artifact") and needle.value not in hit.event["text"]      # the log keeps the preview
+        assert reads.count(hit.event["artifact"]["id"]) == 1
+        assert len(reads) == len(set(reads))
 
 
 def test_rerank_keeps_every_exact_occurrence_first(tmp_path):

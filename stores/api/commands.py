@@ -87,7 +87,8 @@ class CommandMethods:
         self.require()
         # One scope of kept token counts for the render and its formatting
         # (the pack in `fmt` is made here and kept: formatting counts too).
-        with kept_counts(self, require_session(self, session)):
+        session = require_session(self, session)       # a unique prefix resolved once; push_pack is given the id
+        with kept_counts(self, session):
             result = push_pack(self, session, retention=retention, protected=tuple(protected_tools(protect)), **options)
             result.formatted(fmt)
             if record:

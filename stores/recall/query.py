@@ -19,6 +19,16 @@ MODES = ("hybrid", "fulltext", "vector")
 UNASKED_KINDS = frozenset({"task_state"})
 
 
+def require_rerank(wanted: bool) -> None:
+    """With `wanted` (--rerank), the usage error naming the install command
+    when the optional extra is missing (stores/recall/rerank.py require);
+    every caller checks here, before any search or store is built. Without
+    it, nothing: the rerank module stays unimported on the default path."""
+    if wanted:
+        from stores.recall.rerank import require
+        require()
+
+
 @dataclass
 class RecallQuery:
     query: str
@@ -69,9 +79,7 @@ class RecallQuery:
             if value is not None and parse_time(value) is None:
                 raise UsageError(f"--{name} {value!r} is not a time: use ISO 8601 (2026-11-22 or "
                                  f"2026-11-22T14:03:00Z) or a relative age like 3d, 12h, 30m")
-        if self.rerank:                 # the missing extra is a usage error, named before any search
-            from stores.recall.rerank import require
-            require()
+        require_rerank(self.rerank)     # the missing extra is a usage error, named before any search
         if not searchable(self.query):
             raise NoResult(f"nothing to search for in {self.query[:60]!r}: it holds only stop words or "
                            f"punctuation; name the thing itself, e.g. a word, file, error or id")

@@ -88,6 +88,7 @@ class Recaller:
         self._events: dict[int, dict] = {}
         self._log_reader = SegmentReader(store.segments_dir)    # hits read from the log, files kept open
         self._held: dict[int, Candidate] = {}      # candidates whose `held` gather measured against the query
+        self._texts: dict[int, str] = {}           # full texts the rerank read that a hit may show (this query)
         self.vector_lag = 0
         self.fulltext_lag = 0
         self._vectors_unusable = False
@@ -174,6 +175,7 @@ class Recaller:
         t0 = time.perf_counter()
         self._events = {}
         self._held = {}
+        self._texts = {}
         filters = q.filters()
         qwords, qexact = query_words(q.query), exact_query_terms(q.query)
         qterms = self.fulltext.query_terms(qwords, qexact)
@@ -331,7 +333,9 @@ class Recaller:
             e = self._events.get(c.seq)
             if e is None:
                 continue
-            full = self._full_text(e)
+            full = self._texts.get(c.seq)
+            if full is None:
+                full = self._full_text(e)
             shown_snippet = snippet(full, snippet_terms)
             text = e.get("text", "")
             if e.get("artifact"):
@@ -350,18 +354,22 @@ class Recaller:
                 terms: dict[str, float]) -> list[Candidate]:
         """The first DEPTH candidates (exact occurrences aside: they lead
         anyway) reordered by the optional model (stores/recall/rerank.py),
-        each read as the passage where the most of the query's `terms` meets."""
+        each read as the passage where the most of the query's `terms` meets.
+        The full texts of the first k after it are kept for their hits'
+        snippets (an artifact is read once a query; k of them at most held)."""
         from stores.recall.rerank import DEPTH, Reranker, passage
         if self._reranker is None:
             self._reranker = Reranker()
         ranked = [c for c in ranked if c.seq not in taken]
         head = ranked[:DEPTH]
         self._read(head)
-        texts = []
+        full = {}
         for c in head:
             e = self._events.get(c.seq)
-            texts.append(passage(self._full_text(e) if e is not None else "", terms))
-        return self._reranker.rerank(q.query, ranked, texts)
+            full[c.seq] = self._full_text(e) if e is not None else ""
+        ranked = self._reranker.rerank(q.query, ranked, [passage(full[c.seq], terms) for c in head])
+        self._texts = {c.seq: full[c.seq] for c in ranked[:q.k] if c.seq in full}
+        return ranked
 
     def _diverse(self, ranked: list[Candidate], k: int, lam: float, qvec) -> list[Candidate]:
         if lam >= 1.0 or len(ranked) <= 1:

@@ -25,7 +25,9 @@ import re
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Collection, TypeVar
 
+T = TypeVar("T")
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
 
@@ -106,7 +108,7 @@ def score(questions: list[dict], hits: dict[str, list[dict]], k: int,
         top = [norm(h.get("text") or "") for h in ranked[:k]]
         evidence = [norm(e) for e in q["evidence"]]
         found = [any(e in t for t in top) for e in evidence]
-        wanted = set().union(*[_sessions_holding(e, sessions_of_text) for e in evidence])
+        wanted = {s for e in evidence for s in holding(e, sessions_of_text)}
         by_best: list[str] = []
         for h in ranked:
             if h["session_id"] not in by_best:
@@ -123,11 +125,14 @@ def score(questions: list[dict], hits: dict[str, list[dict]], k: int,
             for cat, ms in sorted(per.items())}
 
 
-def _sessions_holding(evidence: str, sessions_of_text: dict[str, set[str]]) -> set[str]:
-    found = sessions_of_text.get(evidence)
+def holding(evidence: str, of_text: dict[str, Collection[T]]) -> list[T]:
+    """What `of_text` (a normalised event text -> its sessions, or its
+    seqs) holds for the events whose text is the evidence turn's, else for
+    every event whose text contains it."""
+    found = of_text.get(evidence)
     if found:
-        return found
-    return set().union(*[s for text, s in sessions_of_text.items() if evidence in text])
+        return list(found)
+    return [x for text, xs in of_text.items() if evidence in text for x in xs]
 
 
 def gate(answerable: list[tuple[list[dict], list[str]]], no_answer: list[list[dict]], threshold: float) -> dict:

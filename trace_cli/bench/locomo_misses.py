@@ -14,7 +14,7 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from trace_cli.bench.locomo import norm
+from trace_cli.bench.locomo import holding, norm
 
 
 def misses(recaller, questions: list[dict], hits: dict[str, list[dict]], k: int, mode: str,
@@ -42,8 +42,7 @@ def misses(recaller, questions: list[dict], hits: dict[str, list[dict]], k: int,
             p = pool(recaller, q["query"], mode, None, lambda t: False)
             place = {row[0]: i for i, row in enumerate(p["rows"])}
             for e, at in missed:
-                seqs = seqs_of_text.get(e) or [s for t, ss in seqs_of_text.items() if e in t for s in ss]
-                pool_rank = min((place[s] for s in seqs if s in place), default=None)
+                pool_rank = min((place[s] for s in holding(e, seqs_of_text) if s in place), default=None)
                 where = ("ranked_below_k" if at is not None else
                          "in_pool_below_hits" if pool_rank is not None else "not_in_pool")
                 for cat in (f"c{q['category']}", "all"):

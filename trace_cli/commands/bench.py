@@ -96,6 +96,7 @@ def bench_recall(
     rerank: Annotated[bool, typer.Option("--rerank", help="Also hybrid recall with --rerank (the optional extra), in process and cold, and what it adds.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
+    from stores.recall.query import require_rerank
     from trace_cli.app_state import state
     from trace_cli.bench.recall_bench import run_recall_bench
 
@@ -103,9 +104,7 @@ def bench_recall(
         from stores.errors import UsageError
         raise UsageError("--reuse needs --workdir DIR (where the earlier run kept its stores)")
     out = state(ctx).output(json_out)
-    if rerank:
-        from stores.recall.rerank import require
-        require()
+    require_rerank(rerank)
     rows = run_recall_bench(_numbers("--sizes", sizes), workdir, out.note, reuse=reuse, rerank=rerank)
     if out.json:
         out.emit_many(rows)
@@ -195,13 +194,12 @@ def bench_locomo(
     workdir: _workdir("the store") = None,
     json_out: JsonOpt = False,
 ) -> int:
+    from stores.recall.query import require_rerank
     from trace_cli.app_state import state
     from trace_cli.bench.locomo import run_locomo_bench
 
     out = state(ctx).output(json_out)
-    if rerank:
-        from stores.recall.rerank import require
-        require()
+    require_rerank(rerank)
     rows = run_locomo_bench(locomo_json, workdir, k, mode, hops, dated, out.note, rerank=rerank, misses_out=misses)
     if out.json:
         out.emit_many(rows)

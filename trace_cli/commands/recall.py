@@ -50,9 +50,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
         base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
                     min_score=min_score, mmr=mmr, rerank=rerank)
-        if rerank:                 # a missing extra is one usage error, not one per --queries line
-            from stores.recall.rerank import require
-            require()
+        from stores.recall.query import require_rerank
+        require_rerank(rerank)     # a missing extra is one usage error, not one per --queries line
         if queries:
             return _batch(store, queries, base, out)
         result = store.recall(query, **base)
