@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from math import fsum
 
 WIDTH = 240
 MAX_SPOTS = 64          # occurrences of a term kept as anchors; a term found more often is looked up per window
@@ -97,7 +98,8 @@ def _densest(low: str, spots: list[tuple[int, str]], common: list[str], worth: d
                 nearest[t] = min(near, key=lambda p: abs(p - anchor))
         first = min(nearest.values())
         last = max(p + len(t) for t, p in nearest.items())
-        key = (sum(worth[t] for t in nearest), first - last, -first)
+        # fsum: the same words weigh the same whatever order they are met in (so the tie-break decides)
+        key = (fsum(worth[t] for t in nearest), first - last, -first)
         if best is None or key > best:
             best, stretch = key, (first, last)
     return stretch

@@ -30,6 +30,18 @@ def test_of_equal_weight_the_sentence_that_names_them_all_wins():
     assert "eli.98@corp.example" in shown
 
 
+def test_windows_holding_the_same_words_tie_whatever_order_they_are_met_in():
+    # 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1 in floating point: summed in the
+    # order met, the loose window below outweighed the tight one (seen on a
+    # needle in a log, where a heartbeat line and a JSON field were chosen
+    # over the line that stated the fact).
+    weights = {"alpha": 0.1, "beta": 0.2, "gamma": 0.3}
+    loose = "alpha one two three four beta five six seven eight gamma"
+    tight = "gamma beta alpha stated together"
+    text = f"{'filler words here ' * 20}{loose}{' padding words' * 30} {tight}{' closing words' * 30}"
+    assert "gamma beta alpha" in snippet(text, weights)
+
+
 def test_weights_choose_between_windows_holding_different_words():
     text = "alpha " * 60 + "the rare zq-17 code " + "beta " * 60 + "common words here " + "gamma " * 60
     assert "zq-17" in snippet(text, ["common", "zq-17"], weights=[1.0, 9.0])
