@@ -27,6 +27,11 @@ class Run:
 def cli(*args: str, stdin: bytes | None = None) -> Run:
     """Run `trace ARGS` in this process, stdout captured as bytes (JSON Lines:
     stdout is not a terminal)."""
+    return run_captured(main, list(args), stdin)
+
+
+def run_captured(entry, args: list[str], stdin: bytes | None = None) -> Run:
+    """`entry(args)` (an exit code) with stdout, stderr and stdin as `cli` sets them."""
     out, err = io.BytesIO(), io.StringIO()
     old_out, old_in = sys.stdout, sys.stdin
     wrapper = io.TextIOWrapper(out, encoding="utf-8")
@@ -35,7 +40,7 @@ def cli(*args: str, stdin: bytes | None = None) -> Run:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     try:
         with redirect_stderr(err):
-            code = main(list(args))
+            code = entry(args)
     finally:
         sys.stdout, sys.stdin = old_out, old_in
         wrapper.flush()

@@ -65,15 +65,18 @@ def test_event_times_become_exact_epoch_milliseconds():
         assert fulltext_documents.ts_millis(bad) == 0
 
 
-def test_a_query_word_finds_the_spellings_that_share_its_stem(tmp_path, monkeypatch):
-    msgs = [{"role": "user", "content": "the deployments stopped at noon"},
-            {"role": "assistant", "content": "studied the logs: nothing unusual"},
-            {"role": "user", "content": "a deploy token was rotated"},
-            {"role": "assistant", "content": "an unrelated remark about lunch"}]
+def _indexed(tmp_path, texts: list[str]) -> fulltext.FulltextIndex:
+    """The full-text index of one session of these turns (user and assistant by turns)."""
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)]
     (tmp_path / "s.jsonl").write_text(json.dumps({"messages": msgs}) + "\n")
     s = Store(tmp_path / "store")
     list(s.ingest([str(tmp_path / "s.jsonl")]))
-    ft = fulltext.FulltextIndex(s.dir)
+    return fulltext.FulltextIndex(s.dir)
+
+
+def test_a_query_word_finds_the_spellings_that_share_its_stem(tmp_path, monkeypatch):
+    ft = _indexed(tmp_path, ["the deployments stopped at noon", "studied the logs: nothing unusual",
+                             "a deploy token was rotated", "an unrelated remark about lunch"])
     try:
         # (ctx_boost 0: neighbours' text matches with score 0; only the event's own text counts)
         found = lambda words: {h.seq for h in ft.search(words, [], limit=10, ctx_boost=0.0) if h.score > 0}
@@ -100,14 +103,8 @@ def test_spelling_candidates_cover_common_inflections():
 
 
 def test_a_question_in_one_tense_finds_the_line_in_another(tmp_path):
-    msgs = [{"role": "user", "content": "I bought a red kayak on Saturday"},
-            {"role": "assistant", "content": "the children ran a lemonade stand"},
-            {"role": "user", "content": "I sold my old bike and paid the fee"},
-            {"role": "assistant", "content": "an unrelated remark about lunch"}]
-    (tmp_path / "s.jsonl").write_text(json.dumps({"messages": msgs}) + "\n")
-    s = Store(tmp_path / "store")
-    list(s.ingest([str(tmp_path / "s.jsonl")]))
-    ft = fulltext.FulltextIndex(s.dir)
+    ft = _indexed(tmp_path, ["I bought a red kayak on Saturday", "the children ran a lemonade stand",
+                             "I sold my old bike and paid the fee", "an unrelated remark about lunch"])
     try:
         found = lambda words: {h.seq for h in ft.search(words, [], limit=10, ctx_boost=0.0) if h.score > 0}
         assert found(["buy"]) == {1}                   # bought

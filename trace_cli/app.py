@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from typing import Annotated
 
 import typer
@@ -18,9 +17,9 @@ try:                                   # newer typer vendors its own click
 except ImportError:                    # pragma: no cover - older typer
     from click.exceptions import ClickException
 
-from stores.errors import TraceError, UsageError
+from stores.errors import UsageError
 from trace_cli.app_state import AppState
-from trace_cli.output import ReaderGone
+from trace_cli.invocation import guarded, started
 
 
 def _new_app() -> typer.Typer:
@@ -163,26 +162,29 @@ def _check_arguments(args: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
-    if sys.stdout is None:                # started with stdout closed (`trace stats >&-`)
-        sys.stderr.write("trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n")
-        return 2
+    refused = started()
+    if refused is not None:
+        return refused
     tune_gc()
-    debug = bool(os.environ.get("TRACE_DEBUG"))
+    return guarded(lambda: _run(list(sys.argv[1:] if argv is None else argv)))
+
+
+def _run(args: list[str]) -> int:
+    """The exit code of the command `args` name; Click's own exceptions
+    (help, usage errors, an abort) turned into theirs."""
     try:
-        args = list(sys.argv[1:] if argv is None else argv)
         _check_arguments(args)
         from trace_cli.global_options import hoist_global_options
         command = _command_for(args)
         # A bare `trace` is a request for help, not a usage error.
         args = hoist_global_options(args, command) if args else ["--help"]
         rv = command.main(args=args, standalone_mode=False)
-        code = rv if isinstance(rv, int) else 0
+        return rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
-        code = exc.exit_code
+        return exc.exit_code
     except typer.Abort:
         sys.stderr.write("trace: aborted\n")
-        code = 130
+        return 130
     except ClickException as exc:                        # usage errors: exit 2, one line
         ctx = getattr(exc, "ctx", None)
         command = "trace"
@@ -190,42 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             command, ctx = command.replace("trace", f"trace {ctx.info_name}", 1), ctx.parent
         hint = f" (see `{command} --help`)"
         sys.stderr.write(f"trace: error: {exc.format_message()}{hint}\n")
-        code = exc.exit_code
-    except TraceError as exc:
-        if debug:
-            traceback.print_exc()
-        sys.stderr.write(f"trace: error: {exc}\n")
-        code = exc.exit_code
-    except (ReaderGone, BrokenPipeError):
-        # The reader went away (`trace export | head`): not an error of ours.
-        _silence_stdout()
-        code = 0
-    except KeyboardInterrupt:
-        sys.stderr.write("trace: interrupted\n")
-        code = 130
-    except OSError as exc:                                  # the machine said no: a path, a permission, a full disk
-        if debug:
-            traceback.print_exc()
-        where = f": {exc.filename}" if exc.filename else ""
-        sys.stderr.write(f"trace: error: {exc.strerror or exc}{where} (check the path, the store location "
-                         f"(--store / TRACE_HOME), permissions and free space)\n")
-        code = 1
-    except Exception as exc:                                # a bug: one line, traceback on request
-        if debug:
-            traceback.print_exc()
-        sys.stderr.write(f"trace: error: {type(exc).__name__}: {exc} "
-                         f"(set TRACE_DEBUG=1 for a traceback, and please report it)\n")
-        code = 1
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-    return code
-
-
-def _silence_stdout() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+        return exc.exit_code
 
 
 def run() -> None:

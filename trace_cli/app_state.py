@@ -4,10 +4,12 @@ never import `trace_cli.app` back (the CLI has no import circle)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import typer
+from typing import TYPE_CHECKING
 
 from trace_cli.output import Output
+
+if TYPE_CHECKING:                          # annotations only: the quick recall path never loads Typer
+    import typer
 
 
 @dataclass

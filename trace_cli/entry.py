@@ -1,6 +1,7 @@
 """The `trace` executable's first step: hand the command to the resident
-server when one is running (trace_cli/resident), else run it here. Kept
-to what Python has loaded anyway, so running here costs nothing extra."""
+server when one is running (trace_cli/resident), else run it here (a
+plain `trace recall` without Typer: trace_cli/quick_recall.py). Kept to
+what Python has loaded anyway, so running here costs nothing extra."""
 from __future__ import annotations
 
 import os
@@ -17,8 +18,11 @@ def main() -> int:
     if "OPENBLAS_NUM_THREADS" not in os.environ:
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
         os.environ["TRACE_SET_OPENBLAS_THREADS"] = "1"
-    from trace_cli.resident.client import run_resident
+    from trace_cli.resident.client import command_name, run_resident
     code = run_resident(sys.argv[1:])
+    if code is None and command_name(sys.argv[1:]) == "recall":
+        from trace_cli.quick_recall import run_quick      # a plain recall, without loading Typer
+        code = run_quick(sys.argv[1:])
     if code is None:
         from trace_cli.app import main as run_here
         code = run_here()

@@ -1,0 +1,135 @@
+"""What `trace recall` does once its arguments are read: one query's hits
+(JSON Lines, a table on a terminal, or a <recalled-context> block), or a
+--queries file's. Free of Typer, so the command (trace_cli/commands/
+recall.py) and its quick path (trace_cli/quick_recall.py) run the same code."""
+from __future__ import annotations
+
+import sys
+
+import orjson
+
+from stores.errors import NoResult, UsageError
+
+# The options' defaults, for the command's signature and the quick path alike.
+DEFAULTS = dict(query=None, k=10, session=None, kind=None, since=None, until=None, mode="hybrid", hops=1,
+                min_score=None, mmr=1.0, rerank=False, queries=None, block=False, budget=4000, window=200_000)
+
+
+def answer(out, store, query: str | None, *, k: int, session: str | None, kind: list[str] | None,
+           since: str | None, until: str | None, mode: str, hops: int, min_score: float | None, mmr: float,
+           rerank: bool, queries: str | None, block: bool, budget: int, window: int) -> int:
+    """Recall for the command line: `out` is its Output, `store` its Store;
+    the options as DEFAULTS names them."""
+    if bool(query) == bool(queries):
+        raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
+    base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
+                min_score=min_score, mmr=mmr, rerank=rerank)
+    from stores.recall.query import require_rerank
+    require_rerank(rerank)     # a missing extra is one usage error, not one per --queries line
+    if queries:
+        return _batch(store, queries, base, out)
+    result = store.recall(query, **base)
+    for w in result.warnings:
+        out.warn(w)
+    hits = result.hits
+    if not hits:
+        raise NoResult(_nothing(result.asked))
+    if block:
+        cap = max(min(budget, window // 10), 0)
+        text = result.block(cap)
+        if not text:
+            raise NoResult(f"none of the {len(hits)} hits fits a <recalled-context> block of {cap} tokens "
+                           f"(--budget {budget}, --window {window} allows 10% of it); raise --budget")
+        out.raw(text + "\n")
+    elif out.json:
+        out.emit_many(result.hit_dicts())
+    else:
+        _table(out, hits, query)
+    return 0
+
+
+def _nothing(q) -> str:
+    """Why a recall returned nothing, naming what to try."""
+    if q.min_score is not None:
+        return f"no hit scored {q.min_score} or more; try other words, --mode hybrid, --hops 2 or a lower --min-score"
+    narrowed = [name for name, v in (("--session", q.session), ("--kind", q.kinds), ("--since", q.since),
+                                     ("--until", q.until)) if v]
+    hint = f"widen {', '.join(narrowed)}" if narrowed else "try other words or --mode hybrid"
+    return f"no hits for {q.query[:60]!r}; {hint}"
+
+
+def _batch(store, source: str, base: dict, out) -> int:
+    """One query per JSONL line. Every line is answered that can be; then
+    exit 1 when a line was malformed (each reported as `FILE: line N:
+    reason`), else 3 when no query got a hit, else 0."""
+    from stores.errors import TraceError
+    from stores.recall import RecallQuery
+    stream = sys.stdin.buffer if source == "-" else open(source, "rb")
+    name = "stdin" if source == "-" else source
+    any_hit, malformed, asked = False, 0, 0
+    with stream:
+        for n, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                spec = orjson.loads(line)
+                if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
+                    raise ValueError("need an object with a string \"query\"")
+                opts = {**base, **{key: spec[key] for key in ("k", "session", "since", "until", "mode", "hops",
+                                                             "min_score", "mmr", "rerank") if key in spec}}
+                if "kind" in spec or "kinds" in spec:
+                    kinds = spec.get("kinds", spec.get("kind"))
+                    opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
+                result = store.recall(RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts))
+                for w in result.warnings:
+                    out.warn(f"{name}: line {n}: {w}")
+            except NoResult as exc:                      # nothing to search for: answered, with nothing
+                asked += 1
+                out.problem(f"{name}: line {n}: {exc}")
+                continue
+            except (ValueError, TypeError, UsageError, TraceError) as exc:
+                malformed += 1
+                out.problem(f"{name}: line {n}: {exc}")
+                continue
+            asked += 1
+            if result.hits:
+                any_hit = True
+                out.emit_many(result.hit_dicts())
+            else:
+                out.note(f"{name}: line {n}: {_nothing(result.asked)}")
+    if malformed:
+        raise TraceError(f"{malformed} malformed line(s) in {name} (reported above); the other {asked} were answered")
+    if not any_hit:
+        raise NoResult(f"no query in {name} got a hit" if asked else f"no query in {name}")
+    return 0
+
+
+SHORT_SESSION = 8          # a session id's first characters, as `--session` accepts them back
+
+
+def _table(out, hits, query: str) -> None:
+    from rich.table import Table
+    from reducers.terms import query_words
+    from trace_cli.output import terminal_text
+    table = Table(header_style="bold", title=terminal_text(f"recall: {query[:80]}"))
+    # The numbers never wrap and the snippet takes the width that is left;
+    # a narrow terminal drops the per-signal scores (--json has them all).
+    wide = out.console.width >= 120
+    # p_hit beside the score: the first ten hits share a score (the chance
+    # that they hold an answer), p_hit says which of them is likelier.
+    columns = ("#", "score", "p_hit", "ft", "vec", "seq", "session", "kind", "when") if wide else \
+        ("#", "score", "p_hit", "seq", "session", "kind", "when")
+    for col in columns:
+        table.add_column(col, no_wrap=True)
+    table.add_column("snippet", overflow="fold", ratio=1)
+    terms = query_words(query)
+    for h in hits:
+        snip = terminal_text(" ".join(h.snippet.split()))  # one paragraph: newlines waste rows
+        snip.highlight_words(terms, style="bold yellow", case_sensitive=False)
+        s = h.scores
+        when = (h.ts or "")[:16].replace("T", " ") if wide else (h.ts or "")[5:16].replace("T", " ")
+        signals = [f"{s.get('fulltext') or 0:.2f}", "-" if s.get("vector") is None else f"{s['vector']:.2f}"]
+        table.add_row(str(h.rank), f"{h.score:.3f}", f"{s.get('p_hit', 0.0):.3f}", *(signals if wide else []),
+                      str(h.seq),
+                      terminal_text(h.session_id[:SHORT_SESSION]), terminal_text(h.kind), terminal_text(when), snip)
+    out.console.print(table)
