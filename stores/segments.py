@@ -274,17 +274,24 @@ def read_last_line(path: Path, skip_torn: bool = True) -> tuple[bytes | None, in
         return line, start, end + 1
 
 
+_FIRST_BACK_READ = 8_192
+
+
 def _rfind_newline(f, before: int) -> int:
-    """Offset of the last b'\\n' strictly before `before`, or -1."""
-    pos = before
+    """Offset of the last b'\\n' strictly before `before`, or -1. Reads
+    backwards in steps that double from 8 KiB up to 1 MiB: a log line is
+    usually far shorter, and recall asks for the tail's seq every query
+    (two reads of a whole MiB each, for one line)."""
+    pos, step = before, _FIRST_BACK_READ
     while pos > 0:
-        step = min(_READ_CHUNK, pos)
+        step = min(step, pos)
         f.seek(pos - step)
         chunk = f.read(step)
         i = chunk.rfind(b"\n")
         if i >= 0:
             return pos - step + i
         pos -= step
+        step = min(step * 2, _READ_CHUNK)
     return -1
 
 
