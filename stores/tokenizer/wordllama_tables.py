@@ -18,15 +18,29 @@ from reducers.rank_table import RankTable
 from stores.tokenizer.rank_cache import cache_dir, read_ranks, write_ranks
 
 
+_UNSEEN = object()
+
+
 class _TextKeys:
-    """A RankTable asked with str keys (what reducers/bpe.py passes)."""
-    __slots__ = ("_table",)
+    """A RankTable asked with str keys (what reducers/bpe.py passes). The
+    answers are remembered: a long-lived process (a warm Store, the server)
+    embeds query after query, and most symbol pairs recur, so a dict
+    lookup replaces encoding the key and probing the table (a few hundred
+    per query). The table never changes under it; the memo is capped."""
+    __slots__ = ("_table", "_seen")
+    MEMO = 65_536
 
     def __init__(self, table: RankTable):
         self._table = table
+        self._seen: dict[str, int | None] = {}
 
     def get(self, key: str, default=None):
-        return self._table.get(key.encode("utf-8", "surrogatepass"), default)
+        found = self._seen.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            if len(self._seen) >= self.MEMO:
+                self._seen.clear()
+            found = self._seen[key] = self._table.get(key.encode("utf-8", "surrogatepass"))
+        return default if found is None else found
 
     def __contains__(self, key: str) -> bool:
         return self.get(key) is not None
