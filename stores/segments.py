@@ -40,6 +40,13 @@ def list_segments(segments_dir: Path) -> list[Segment]:
     """The segment files, in seq order. A segment's name on something that
     is not a regular file (a directory, a dangling or looping symlink, a
     pipe) is damage: its events cannot be read (IntegrityError)."""
+    return [Segment(first, segments_dir / entry.name) for first, entry in _segment_entries(segments_dir)]
+
+
+def _segment_entries(segments_dir: Path) -> list[tuple[int, os.DirEntry]]:
+    """(first seq, directory entry) of each segment file, in seq order,
+    checked as list_segments says (tail_seq wants only the last: no Path
+    is made for the others)."""
     try:
         entries = list(os.scandir(segments_dir))
     except FileNotFoundError:
@@ -52,8 +59,8 @@ def list_segments(segments_dir: Path) -> list[Segment]:
                 and 0 < int(stem) <= MAX_SEQ):
             if not _regular_file(entry):
                 raise NotASegment(entry)
-            out.append(Segment(int(stem), segments_dir / name))
-    out.sort(key=lambda s: s.first_seq)
+            out.append((int(stem), entry))
+    out.sort(key=lambda s: s[0])
     return out
 
 
@@ -239,21 +246,21 @@ def tail_seq(segments_dir: Path) -> int:
     """The seq of the log's last readable event (0 for an empty log): a
     damaged last line is passed over, not raised (indexes and the sweep
     only need how far the log reaches; verify names the damage)."""
-    for seg in reversed(list_segments(segments_dir)):
-        line, _, _ = read_last_line(seg.path)
+    for _, entry in reversed(_segment_entries(segments_dir)):
+        line, _, _ = read_last_line(entry.path)
         event = sealed_event(line) if line is not None else None
         if event is not None and type(event["seq"]) is int:
             return event["seq"]
     return 0
 
 
-def read_last_line(path: Path, skip_torn: bool = True) -> tuple[bytes | None, int, int]:
+def read_last_line(path: Path | str, skip_torn: bool = True) -> tuple[bytes | None, int, int]:
     """(last complete line, its offset, size of the file up to and including
     its newline) — reads backwards, so it is cheap on a 64 MiB segment.
     With skip_torn (readers of the log's last segment), a last line that is
     not a sealed event is a torn write, passed over for the line before it;
     the writer's recovery and verify ask for the bytes as they are."""
-    size = path.stat().st_size
+    size = os.stat(path).st_size
     if size == 0:
         return None, 0, 0
     with open(path, "rb") as f:
