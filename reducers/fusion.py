@@ -75,16 +75,21 @@ EXACT_SCORE = 0.97          # an event holding the whole query verbatim
 
 @dataclass(slots=True)
 class Candidate:
+    # What an index hit gives comes first, in this order: recall makes a few
+    # hundred candidates a query, and a positional call costs under half of
+    # one by keywords (stores/recall/recaller.py _candidate).
     seq: int
     gp: int                                     # session ordinal << 32 | position in the session
     ts_ms: int = 0
     kind: str = ""
     bm25: float = 0.0                           # the lexical query's score (BM25, plus the rare terms' IDF held)
-    held: float = 0.0                           # IDF of the query terms the event holds
-    cosine: float | None = None
     speaker_key: int = 0
     chars: int = 0
     hop: int = 1
+    segment: int = 0            # where the event lives in the log
+    offset: int = 0
+    held: float = 0.0                           # IDF of the query terms the event holds
+    cosine: float | None = None
     task: float = 1.0
     tuning: float = 1.0                          # the nightly reflection's term boosts (reducers/reflection.py)
     sup: float = 0.0
@@ -93,8 +98,6 @@ class Candidate:
     z: float = 0.0                               # logit
     score: float = 0.0                           # σ(z), or the MMR-adjusted score when diversity moved it
     exact: bool = False                          # holds the query verbatim
-    segment: int = 0            # where the event lives in the log
-    offset: int = 0
     floor: float = -math.inf    # a second-hop hit's logit is at least this (its seed's, decayed)
     measured: bool = False      # held / bm25 / cosine filled in against the query
     p_hit: float = 0.0          # the probability that this very hit is an answer (reducers/calibration.py)

@@ -368,3 +368,16 @@ def test_a_question_crediting_the_asker_with_the_answer_scores_below_the_same_qu
     credited = _dialogue_store(tmp_path / "credited", asker="Ana", answerer="Ben").recall(query)
     assert any("Ana: I chose cobalt" in h.text for h in answered[:2])
     assert credited[0].score < answered[0].score
+
+
+def test_a_candidate_carries_every_number_of_its_index_hit():
+    # _candidate builds Candidates positionally (the cheap call): each field
+    # must land where its name says, whatever order Candidate declares.
+    from stores.fulltext_search import FulltextHit
+    from stores.recall.recaller import _candidate
+    h = FulltextHit(seq=11, score=2.5, segment=3, offset=4096, gp=7 << 32 | 5, kind="tool_result", ts_ms=1_700_000_000_000,
+                    speaker_key=99, chars=321)
+    c = _candidate(h, 2)
+    assert (c.seq, c.bm25, c.segment, c.offset, c.gp, c.kind, c.ts_ms, c.speaker_key, c.chars, c.hop) == \
+        (11, 2.5, 3, 4096, 7 << 32 | 5, "tool_result", 1_700_000_000_000, 99, 321, 2)
+    assert (c.held, c.cosine, c.task, c.measured) == (0.0, None, 1.0, False)

@@ -499,8 +499,8 @@ class Recaller:
 
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
-    return Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind, bm25=h.score, speaker_key=h.speaker_key, chars=h.chars, hop=hop, segment=h.segment,
-                     offset=h.offset)
+    # positional, in Candidate's order (seq, gp, ts_ms, kind, bm25, speaker_key, chars, hop, segment, offset)
+    return Candidate(h.seq, h.gp, h.ts_ms, h.kind, h.score, h.speaker_key, h.chars, hop, h.segment, h.offset)
 
 
 def _snippet_terms(qterms: list[QueryTerm], typed: list[str]) -> dict[str, float]:
