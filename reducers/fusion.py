@@ -49,7 +49,7 @@ the order of the score they print."""
 from __future__ import annotations
 
 import math
-from operator import mul
+from operator import attrgetter, mul
 from dataclasses import dataclass
 
 from reducers.query_dates import date_closeness
@@ -71,6 +71,7 @@ TASK_BOOST = 0.25
 # ledger marks it superseded / deleted.
 SUPERSEDED, DELETED = 0.5, 0.9
 EXACT_SCORE = 0.97          # an event holding the whole query verbatim
+_SEQ, _LOGIT = attrgetter("seq"), attrgetter("z")
 
 
 @dataclass(slots=True)
@@ -136,28 +137,44 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
     inv_total = 1.0 / (total_idf or 1.0)
     inv_scale = 1.0 / BM25_SCALE
     inv_sub = 1.0 / SUBSTANCE_CHARS
+    cap = SUBSTANCE_CHARS
+    exp = math.exp
     for c in cands:
         gp, bm = c.gp, c.bm25
         top = best2[gp >> 32]
         held = c.held * inv_total
         chars = c.chars
         cos = c.cosine
+        before, after = vget(gp - 1, 0.0), vget(gp + 1, 0.0)     # max() of the two, without the call
         c.f = (bm * inv_scale,
                held if held < 1.0 else 1.0,
                cos - median if cos is not None else 0.0,
                1.0 if c.speaker_key in named and c.speaker_key else 0.0,
                (get(gp - 1, 0.0) + get(gp + 1, 0.0)) * inv_total,
                (get(gp - 2, 0.0) + get(gp + 2, 0.0)) * inv_total,
-               (chars if chars < SUBSTANCE_CHARS else SUBSTANCE_CHARS) * inv_sub,
-               max(vget(gp - 1, 0.0), vget(gp + 1, 0.0)),
+               (chars if chars < cap else cap) * inv_sub,
+               after if after > before else before,
                (top[1] if bm >= top[0] else top[0]) * inv_total,
                bm * inv_top,
                1.0 if bm > 0 and bm >= top_bm25 else 0.0,
                date_closeness(c.ts_ms, spans) if spans else 0.0)
-        c.rec = math.exp(-max(newest - c.ts_ms, 0) * per_ms) if c.ts_ms and newest else 0.0
+        ts = c.ts_ms
+        if ts and newest:
+            age = newest - ts
+            c.rec = exp(-(age if age > 0 else 0) * per_ms)
+        else:
+            c.rec = 0.0
     settle_all(cands, weights, bias)
-    cands.sort(key=lambda c: (-c.z, c.seq))
+    by_logit(cands)
     return cands
+
+
+def by_logit(cands: list[Candidate]) -> None:
+    """Sort best first: logit descending, ties by seq. Two stable sorts on
+    one attribute each give that order for a fraction of a (-z, seq) key
+    tuple per candidate."""
+    cands.sort(key=_SEQ)
+    cands.sort(key=_LOGIT, reverse=True)
 
 
 def settle_all(cands: list[Candidate], weights: dict | None = None, bias: float | None = None) -> None:

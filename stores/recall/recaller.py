@@ -36,8 +36,8 @@ from datetime import datetime, timezone
 import orjson
 
 from reducers.calibration import WINDOW, answerable, asks_question, query_features, window_scores
-from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, mmr, score_all, settle_all, shown_scores,
-                             similarity_matrix, task_factor)
+from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, by_logit, mmr, score_all, settle_all,
+                             shown_scores, similarity_matrix, task_factor)
 from reducers.query_dates import named_spans
 from reducers.redact import MAX_SECRET, redact
 from reducers.reflection import apply_tuning
@@ -302,7 +302,7 @@ class Recaller:
                     c.task = task_factor(set(words((e.get("text") or "")[:TASK_CHARS])), task_terms)
             apply_tuning(top, self._events, boosts)
             settle_all(top)
-            ranked.sort(key=lambda c: (-c.z, c.seq))
+            by_logit(ranked)
         return ranked
 
     def _hits(self, exact: list[Candidate], ranked: list[Candidate], q: RecallQuery, qvec,
