@@ -32,6 +32,7 @@ import os
 import sqlite3
 import time
 from datetime import datetime, timezone
+from operator import attrgetter
 
 import orjson
 
@@ -73,6 +74,7 @@ TASK_CHARS = 4_000              # ...by the task's terms in the head of each (to
 SNIPPET_ARTIFACT_BYTES = 2_000_000   # of an artifact-backed hit's full text, for its snippet
 VECTOR_CATCH_UP_LIMIT = 10_000
 LEAST_WEIGHT = 0.5              # in a snippet, of a query word the index does not hold (IDFs run ~1-12)
+_BM25 = attrgetter("bm25")
 
 
 class Recaller:
@@ -238,7 +240,7 @@ class Recaller:
             # the turn next to a match can be lifted by it. With the query's
             # terms, the same query measures what every candidate holds of
             # them (measure() then skips those).
-            anchors = sorted(cands.values(), key=lambda c: -c.bm25)[:NEIGHBOUR_ANCHORS]
+            anchors = sorted(cands.values(), key=_BM25, reverse=True)[:NEIGHBOUR_ANCHORS]   # stable: ties keep their order
             for h in self.fulltext.neighbours([c.gp for c in anchors], 2, filters, held=held,
                                               also=[c.gp for c in cands.values()] if held else (),
                                               seqs=[s for s in near if s not in cands] if fold else ()):
@@ -258,20 +260,19 @@ class Recaller:
         """What the indexes say of each candidate against the query: the IDF
         of the query terms it holds, and its cosine to the query when it has
         a vector."""
-        todo = [seq for seq, c in cands.items() if not c.measured]
-        unheld = [seq for seq in todo if self._held.get(seq) is not cands[seq]]    # gather measured the others
+        todo = [c for c in cands.values() if not c.measured]
+        unheld = [c.seq for c in todo if self._held.get(c.seq) is not c]    # gather measured the others
         if qterms and unheld:
             held = self.fulltext.held_idf(unheld, qterms)
             for seq in unheld:
                 cands[seq].held = held.get(seq, 0.0)
         if qvec is not None:
             from stores.vectors import EMBED_KINDS, MIN_CHARS
-            missing = [seq for seq in todo if cands[seq].cosine is None and cands[seq].kind in EMBED_KINDS
-                       and cands[seq].chars >= MIN_CHARS]
+            missing = [c.seq for c in todo if c.cosine is None and c.kind in EMBED_KINDS and c.chars >= MIN_CHARS]
             for seq, v in self.vectors.vectors_for(missing).items():
                 cands[seq].cosine = float(v @ qvec)
-        for seq in todo:
-            cands[seq].measured = True
+        for c in todo:
+            c.measured = True
 
     def rank(self, cands: dict[int, Candidate], q: RecallQuery, named: set[int],
              qterms: list[QueryTerm]) -> list[Candidate]:
