@@ -345,8 +345,8 @@ class SegmentReader:
             f = self._file(first_seq)
             line = os.pread(f.fileno(), self.FIRST_READ, offset)
             end = line.find(b"\n")
-            while end < 0:
-                more = os.pread(f.fileno(), max(len(line), _READ_CHUNK), offset + len(line))
+            while end < 0:      # a long line: read as much again each time (one MiB at once cost every such hit a MiB copy)
+                more = os.pread(f.fileno(), min(len(line), _READ_CHUNK), offset + len(line))
                 if not more:
                     break
                 end = more.find(b"\n")
