@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from trace_cli.global_options import GLOBAL_FLAGS, GLOBAL_WITH_VALUE
 from trace_cli.recall_answer import DEFAULTS
 
 
@@ -44,7 +45,9 @@ VALUES: dict[str, tuple[str, Callable]] = {
     "--queries": ("queries", str), "--budget": ("budget", _at_least_one), "--window": ("window", _at_least_one),
 }
 FLAGS = {"--rerank": "rerank", "--block": "block", "--json": "json"}
-GLOBAL_FLAGS = ("--quiet", "-q")         # global options, anywhere on the line, as trace_cli/global_options.py moves them
+# The global options, anywhere on the line, as trace_cli/global_options.py
+# moves them for Click (`-q` too: recall has no -q of its own).
+QUIET = (*GLOBAL_FLAGS, "-q")
 
 
 def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
@@ -60,8 +63,8 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
             arg = argv[i]
             arg.encode("utf-8")              # not UTF-8: the full CLI names it
             name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-            if name == "--store" or name in VALUES:
-                if not seen_command and name != "--store":
+            if name in GLOBAL_WITH_VALUE or name in VALUES:
+                if not seen_command and name not in GLOBAL_WITH_VALUE:
                     return None
                 if eq:
                     value, i = attached, i + 1
@@ -69,7 +72,7 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
                     value, i = argv[i + 1], i + 2
                 else:
                     return None
-                if name == "--store":
+                if name in GLOBAL_WITH_VALUE:         # --store, the one there is
                     store = value
                     continue
                 key, read = VALUES[name]
@@ -80,7 +83,7 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
                 continue
             if eq:
                 return None                  # a flag given a value
-            if arg in GLOBAL_FLAGS:
+            if arg in QUIET:
                 quiet = True
             elif arg in FLAGS and seen_command:
                 if FLAGS[arg] == "json":
