@@ -119,8 +119,9 @@ def test_a_writer_killed_mid_ingest_loses_and_doubles_nothing_on_reingest(tmp_pa
     assert found.returncode == 0 and b"config_3999_3.yaml" in found.stdout
 
 
-def test_a_closed_stdout_is_one_line_not_a_traceback(tmp_path):
-    run = subprocess.run(f"{sys.executable} -m trace_cli stats >&-", shell=True, env=_env(tmp_path / "home"),
+@pytest.mark.parametrize("command", ["stats", "recall deploy"])      # recall: its quick path, without Typer
+def test_a_closed_stdout_is_one_line_not_a_traceback(tmp_path, command):
+    run = subprocess.run(f"{sys.executable} -m trace_cli {command} >&-", shell=True, env=_env(tmp_path / "home"),
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert run.stderr == "trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n"
