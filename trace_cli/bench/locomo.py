@@ -25,9 +25,6 @@ import re
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Collection, TypeVar
-
-T = TypeVar("T")
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
 
@@ -125,7 +122,7 @@ def score(questions: list[dict], hits: dict[str, list[dict]], k: int,
             for cat, ms in sorted(per.items())}
 
 
-def holding(evidence: str, of_text: dict[str, Collection[T]]) -> list[T]:
+def holding(evidence: str, of_text: dict) -> list:
     """What `of_text` (a normalised event text -> its sessions, or its
     seqs) holds for the events whose text is the evidence turn's, else for
     every event whose text contains it."""
