@@ -44,6 +44,9 @@ def hoist_global_options(args: list[str], root) -> list[str]:
             break
         name = arg.split("=", 1)[0]
         if name in GLOBAL_WITH_VALUE and name not in own:
+            if "=" not in arg and j + 1 == len(rest):           # moved alone, it would take the command as its value
+                from stores.errors import UsageError
+                raise UsageError(f"{arg} needs a value: {arg} DIR (the store directory)")
             if "=" in arg:
                 moved.append(arg)
                 j += 1

@@ -68,7 +68,7 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
                     return None
                 if eq:
                     value, i = attached, i + 1
-                elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+                elif i + 1 < len(argv) and (argv[i + 1] == "-" or not argv[i + 1].startswith("-")):   # `--queries -`: stdin
                     value, i = argv[i + 1], i + 2
                 else:
                     return None

