@@ -392,3 +392,23 @@ def test_an_age_older_than_time_filters_nothing_out_and_rebuilds_no_index(home):
     since = run_captured(run_quick, ["recall", "deploy", "-k", "1000", "--since", "1000000000000d"])
     assert every.code == since.code == 0 and every.err == since.err == ""       # no "index error ... rebuilding"
     assert len(since.lines()) == len(every.lines()) > 10
+
+
+@pytest.mark.parametrize("stderr", ["closed", "reader gone"])
+@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
+def test_with_no_one_reading_stderr_the_hits_and_the_exit_code_still_come(world, tmp_path, stderr, quick):
+    """`2>&-`, or a stderr pipe whose reader left: a note that cannot be
+    written does not stop the command (it once exited 1, or 0 with stdout
+    silenced and the hits lost)."""
+    env = _process_env(world, tmp_path, quick)
+    results = []
+    for args in (["recall", LONG, "-k", "2", "--mode", "fulltext"], ["recall", "the of and"]):
+        read, write = os.pipe()
+        os.close(read)
+        closing = (lambda: os.close(2)) if stderr == "closed" else None
+        done = subprocess.run([sys.executable, "-c", PROBE, *args], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              stderr=write, preexec_fn=closing, env=env, cwd=REPO, timeout=120)
+        os.close(write)
+        results.append((done.returncode, len(done.stdout.splitlines())))
+    assert results == [(0, 2), (3, 0)]
+    assert (Path(env["PARITY_PROBE"]).read_text() == "True") is not quick
