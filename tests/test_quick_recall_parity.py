@@ -56,6 +56,9 @@ def world(tmp_path_factory):
     for name, text in files.items():
         (root / f"{name[1:]}.jsonl").write_text(text)
         paths[name] = str(root / f"{name[1:]}.jsonl")
+    empty = Store(root / "empty-store")                  # a store with no event in it yet
+    list(empty.ingest([paths["@empty"]]))
+    paths["@emptystore"] = str(empty.dir)
     return paths
 
 
@@ -177,7 +180,11 @@ BATTERY: list[tuple[list[str], str, int]] = [
     (["recall", "deploy", "--store", "@store"], QUICK, 0),
     (["recall", "deploy", "--store=@nostore"], QUICK, 1),
     (["--store", "@nostore", "recall", "deploy", "--store", "@store"], QUICK, 0),
-    (["--store", "recall", "recall", "deploy"], QUICK, 1),                # a store named "recall": not there
+    (["--store", "recall", "recall", "deploy"], QUICK, 1),
+    (["--store", "@emptystore", "recall", "deploy"], QUICK, 3),
+    (["--store", "-", "recall", "deploy"], QUICK, 1),
+    (["recall", "deploy", "--session", "-"], QUICK, 1),
+    (["recall", "deploy", "--mode", "-"], QUICK, 2),                # a store named "recall": not there
     (["-q", "recall", "the of and"], QUICK, 3),
     (["recall", "the of and", "--quiet"], QUICK, 3),
     (["recall", "zebra quux", "--mode", "fulltext", "-q"], QUICK, 3),
@@ -385,6 +392,22 @@ def test_a_queries_file_names_each_bad_line_and_why(home):
 def test_a_usage_error_is_one_line_naming_the_fix(home, args, said):
     run = run_captured(full_main, args)
     assert run.code == 2 and run.out == "" and run.err.startswith(f"trace: error: {said}") and run.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--store", "@emptystore", "recall", "deploy"], "the store at @emptystore holds no events yet; add transcripts "
+                                                     "with `trace ingest PATH`"),
+    (["recall", "deploy", "--min-score", "0.999"],                                # hybrid already: not "--mode hybrid"
+     "no hit scored 0.999 or more; try other words, --hops 2 or a lower --min-score"),
+    (["recall", "zebra quux", "--mode", "fulltext"], "no hits for 'zebra quux'; try other words or --mode hybrid"),
+    (["recall", "deploy", "--min-score", "0.999", "--hops", "2"],
+     "no hit scored 0.999 or more; try other words or a lower --min-score"),
+    (["recall", "zebra quux", "--mode", "fulltext", "--kind", "user", "--since", "3d"],
+     "no hits for 'zebra quux'; widen --kind, --since"),
+], ids=["empty-store", "hybrid", "fulltext", "min-score-hops-2", "filters"])
+def test_nothing_found_says_what_to_try_that_was_not_tried(home, args, said):
+    run = run_captured(run_quick, _argv(args, home))
+    assert run.code == 3 and run.out == "" and run.err.startswith("trace: error: " + _argv([said], home)[0])
 
 
 def test_an_age_older_than_time_filters_nothing_out_and_rebuilds_no_index(home):

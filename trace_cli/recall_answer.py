@@ -39,7 +39,7 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
         out.warn(w)
     hits = result.hits
     if not hits:
-        raise NoResult(_nothing(result.asked))
+        raise NoResult(_nothing(result.asked, store))
     if block:
         cap = max(min(budget, window // 10), 0)
         text = result.block(cap)
@@ -54,14 +54,25 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
     return 0
 
 
-def _nothing(q) -> str:
-    """Why a recall returned nothing, naming what to try."""
+def _nothing(q, store=None) -> str:
+    """Why a recall returned nothing, naming what to try (only what was
+    not tried already)."""
+    if store is not None and _empty(store):
+        return f"the store at {store.dir} holds no events yet; add transcripts with `trace ingest PATH`"
+    other = ["other words"] + (["--mode hybrid"] if q.mode != "hybrid" else [])
     if q.min_score is not None:
-        return f"no hit scored {q.min_score} or more; try other words, --mode hybrid, --hops 2 or a lower --min-score"
+        tries = [*other, *(["--hops 2"] if q.hops == 1 else []), "a lower --min-score"]
+        return f"no hit scored {q.min_score} or more; try {', '.join(tries[:-1])} or {tries[-1]}"
     narrowed = [name for name, v in (("--session", q.session), ("--kind", q.kinds), ("--since", q.since),
                                      ("--until", q.until)) if v]
-    hint = f"widen {', '.join(narrowed)}" if narrowed else "try other words or --mode hybrid"
+    hint = f"widen {', '.join(narrowed)}" if narrowed else f"try {' or '.join(other)}"
     return f"no hits for {q.query[:60]!r}; {hint}"
+
+
+def _empty(store) -> bool:
+    """Whether the store's log holds no event (read only when nothing was found)."""
+    from stores.segments import tail_seq
+    return tail_seq(store.segments_dir) == 0
 
 
 def _batch(store, source: str, base: dict, out) -> int:
