@@ -104,7 +104,9 @@ BATTERY: list[tuple[list[str], str, int]] = [
     (["recall", "deploy", "--mode", ""], QUICK, 2),
     # --json, and JSON Lines when piped anyway
     (["recall", "deploy", "--json", "--json"], QUICK, 0),
-    (["--json", "recall", "deploy"], FULL, 2),                        # not a global option: Click's usage error
+    (["--json", "recall", "deploy"], QUICK, 0),                       # before the command, as the user meant
+    (["-q", "--json", "--store", "@store", "recall", "-k", "2", "deploy"], QUICK, 0),
+    (["--json", "recall", "--", "-k"], FULL, 0),
     (["recall", "deploy", "--json=1"], FULL, 2),
     # --min-score: in range, nothing clearing it, out of range, not a number
     (["recall", "deploy", "--min-score", "0"], QUICK, 0),

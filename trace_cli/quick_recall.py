@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from trace_cli.global_options import GLOBAL_FLAGS, GLOBAL_WITH_VALUE
+from trace_cli.global_options import COMMAND_FLAG, GLOBAL_FLAGS, GLOBAL_WITH_VALUE
 from trace_cli.recall_answer import DEFAULTS
 
 
@@ -85,7 +85,7 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
                 return None                  # a flag given a value
             if arg in QUIET:
                 quiet = True
-            elif arg in FLAGS and seen_command:
+            elif arg in FLAGS and (seen_command or arg == COMMAND_FLAG):     # `trace --json recall x` too
                 if FLAGS[arg] == "json":
                     json_out = True
                 else:
