@@ -13,6 +13,7 @@ value Click refuses) is the full CLI's alone."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import pty
@@ -436,4 +437,21 @@ def test_with_no_one_reading_stderr_the_hits_and_the_exit_code_still_come(world,
         os.close(write)
         results.append((done.returncode, len(done.stdout.splitlines())))
     assert results == [(0, 2), (3, 0)]
+    assert (Path(env["PARITY_PROBE"]).read_text() == "True") is not quick
+
+
+@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
+def test_a_reader_that_leaves_early_is_no_error_on_either_path(world, tmp_path, quick):
+    """`trace recall … | head -1`: more hits than a pipe holds, the reader
+    gone after the first line; exit 0 and nothing on stderr."""
+    env = _process_env(world, tmp_path, quick)
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)        # one page: the ~45 kB of hits cannot all fit
+    proc = subprocess.Popen([sys.executable, "-c", PROBE, "recall", "payments timeout", "-k", "1000", "--mmr", "0.9"],
+                            stdout=write, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=REPO)
+    os.close(write)
+    with open(read, "rb") as out:
+        first = out.readline()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0 and err == b"" and json.loads(first)["rank"] == 1
     assert (Path(env["PARITY_PROBE"]).read_text() == "True") is not quick
