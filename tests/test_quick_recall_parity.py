@@ -379,8 +379,11 @@ def test_a_queries_file_names_each_bad_line_and_why(home):
     assert said[7] == 'need an object with a string "query"'
     assert said[9] == '"kind" must be a string or a list of strings'
     assert said[10] == '"rerank" must be true or false, not 1'
-    assert run.code == 1 and run.err.endswith("6 malformed line(s) in " + home["@bad"] + " (reported above); "
-                                              "the other 3 were answered\n")
+    assert run.code == 1 and run.err.endswith("6 malformed lines in " + home["@bad"] + " (reported above); "
+                                              "the 3 others were answered\n")
+    alone = run_captured(run_quick, ["recall", "--queries", "-"], b'{"query": "x", "k": 0}\n')
+    assert alone.code == 1 and alone.err == ("stdin: line 1: -k 0: give how many hits to return, at least 1\n"
+                                             "trace: error: 1 malformed line in stdin (reported above)\n")
 
 
 @pytest.mark.parametrize("args,said", [

@@ -118,7 +118,8 @@ def _batch(store, source: str, base: dict, out) -> int:
             else:
                 out.note(f"{name}: line {n}: {_nothing(result.asked)}")
     if malformed:
-        raise TraceError(f"{malformed} malformed line(s) in {name} (reported above); the other {asked} were answered")
+        answered = f"; the {asked} other{'s were' if asked != 1 else ' was'} answered" if asked else ""
+        raise TraceError(f"{malformed} malformed line{'s' if malformed != 1 else ''} in {name} (reported above){answered}")
     if not any_hit:
         raise NoResult(f"no query in {name} got a hit" if asked else f"no query in {name}")
     return 0

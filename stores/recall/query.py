@@ -66,17 +66,18 @@ class RecallQuery:
         if self.mode not in MODES:
             raise UsageError(f"unknown --mode {self.mode!r}; choose one of: {', '.join(MODES)}")
         if self.hops not in (1, 2):
-            raise UsageError("--hops is 1 or 2")
+            raise UsageError(f"--hops {self.hops}: give 1, or 2 to also follow the identifiers the first hop found")
         if self.k < 1:
-            raise UsageError("-k must be at least 1")
+            raise UsageError(f"-k {self.k}: give how many hits to return, at least 1")
         self.k = min(self.k, MAX_K)
         for kind in self.kinds or ():
             if kind not in KINDS:
                 raise UsageError(f"unknown --kind {kind!r}; valid kinds: {', '.join(KINDS)}")
         if not 0.0 <= self.mmr <= 1.0:
-            raise UsageError("--mmr is a λ between 0 (all diversity) and 1 (relevance only)")
+            raise UsageError(f"--mmr {self.mmr}: give a λ between 0 (all diversity) and 1 (relevance only, the default)")
         if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
-            raise UsageError("--min-score is a probability between 0 and 1 (0.5: more likely right than not)")
+            raise UsageError(f"--min-score {self.min_score}: give a probability between 0 and 1 (0.5 keeps the hits "
+                             f"of a query more likely answered than not)")
         for name in ("since", "until"):
             value = getattr(self, name)
             if value is not None and parse_time(value) is None:
