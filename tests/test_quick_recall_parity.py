@@ -165,6 +165,11 @@ BATTERY: list[tuple[list[str], str, int]] = [
     (["recall", "deploy", "--kind", "task_state"], QUICK, 0),
     (["recall", "deploy", "--kind", "bogus"], QUICK, 2),
     (["recall", "deploy", "--kind", ""], QUICK, 2),
+    # every option in its --name=value form, and a repeated one (the last wins)
+    (["recall", "deploy", "--session=5b1f", "--since=3650d", "--until=2099-01-01", "--hops=2", "--mmr=0.9",
+      "--mode=fulltext", "--mode=hybrid", "--kind=assistant", "--top=4", "--min-score=0"], QUICK, 0),
+    (["recall", "payments timeout", "--block", "--budget=500", "--window=100000"], QUICK, 0),
+    (["recall", "--queries", "@bad", "--queries=@good"], QUICK, 0),
     # --block, --budget, --window, --mmr
     (["recall", "payments timeout", "--block"], QUICK, 0),
     (["recall", "payments timeout", "--block", "--budget", "1"], QUICK, 3),
