@@ -23,10 +23,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import Run, run_captured
+from trace_cli import app_state
 from trace_cli.app import main as full_main
-from trace_cli.quick_recall import run_quick
+from trace_cli.commands import recall as recall_command
+from trace_cli.quick_recall import parse, run_quick
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
@@ -463,3 +467,76 @@ def test_a_reader_that_leaves_early_is_no_error_on_either_path(world, tmp_path, 
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 0 and err == b"" and json.loads(first)["rank"] == 1
     assert (Path(env["PARITY_PROBE"]).read_text() == "True") is not quick
+
+
+# -- generated command lines: what the quick parser reads, Click reads the same -----------------------
+
+_WITH_VALUE = ["-k", "--top", "--session", "-s", "--kind", "--since", "--until", "--mode", "--hops", "--min-score",
+               "--mmr", "--queries", "--budget", "--window", "--store"]
+_FLAGS = ["--rerank", "--block", "--json", "--quiet", "-q"]
+_ODD = ["--", "-", "-h", "--bogus", "-k5", "-x", "--json=1", "-s=5b1f", "--store", "deploy"]
+_PLAIN = ["3", "2", "1_0", " 3", "\u0663", "x", "", "fulltext", "user", "2026-01-01", "3d", "0.5", "inf", "1e400",
+          "5b1f", "recall", "a=b", "deploy token", "=", "-"]
+_AWKWARD = ["0", "-1", "\u00b2", "nan", "-0.5", "--store", "--json", "-h"]
+_VALUE = st.one_of(st.sampled_from(_PLAIN), st.sampled_from(_PLAIN), st.sampled_from(_AWKWARD))
+
+
+def _option(name: str, value: str, joined: bool) -> list[str]:
+    return [f"{name}={value}"] if joined and name.startswith("--") else [name, value]
+
+
+# What a user types: options with their values (either form) and flags, the
+# query somewhere among them, now and then an odd token; global options in front.
+_UNIT = st.one_of(
+    st.builds(_option, st.sampled_from(_WITH_VALUE), _VALUE, st.booleans()),
+    st.builds(_option, st.sampled_from(_WITH_VALUE), _VALUE, st.booleans()),
+    st.builds(lambda f: [f], st.sampled_from(_FLAGS)),
+    st.builds(lambda o: [o], st.sampled_from(_ODD)),
+)
+_GLOBAL = st.one_of(st.builds(_option, st.just("--store"), _VALUE, st.booleans()),
+                    st.sampled_from([["-q"], ["--quiet"], ["--json"], ["-k", "3"], ["--"]]))
+
+
+def _line(units: list[list[str]]) -> list[str]:
+    return [token for unit in units for token in unit]
+
+
+@st.composite
+def _after(draw) -> list[str]:
+    units = draw(st.lists(_UNIT, max_size=5))
+    query = draw(st.one_of(st.none(), st.sampled_from(_PLAIN)))
+    if query is not None:
+        units.insert(draw(st.integers(0, len(units))), [query])
+    return _line(units)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(before=st.lists(_GLOBAL, max_size=2).map(_line), after=_after())
+def test_a_line_the_quick_parser_reads_is_read_the_same_by_click(before, after):
+    """The parse alone, over lines built from recall's options and awkward
+    values: whatever the quick parser takes, Click takes too, with the
+    same global options and the same value for every option."""
+    args = [*before, "recall", *after]
+    parsed = parse(args)
+    event("the quick path reads it" if parsed is not None else "left to the full CLI")
+    if parsed is None:
+        return                                                  # the full CLI's alone: nothing to compare
+    seen = {}
+
+    def record(ctx, json_mode=False, **_):
+        state = app_state.state(ctx)
+        seen["globals"] = (state.store_path, state.quiet, json_mode)
+        return None, None
+
+    def answered(out, store, query, **options):
+        seen["options"] = {"query": query, **options}
+        return 0
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(app_state, "opened", record)
+        patch.setattr(recall_command, "answer", answered)
+        full = run_captured(full_main, args)
+    store, quiet, json_out, options = parsed
+    assert full.code == 0 and full.err == "", (args, full.err)
+    assert seen["globals"] == (store, quiet, json_out), args
+    assert seen["options"] == options, args
