@@ -29,7 +29,7 @@ def _new_app() -> typer.Typer:
         help=("TRACE: a lossless memory substrate for LLM agents. Every event an agent saw goes into an "
               "append-only, hash-chained log; large tool output into a content-addressed artifact store. "
               "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace). "
-              "Global options may come before or after the command."),
+              "Global options may come before or after the command, and a command's --json before it."),
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

@@ -6,8 +6,9 @@ here and runs the same code as the command (trace_cli/recall_answer.py);
 anything else (--help, an unknown option, a value Click would refuse, `--`,
 a combined short flag) returns None and goes to the full CLI, which says
 what is wrong in its own words. tests/test_quick_recall.py checks that
-this table matches the command's options and that both paths print the
-same bytes and exit with the same code."""
+this table matches the command's options; tests/test_quick_recall_parity.py
+runs the same lines through both paths (TRACE_QUICK_RECALL=0 rules this
+one out) and holds them to the same exit code, stdout and stderr."""
 from __future__ import annotations
 
 import math
