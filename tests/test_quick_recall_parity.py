@@ -298,7 +298,7 @@ PROBE = ("import os, sys\nfrom trace_cli.entry import main\ncode = main()\n"
 
 def _process_env(world: dict, tmp_path: Path, quick: bool) -> dict:
     env = dict(os.environ, TRACE_HOME=world["@store"], TRACE_SERVE="0", COLUMNS="150", LINES="50",
-               TERM="xterm-256color", PARITY_PROBE=str(tmp_path / f"probe-{quick}"))
+               TERM="xterm-256color", PYTHONIOENCODING="utf-8", PARITY_PROBE=str(tmp_path / f"probe-{quick}"))
     env.pop("NO_COLOR", None)
     if not quick:
         env["TRACE_QUICK_RECALL"] = "0"
