@@ -3,9 +3,11 @@ quick_recall.py, no Typer) and the full CLI (trace_cli/app.py). Whichever
 one reads an argv, the user must see the same exit code, the same stdout
 bytes and the same stderr. Each argv of the battery below is run through
 both entry functions in this process (stdout is a pipe there: JSON
-Lines), against one small store built from sample_sessions/; a few are
-run again as real processes, piped and on a terminal, with
-TRACE_QUICK_RECALL=0 (trace_cli/entry.py) forcing the full CLI.
+Lines), against a small store built from sample_sessions/
+(tests/recall_world.py); generated lines check the parse alone; and
+tests/test_quick_recall_processes.py runs real processes, piped and on a
+terminal, with TRACE_QUICK_RECALL=0 (trace_cli/entry.py) forcing the full
+CLI.
 
 The battery also says which path takes each argv: the quick one must
 stay in use for plain lines, and anything it declines (help, `--`, a
@@ -13,73 +15,29 @@ value Click refuses) is the full CLI's alone."""
 from __future__ import annotations
 
 import errno
-import fcntl
-import json
-import os
-import pty
-import select
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import Run, run_captured
+from tests.recall_world import LONG, argv as _argv, build_world
 from trace_cli import app_state
 from trace_cli.app import main as full_main
 from trace_cli.commands import recall as recall_command
 from trace_cli.quick_recall import parse, run_quick
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "sample_sessions"
-LONG = "payments timeout checkout " * 500          # 13,000 characters: searched as its first 2,000, with a note
-
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """A store of sample_sessions/, its indexes built (so no first-run note
-    differs between two runs), and the --queries files the battery names."""
-    root = tmp_path_factory.mktemp("parity")
-    from stores.store import Store
-    store = Store(root / "store")
-    list(store.ingest([str(SAMPLES)]))
-    for mode in ("fulltext", "vector", "hybrid"):
-        store.recall("deploy", mode=mode)
-    files = {
-        "@good": '{"id": "a", "query": "payments timeout"}\n{"id": "b", "query": "release tarball checksum", "k": 2}\n',
-        "@bad": ('{"query": "payments timeout"}\n{"query": "the of"}\nnot json\n\n{"id": 3, "query": "x", "k": 0}\n'
-                 '{"query": "deploy", "k": "3"}\n[1]\n{"query": "zebra quux", "mode": "fulltext"}\n'
-                 '{"query": "deploy", "kind": ["user", 7]}\n{"query": "deploy", "rerank": 1}\n'),
-        "@empty": "",
-        "@blank": "\n\n",
-        "@nohit": '{"query": "zebra quux", "mode": "fulltext"}\n',
-    }
-    paths = {"@store": str(root / "store"), "@nostore": str(root / "no-store"), "@missing": str(root / "missing.jsonl"),
-             "@dir": str(root)}
-    for name, text in files.items():
-        (root / f"{name[1:]}.jsonl").write_text(text)
-        paths[name] = str(root / f"{name[1:]}.jsonl")
-    empty = Store(root / "empty-store")                  # a store with no event in it yet
-    list(empty.ingest([paths["@empty"]]))
-    paths["@emptystore"] = str(empty.dir)
-    return paths
+    return build_world(tmp_path_factory.mktemp("parity"))
 
 
 @pytest.fixture()
 def home(world, monkeypatch):
     monkeypatch.setenv("TRACE_HOME", world["@store"])
     return world
-
-
-def _argv(template: list[str], world: dict) -> list[str]:
-    out = []
-    for arg in template:
-        for name in sorted(world, key=len, reverse=True):
-            arg = arg.replace(name, world[name])
-        out.append(arg)
-    return out
 
 
 # (argv, the path that reads it, the exit code). "@name" is a path from `world`.
@@ -288,185 +246,6 @@ def test_an_exception_inside_recall_ends_alike_on_both_paths(home, monkeypatch, 
     quick, full = _both(["recall", "deploy"])
     assert quick is not None and (quick.code, quick.out, quick.err) == (full.code, full.out, full.err)
     assert full.code == code and full.err.startswith(said) and full.out == ""
-
-
-# -- real processes: piped stdout (JSON Lines), a terminal (a Rich table) -------------------------------
-
-PROBE = ("import os, sys\nfrom trace_cli.entry import main\ncode = main()\n"
-         "open(os.environ['PARITY_PROBE'], 'w').write(str('typer' in sys.modules))\nsys.exit(code)\n")
-
-
-def _process_env(world: dict, tmp_path: Path, quick: bool) -> dict:
-    env = dict(os.environ, TRACE_HOME=world["@store"], TRACE_SERVE="0", COLUMNS="150", LINES="50",
-               TERM="xterm-256color", PYTHONIOENCODING="utf-8", PARITY_PROBE=str(tmp_path / f"probe-{quick}"))
-    env.pop("NO_COLOR", None)
-    if not quick:
-        env["TRACE_QUICK_RECALL"] = "0"
-    return env
-
-
-def _process(args: list[str], env: dict, tty: bool) -> tuple[int, bytes, bytes, bool]:
-    """(exit code, stdout, stderr, whether Typer was loaded) of `trace ARGS`
-    in a new process, its stdout a pipe or a pseudo-terminal."""
-    cmd = [sys.executable, "-c", PROBE, *args]
-    if not tty:
-        done = subprocess.run(cmd, capture_output=True, env=env, cwd=REPO, stdin=subprocess.DEVNULL, timeout=120)
-        out, err, code = done.stdout, done.stderr, done.returncode
-    else:
-        master, slave = pty.openpty()
-        proc = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=REPO)
-        os.close(slave)
-        chunks = []
-        while True:
-            ready, _, _ = select.select([master], [], [], 120)
-            if not ready:
-                break
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:                  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(master)
-        err = proc.stderr.read()
-        code = proc.wait(timeout=120)
-        out = b"".join(chunks)
-    return code, out, err, Path(env["PARITY_PROBE"]).read_text() == "True"
-
-
-PROCESS_CASES = [
-    (["recall", "payments timeout", "-k", "3"], False),
-    (["recall", "payments timeout", "--block", "--budget", "300"], False),
-    (["recall", "--queries", "@bad", "-k", "1"], False),
-    (["recall", "the of and"], False),
-    (["--store", "@nostore", "recall", "deploy"], False),
-    (["recall", LONG, "-k", "2", "--mode", "fulltext"], False),
-    (["recall", "payments timeout", "-k", "3"], True),
-    (["recall", "payments timeout", "-k", "3", "--json"], True),
-    (["recall", "zebra quux", "--mode", "fulltext"], True),
-]
-
-
-@pytest.mark.parametrize("template,tty", PROCESS_CASES,
-                         ids=[f"{'tty' if t else 'pipe'}: {' '.join(a)[:50]}" for a, t in PROCESS_CASES])
-def test_a_real_process_prints_the_same_bytes_on_both_paths(world, tmp_path, template, tty):
-    args = _argv(template, world)
-    code, out, err, typer_loaded = _process(args, _process_env(world, tmp_path, quick=True), tty)
-    full = _process(args, _process_env(world, tmp_path, quick=False), tty)
-    assert not typer_loaded and full[3], "the first run must take the quick path, the second the full CLI"
-    assert (code, out, err) == full[:3]
-    if code == 0 and (not tty or "--json" in args) and "--block" not in args:     # JSON Lines, one hit a line
-        assert out and all("score" in json.loads(line) for line in out.splitlines())
-    if tty and "--json" not in args and code == 0:
-        assert b"\xe2\x94" in out and b"score" in out         # a Rich table (box drawing), not JSON
-
-
-def test_the_quick_path_can_be_ruled_out(world, tmp_path):
-    env = _process_env(world, tmp_path, quick=False)
-    assert _process(["recall", "payments timeout", "-k", "1"], env, tty=False)[3] is True
-
-
-# -- what the user reads: --help and the one-line errors -------------------------------------------------
-
-def test_recall_help_names_the_install_the_kinds_and_what_each_mode_does():
-    shown = run_captured(full_main, ["recall", "--help"])
-    text = " ".join(shown.out.replace("│", " ").split())
-    assert shown.code == 0
-    assert "make install-rerank" in text and "pip install '.'" not in text      # Rich once ate "[rerank]"
-    assert "tool_result" in text and "task_state" in text                     # --kind lists the kinds
-    assert "fulltext: words and exact tokens only" in text
-    assert "- reads stdin" in text and "N [x>=1]" in text
-
-
-def test_a_queries_file_names_each_bad_line_and_why(home):
-    run = run_captured(run_quick, ["recall", "--queries", home["@bad"]])
-    said = {int(line.split(": line ")[1].split(":")[0]): line.split(": ", 2)[2]
-            for line in run.err.splitlines() if ": line " in line}
-    assert said[3].startswith("not JSON (")
-    assert said[6] == '"k" must be an integer, not "3"'
-    assert said[7] == 'need an object with a string "query"'
-    assert said[9] == '"kind" must be a string or a list of strings'
-    assert said[10] == '"rerank" must be true or false, not 1'
-    assert run.code == 1 and run.err.endswith("6 malformed lines in " + home["@bad"] + " (reported above); "
-                                              "the 3 others were answered\n")
-    alone = run_captured(run_quick, ["recall", "--queries", "-"], b'{"query": "x", "k": 0}\n')
-    assert alone.code == 1 and alone.err == ("stdin: line 1: -k 0: give how many hits to return, at least 1\n"
-                                             "trace: error: 1 malformed line in stdin (reported above)\n")
-
-
-@pytest.mark.parametrize("args,said", [
-    (["recall"], 'say what to recall: trace recall "docker ssl error", or --queries FILE for many'),
-    (["recall", ""], "empty query: say what to recall"),
-    (["recall", "deploy", "--session", ""], "--session is empty: give a session id or a unique prefix"),
-    (["recall", "--queries", ""], "--queries needs a file"),
-    (["recall", "deploy", "--store"], "--store needs a value: --store DIR"),
-    (["recall", "deploy", "-k"], "Option '-k' requires an argument. (see `trace recall --help`)"),
-    (["recall", "deploy", "--since", "\u00b2d"], "--since '\u00b2d' is not a time"),
-], ids=["nothing", "empty", "empty-session", "empty-queries", "store-without-dir", "k-without-value", "odd-digit"])
-def test_a_usage_error_is_one_line_naming_the_fix(home, args, said):
-    run = run_captured(full_main, args)
-    assert run.code == 2 and run.out == "" and run.err.startswith(f"trace: error: {said}") and run.err.count("\n") == 1
-
-
-@pytest.mark.parametrize("args,said", [
-    (["--store", "@emptystore", "recall", "deploy"], "the store at @emptystore holds no events yet; add transcripts "
-                                                     "with `trace ingest PATH`"),
-    (["recall", "deploy", "--min-score", "0.999"],                                # hybrid already: not "--mode hybrid"
-     "no hit scored 0.999 or more; try other words, --hops 2 or a lower --min-score"),
-    (["recall", "zebra quux", "--mode", "fulltext"], "no hits for 'zebra quux'; try other words or --mode hybrid"),
-    (["recall", "deploy", "--min-score", "0.999", "--hops", "2"],
-     "no hit scored 0.999 or more; try other words or a lower --min-score"),
-    (["recall", "zebra quux", "--mode", "fulltext", "--kind", "user", "--since", "3d"],
-     "no hits for 'zebra quux'; widen --kind, --since"),
-], ids=["empty-store", "hybrid", "fulltext", "min-score-hops-2", "filters"])
-def test_nothing_found_says_what_to_try_that_was_not_tried(home, args, said):
-    run = run_captured(run_quick, _argv(args, home))
-    assert run.code == 3 and run.out == "" and run.err.startswith("trace: error: " + _argv([said], home)[0])
-
-
-def test_an_age_older_than_time_filters_nothing_out_and_rebuilds_no_index(home):
-    every = run_captured(run_quick, ["recall", "deploy", "-k", "99999999999999999999999"])
-    since = run_captured(run_quick, ["recall", "deploy", "-k", "1000", "--since", "1000000000000d"])
-    assert every.code == since.code == 0 and every.err == since.err == ""       # no "index error ... rebuilding"
-    assert len(since.lines()) == len(every.lines()) > 10
-
-
-@pytest.mark.parametrize("stderr", ["closed", "reader gone"])
-@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
-def test_with_no_one_reading_stderr_the_hits_and_the_exit_code_still_come(world, tmp_path, stderr, quick):
-    """`2>&-`, or a stderr pipe whose reader left: a note that cannot be
-    written does not stop the command (it once exited 1, or 0 with stdout
-    silenced and the hits lost)."""
-    env = _process_env(world, tmp_path, quick)
-    results = []
-    for args in (["recall", LONG, "-k", "2", "--mode", "fulltext"], ["recall", "the of and"]):
-        read, write = os.pipe()
-        os.close(read)
-        closing = (lambda: os.close(2)) if stderr == "closed" else None
-        done = subprocess.run([sys.executable, "-c", PROBE, *args], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                              stderr=write, preexec_fn=closing, env=env, cwd=REPO, timeout=120)
-        os.close(write)
-        results.append((done.returncode, len(done.stdout.splitlines())))
-    assert results == [(0, 2), (3, 0)]
-    assert (Path(env["PARITY_PROBE"]).read_text() == "True") is not quick
-
-
-@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
-def test_a_reader_that_leaves_early_is_no_error_on_either_path(world, tmp_path, quick):
-    """`trace recall … | head -1`: more hits than a pipe holds, the reader
-    gone after the first line; exit 0 and nothing on stderr."""
-    env = _process_env(world, tmp_path, quick)
-    read, write = os.pipe()
-    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)        # one page: the ~45 kB of hits cannot all fit
-    proc = subprocess.Popen([sys.executable, "-c", PROBE, "recall", "payments timeout", "-k", "1000", "--mmr", "0.9"],
-                            stdout=write, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=REPO)
-    os.close(write)
-    with open(read, "rb") as out:
-        first = out.readline()
-    err = proc.stderr.read()
-    assert proc.wait(timeout=120) == 0 and err == b"" and json.loads(first)["rank"] == 1
-    assert (Path(env["PARITY_PROBE"]).read_text() == "True") is not quick
 
 
 # -- generated command lines: what the quick parser reads, Click reads the same -----------------------
