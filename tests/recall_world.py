@@ -1,10 +1,13 @@
 """The small world the recall parity tests run in: a store built from
 sample_sessions/ (its indexes built, so no first-run note differs between
 two runs), an empty store, and the --queries files they name. "@name" in
-a command line stands for one of its paths."""
+a command line stands for one of its paths. A test module imports the
+`world` and `home` fixtures from here."""
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
@@ -46,3 +49,16 @@ def argv(template: list[str], world: dict) -> list[str]:
             arg = arg.replace(name, world[name])
         out.append(arg)
     return out
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """build_world's paths, one world per test module."""
+    return build_world(tmp_path_factory.mktemp("recall-world"))
+
+
+@pytest.fixture()
+def home(world, monkeypatch):
+    """The world, its store the default one (TRACE_HOME)."""
+    monkeypatch.setenv("TRACE_HOME", world["@store"])
+    return world

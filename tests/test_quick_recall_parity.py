@@ -22,22 +22,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import Run, run_captured
-from tests.recall_world import LONG, argv as _argv, build_world
+from tests.recall_world import LONG, argv as _argv, home, world  # noqa: F401 (fixtures)
 from trace_cli import app_state
 from trace_cli.app import main as full_main
 from trace_cli.commands import recall as recall_command
 from trace_cli.quick_recall import parse, run_quick
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    return build_world(tmp_path_factory.mktemp("parity"))
-
-
-@pytest.fixture()
-def home(world, monkeypatch):
-    monkeypatch.setenv("TRACE_HOME", world["@store"])
-    return world
 
 
 # (argv, the path that reads it, the exit code). "@name" is a path from `world`.

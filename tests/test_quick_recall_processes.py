@@ -16,12 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.recall_world import LONG, REPO, argv as _argv, build_world
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    return build_world(tmp_path_factory.mktemp("parity-processes"))
+from tests.recall_world import LONG, REPO, argv as _argv, world  # noqa: F401 (a fixture)
 
 
 PROBE = ("import os, sys\nfrom trace_cli.entry import main\ncode = main()\n"

@@ -6,20 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import run_captured
-from tests.recall_world import argv as _argv, build_world
+from tests.recall_world import argv as _argv, home, world  # noqa: F401 (fixtures)
 from trace_cli.app import main as full_main
 from trace_cli.quick_recall import run_quick
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    return build_world(tmp_path_factory.mktemp("recall-messages"))
-
-
-@pytest.fixture()
-def home(world, monkeypatch):
-    monkeypatch.setenv("TRACE_HOME", world["@store"])
-    return world
 
 
 def test_recall_help_names_the_install_the_kinds_and_what_each_mode_does():
