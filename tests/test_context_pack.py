@@ -159,3 +159,38 @@ def test_an_unknown_session_names_the_first_five_known(tmp_path):
     assert len(run.err.strip().splitlines()) == 1
     assert cli("context", "--session", "s6", "--budget", "2000").lines()[0]["session_id"] == "s6"
     assert cli("compact", "--session", "s", "--budget", "2000").code == 1            # ambiguous prefix
+
+
+def _many_short_tool_pairs(tmp_path, pairs: int) -> str:
+    """A session of short tool pairs whose call ids are as long as Claude
+    Code's (toolu_01 + 22 characters: about 18 tokens each)."""
+    import random
+    rng = random.Random(7)
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789"
+    messages = [{"role": "user", "content": "check every service's health endpoint"}]
+    for i in range(pairs):
+        call_id = "toolu_01" + "".join(rng.choice(alphabet) for _ in range(22))
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "Bash", "arguments": json.dumps({"command": f"curl -s svc{i}:8080/health"})}}]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
+    messages.append({"role": "user", "content": "which ones failed?"})
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(messages))
+    assert cli("ingest", str(path), "--session", "pairs").code == 0
+    return "pairs"
+
+
+def test_call_ids_count_toward_the_budget_in_every_printed_format(tmp_path):
+    session = _many_short_tool_pairs(tmp_path, 120)
+    for budget in (600, 1500, 4000):
+        text = cli("context", "--session", session, "--budget", str(budget), "--format", "text").out
+        assert count_tokens(text) <= budget, (budget, count_tokens(text))
+        sent = cli("context", "--session", session, "--budget", str(budget), "--format", "openai").lines()[0]
+        ids = sum(count_tokens(c["id"]) for m in sent for c in m.get("tool_calls") or ())
+        ids += sum(count_tokens(m["tool_call_id"]) for m in sent if m["role"] == "tool")
+        assert ids > 0
+        content = sum(count_tokens(m.get("content") or "") for m in sent)
+        calls = sum(count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"])
+                    for m in sent for c in m.get("tool_calls") or ())
+        assert content + calls + ids <= budget, (budget, content, calls, ids)
