@@ -36,7 +36,8 @@ SHOW_HELP = (
     "Read events verbatim from the log: `selector` is a seq ('812'), a range ('812..947') or an event id; "
     "`marker` is a marker's event id (returns what it evicted); `session` alone gives that session's last "
     "`tail` events. `full` replaces artifact previews with the original tool output; long text is cut at "
-    "`max_chars` with `next_offset` to continue from.")
+    "`max_chars`: one event's with `next_offset` to pass as `offset`, several events' with `more.continue_with` "
+    "(an event cut there names `truncated_at`: show it alone with that offset).")
 CONTEXT_HELP = (
     "The push pack for a session: what the model should see next within `budget` tokens (system and task "
     "state, notes, eviction markers, a recalled-context block for the latest question, the recent turns).")
@@ -70,13 +71,18 @@ class TraceTools:
 
     def show(self, selector: str | None = None, marker: str | None = None, session: str | None = None,
              tail: int | None = None, full: bool = False, offset: int = 0, max_chars: int = SHOW_MAX_CHARS) -> dict:
+        from reducers.markers import merge_ranges, show_selector
         from stores.lookup import full_text, select_events
         events = select_events(self.store, selector, session, marker, tail)
-        if full and len(events) == 1 and events[0].get("artifact"):
-            text = full_text(self.store, events[0])
+        if len(events) == 1:                     # one event: any long text is read on from `offset`
+            event = events[0]
+            whole = bool(full and event.get("artifact"))
+            text = full_text(self.store, event) if whole else event.get("text", "")
             chunk = text[offset:offset + max_chars]
             end = offset + len(chunk)
-            return {"events": [{**events[0], "text": chunk, "full": True}], "offset": offset,
+            if not whole and offset == 0 and end == len(text):
+                return {"events": [event]}
+            return {"events": [{**event, "text": chunk, **({"full": True} if whole else {})}], "offset": offset,
                     "total_chars": len(text), "next_offset": end if end < len(text) else None}
         shown, used = [], 0
         for e in events:
@@ -90,8 +96,11 @@ class TraceTools:
         out: dict[str, Any] = {"events": shown}
         if len(shown) < len(events):
             rest = events[len(shown):]
+            # exactly the events not shown yet: a covering span would also print the seqs between the
+            # selected ranges (other sessions', or events a marker did not evict)
+            runs = merge_ranges([(e["seq"], e["seq"]) for e in rest])
             out["more"] = {"events_left": len(rest),
-                           "continue_with": {"selector": f"{rest[0]['seq']}..{rest[-1]['seq']}",
+                           "continue_with": {"selector": show_selector(runs),
                                              **({"session": rest[0]["session_id"]} if marker or session else {})}}
         return out
 
@@ -150,7 +159,7 @@ def build_server(store) -> MCPServer:
         session: Annotated[str | None, Field(description="A session id (with selector: only its events).")] = None,
         tail: Annotated[int | None, Field(ge=1, description="With session alone: only the last N events.")] = None,
         full: Annotated[bool, Field(description="Artifacts' original bytes instead of previews.")] = False,
-        offset: Annotated[int, Field(ge=0, description="With full on one event: where to continue from.")] = 0,
+        offset: Annotated[int, Field(ge=0, description="With one event: where in its text to continue from.")] = 0,
         max_chars: Annotated[int, Field(ge=100, le=200_000, description="Cap on the text returned.")] = SHOW_MAX_CHARS,
     ) -> dict:
         try:
