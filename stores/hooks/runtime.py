@@ -46,9 +46,12 @@ def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: flo
     outcome = HookOutcome(logged=[])
     try:
         payload = _payload(payload_text)
-        transcript = _transcript(agent, event, payload)
-        if event in CAPTURE_EVENTS and transcript is not None:
-            outcome.ingested = _capture(store, agent, transcript, outcome.logged)
+        try:
+            transcript = _transcript(agent, event, payload)
+            if event in CAPTURE_EVENTS and transcript is not None:
+                outcome.ingested = _capture(store, agent, transcript, outcome.logged)
+        except _Refused as exc:                 # nothing to capture: what the store holds still goes back
+            outcome.logged.append(str(exc))
         session = payload.get("session_id") or payload.get("thread-id")
         if event == "SessionStart" and payload.get("source", "compact") == "compact" and session:
             from stores.hooks.reinjection import session_memory
