@@ -209,6 +209,9 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             fmt = detect_format(samples)
         primed = chain(head, records)
         if not samples:
+            if head and all(item.pending for item in head):    # a new transcript's first line, half-written
+                BadLines(result, src.display, report).pending(head[0].line, head[0].reason)
+                return result
             first_bad = next((item for item in head if isinstance(item, SourceError)), None)
             why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
             result.errors, result.error = 1, f"{src.display}{why}no JSON records found (is it a transcript?)"
