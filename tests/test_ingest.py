@@ -534,6 +534,24 @@ def test_a_first_line_that_is_not_json_is_still_an_error(tmp_path):
     assert (result.errors, result.pending) == (1, 0) and "not valid JSON" in errors[0]
 
 
+def test_a_file_nothing_can_be_read_from_is_reported_once_until_it_changes(tmp_path):
+    # cron ingests ~/.claude/projects every few minutes: a stray file must not fail every run
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "settings.json").write_text('{"theme": "dark"}\n')
+    (folder / "scratch.jsonl").write_bytes(b"\xff\xfe not text\n")
+    store = Store(tmp_path / "s")
+    first, errors = _ingest(store, folder)
+    assert sorted(r.errors for r in first) == [1, 1] and len(errors) == 2
+    again, errors = _ingest(store, folder)
+    assert errors == [] and all(r.unchanged and not r.errors for r in again)
+    rechecked = list(store.ingest([str(folder)], recheck=True, on_error=lambda m: None))
+    assert sorted(r.errors for r in rechecked) == [1, 1]
+    (folder / "settings.json").write_text('{"theme": "light"}\n')          # changed: read again
+    changed, errors = _ingest(store, folder)
+    assert len(errors) == 1 and "settings.json" in errors[0]
+
+
 def test_a_file_with_no_readable_record_names_its_first_problem(tmp_path):
     src = tmp_path / "latin1.jsonl"
     src.write_bytes(b'{"role": "user", "content": "caf\xe9"}\n')
