@@ -33,8 +33,8 @@ from stores.event_log import utc_now_iso
 from stores.integrity.bad_records import MAX_PARSER_RESTARTS, BadLines, RecordFeed
 from stores.paths import TMP, ensure_dir
 from stores.working_state import STATE_FORMAT, WorkingStateTracker
-from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
-                           read_records, sniff)
+from stores.sources import (SNIFF_MORE_RECORDS, DamagedCompression, MissingSource, Source, SourceError, decompressed,
+                           expand_inputs, read_records, sniff)
 
 DEFAULT_RECONCILE_BUDGET = 500_000
 _STORE_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)   # the store, not the source, failed
@@ -162,7 +162,10 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
                                  drafts_before=drafts_before, **common)
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
-    plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
+    try:
+        plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
+    except DamagedCompression as exc:
+        return _unreadable(result, f"{src.display}: cannot read it ({exc})", report, ident, fingerprint, w.state)
     try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:

@@ -130,6 +130,11 @@ def _spool_stdin(spool_dir: Path | None) -> Source:
     return Source("-", Path(name), "-", is_stdin=True)
 
 
+class DamagedCompression(OSError):
+    """A compressed transcript whose bytes are not zstd data (damaged, or
+    another file under the name)."""
+
+
 def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
     """A zstd-compressed transcript as a private temp copy to read (streamed:
     memory stays flat), in `spool_dir` (the store's tmp/); the caller
@@ -142,7 +147,7 @@ def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
             shutil.copyfileobj(zstandard.ZstdDecompressor().stream_reader(raw), out, _READ_CHUNK)
     except zstandard.ZstdError as exc:
         os.unlink(name)
-        raise OSError(f"not readable zstd data: {exc}") from None
+        raise DamagedCompression(f"not readable zstd data: {exc}") from None
     except BaseException:
         os.unlink(name)
         raise
