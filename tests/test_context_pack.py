@@ -161,7 +161,7 @@ def test_an_unknown_session_names_the_first_five_known(tmp_path):
     assert cli("compact", "--session", "s", "--budget", "2000").code == 1            # ambiguous prefix
 
 
-def _many_short_tool_pairs(tmp_path, pairs: int) -> str:
+def _many_short_tool_pairs(tmp_path, pairs: int, ask_after: bool = True) -> str:
     """A session of short tool pairs whose call ids are as long as Claude
     Code's (toolu_01 + 22 characters: about 18 tokens each)."""
     import random
@@ -174,7 +174,8 @@ def _many_short_tool_pairs(tmp_path, pairs: int) -> str:
             {"id": call_id, "type": "function",
              "function": {"name": "Bash", "arguments": json.dumps({"command": f"curl -s svc{i}:8080/health"})}}]})
         messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
-    messages.append({"role": "user", "content": "which ones failed?"})
+    if ask_after:
+        messages.append({"role": "user", "content": "which ones failed?"})
     path = tmp_path / "pairs.json"
     path.write_text(json.dumps(messages))
     assert cli("ingest", str(path), "--session", "pairs").code == 0
@@ -194,3 +195,13 @@ def test_call_ids_count_toward_the_budget_in_every_printed_format(tmp_path):
         calls = sum(count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"])
                     for m in sent for c in m.get("tool_calls") or ())
         assert content + calls + ids <= budget, (budget, content, calls, ids)
+
+
+def test_a_result_shorter_than_its_placeholder_is_never_cleared(tmp_path):
+    session = _many_short_tool_pairs(tmp_path, 120, ask_after=False)      # the pairs are the current turn
+    for budget in (800, 2000):
+        pack = cli("context", "--session", session, "--budget", str(budget)).lines()[0]
+        assert pack["tokens"] <= budget
+        results = [m for m in pack["messages"] if m["role"] == "tool"]
+        assert results and all(m["content"] == "ok" for m in results), budget
+        assert pack["cleared"] == []
