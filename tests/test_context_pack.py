@@ -205,3 +205,33 @@ def test_a_result_shorter_than_its_placeholder_is_never_cleared(tmp_path):
         results = [m for m in pack["messages"] if m["role"] == "tool"]
         assert results and all(m["content"] == "ok" for m in results), budget
         assert pack["cleared"] == []
+
+
+def test_the_pack_prints_as_text_on_a_terminal_and_as_json_to_a_program(tmp_path, trace_home):
+    import os
+    import pty
+    import subprocess
+    from pathlib import Path
+    session = _many_short_tool_pairs(tmp_path, 3)
+    trace = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "trace"
+    argv = [str(trace), "context", "--session", session, "--budget", "2000"]
+    env = {**os.environ, "TRACE_SERVE": "0"}
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(argv, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:                   # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, done.stderr
+    assert not shown.lstrip().startswith(b"{") and b"[user]" in shown and b"which ones failed?" in shown, shown[:200]
+    piped = subprocess.run(argv, capture_output=True, env=env, timeout=120)
+    assert json.loads(piped.stdout)["session_id"] == session
