@@ -185,3 +185,35 @@ def test_show_reads_one_long_event_on_from_next_offset(tmp_path):
         offset = page["next_offset"]
     assert "".join(parts) == event["text"]
     assert tools.show(selector=str(event["seq"] + 1))["events"][0]["text"] == "noted"   # short: as logged
+
+
+def test_tools_keep_working_whichever_thread_the_sdk_calls_them_from(tmp_path):
+    # The SDK gives a tool call whichever worker thread is free (and drops one idle for 10 s); the
+    # warm recaller's SQLite connections belong to the thread that opened them, and reopening them
+    # for a store that grew (a hook ingested) from another thread failed with ProgrammingError.
+    import threading
+    from trace_cli.mcp_server import build_server
+    store_dir = tmp_path / "store"
+    server = build_server(Store(store_dir))
+
+    def from_a_new_thread(name: str, args: dict):
+        box = {}
+
+        def run():
+            try:
+                box["result"] = anyio.run(server.call_tool, name, args)
+            except Exception as exc:          # a tool error comes back raised
+                box["error"] = exc
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+        return box
+
+    assert "no TRACE store" in str(from_a_new_thread("recall", {"query": "depot"})["error"])
+    for i in range(3):
+        batch = openai_conversations(tmp_path / f"b{i}.jsonl", conversations=1, turns=6, prefix=f"depot{i}")
+        assert cli("--store", str(store_dir), "ingest", str(batch)).code == 0
+        for _ in range(2):
+            answer = from_a_new_thread("recall", {"query": f"/srv/depot{i}/0/3", "k": 3})
+            assert "error" not in answer, answer["error"]
+            assert f"/srv/depot{i}/0/3" in str(answer["result"])
