@@ -160,3 +160,22 @@ def test_session_start_without_a_readable_transcript_still_gives_back_what_the_s
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert CC_SESSION in context and "recall" in context
     assert "is not a file" in (tmp_path / "store" / "hooks.log").read_text()
+
+
+def test_the_prompt_hooks_block_stays_within_the_agents_character_cap(tmp_path):
+    # a run of spaces or dashes is one token for many characters: 1,500 tokens can pass 10,000 characters
+    def table(part: int) -> str:
+        return "\n".join(f"{'-' * 60} deploy step {part}.{i} {' ' * 60} status: ok {'=' * 60}" for i in range(20))
+    messages = []
+    for part in range(6):
+        messages += [{"role": "user", "content": f"show part {part} of the deploy table"},
+                     {"role": "assistant", "content": table(part)}]
+    src = tmp_path / "wide.json"
+    src.write_text(json.dumps(messages))
+    store_dir = tmp_path / "store"
+    assert cli("--store", str(store_dir), "ingest", "--no-embed", str(src)).code == 0
+    payload = json.dumps({"session_id": "s", "prompt": "which deploy step status table?"})
+    run = cli("--store", str(store_dir), "hooks", "run", "UserPromptSubmit", "--min-score", "0", payload)
+    assert run.code == 0
+    context = json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
+    assert "deploy step" in context and len(context) <= 10_000
