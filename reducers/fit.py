@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 from reducers.pack_messages import args_text, event_cost
 from reducers.pairs import pair_groups
-from reducers.smart_trim import relevance
 from reducers.retention import cleared_result
+from reducers.smart_trim import relevance
 
 MIN_BAND = 256
 MIN_STRETCH = 128
