@@ -27,9 +27,10 @@ def __getattr__(name: str):
 
 
 def ledger_rows(store, key: str | None = None) -> list[dict]:
-    """The ledger's valid rows, oldest first (one key's when given)."""
-    from stores.sweep.ledger_file import read_ledger
-    rows, _ = read_ledger(store.dir)
+    """The ledger's rows, oldest first (one key's when given); a damaged
+    ledger is IntegrityError naming the line (exit 5), never rows left out."""
+    from stores.sweep.ledger_file import valid_ledger
+    rows = valid_ledger(store.dir)
     return [r for r in rows if key is None or r.get("key") == key]
 
 
