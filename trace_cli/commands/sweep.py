@@ -30,7 +30,8 @@ def sweep(
                                "package uninstalled, an entity cancelled); off, such a removal is a NONE.")] = False,
     llm_cmd: Annotated[str | None, typer.Option(
         "--llm-cmd", metavar="CMD", help="Also extract facts from messages with this command: prompt on stdin, "
-                                         "JSON out. Any failure falls back to the rules for that batch.")] = None,
+                                         "JSON out. Any failure falls back to the rules for that batch; a command "
+                                         "missing or failing 3 batches in a row is not run again in this sweep.")] = None,
     llm_budget: Annotated[int | None, typer.Option(
         "--llm-budget", metavar="TOKENS", min=1, help="Tokens (prompt + answer) --llm-cmd may use in this run.")] = None,
     llm_timeout: Annotated[float, typer.Option("--llm-timeout", metavar="SECONDS", min=1,
