@@ -223,3 +223,12 @@ def test_reading_a_damaged_ledger_or_facts_file_names_the_line_instead_of_leavin
     r = cli("sweep", "ledger")
     assert r.code == 5 and "ledger.jsonl:" in r.err and "trace sweep --repair" in r.err and r.out == ""
     assert cli("sweep", "--repair").code == 0 and cli("sweep", "ledger").code == 0
+
+
+def test_an_episode_of_notes_is_summarised_by_what_they_say(tmp_path, trace_home):
+    assert cli("note", "add", "-c", "decision", "Squash-merge pull requests and never rebase shared branches.").code == 0
+    assert cli("note", "add", "-c", "preference", "-s", "other", "use uv").code == 0
+    assert cli("sweep").code == 0
+    summaries = {ep["session_id"]: ep["summary"] for ep in episodes(Store(trace_home))}
+    assert "Squash-merge pull requests" in summaries["trace-notes"] and summaries["other"] == "use uv"
+    assert "(no prose)" not in cli("digest").out
