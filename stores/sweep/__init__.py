@@ -10,9 +10,9 @@ See stores/sweep/runner.py for the steps and stores/sweep/files.py for
 the files and how a sweep commits them."""
 from __future__ import annotations
 
-from stores.sweep.files import EPISODES, read_jsonl
+from stores.sweep.files import EPISODES, KNOWLEDGE, LEDGER, STATE, read_jsonl
 
-__all__ = ["run_sweep", "SweepReport", "revert_decision", "repair", "facts", "ledger_rows", "episodes"]
+__all__ = ["run_sweep", "SweepReport", "revert_decision", "repair", "facts", "ledger_rows", "episodes", "swept"]
 _LAZY = {"run_sweep": "runner", "SweepReport": "runner", "revert_decision": "maintenance", "repair": "maintenance",
          "facts": "knowledge_file"}
 
@@ -39,3 +39,12 @@ def episodes(store, session: str | None = None) -> list[dict]:
     out = [row for row in read_jsonl(store.dir / EPISODES) if session is None or row.get("session_id") == session]
     out.sort(key=lambda r: r.get("start_seq") or 0)
     return out
+
+
+def swept(store) -> bool:
+    """Whether a sweep has ever committed here (facts, ledger and digest
+    are empty until one has, which is worth saying)."""
+    return any((store.dir / name).exists() for name in (STATE, LEDGER, KNOWLEDGE))
+
+
+NOT_SWEPT = "no sweep has run on this store yet: `trace sweep` finds its facts (nightly from cron: `trace cron`)"

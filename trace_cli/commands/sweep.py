@@ -142,10 +142,12 @@ def ledger(
     changes: Annotated[bool, typer.Option("--changes", help="Leave out NONE decisions.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import ledger_rows
+    from stores.sweep import NOT_SWEPT, ledger_rows, swept
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
+    if not swept(store):
+        out.note(NOT_SWEPT)
     rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
     if out.json:
         out.emit_many(rows)
@@ -163,10 +165,12 @@ def facts_(
     all_: Annotated[bool, typer.Option("--all", help="Tombstoned facts too.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import facts
+    from stores.sweep import NOT_SWEPT, facts, swept
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
+    if not swept(store):
+        out.note(NOT_SWEPT)
     rows = facts(store, include_deleted=all_)
     if out.json:
         out.emit_many(rows)
