@@ -48,9 +48,12 @@ _CACHED_CHARS = 8192              # texts up to this long are remembered (memory
 _TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|(?<![\w./@:#+-])[\w./@#+-]++(?::[\w./@#+-]++)*+)"
 _SUBJ = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,5}}?)"
 _SUBJ_BEFORE = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,4}})"
-_VAL = r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,9})"
+# A value's word may hold a colon inside it (a URL, 02:30, host:port); a
+# colon before a space ends it ("set X to Y: because …").
+_WORD = r"(?:[^\s,;:]|:(?=[^\s,;:]))++"
+_VAL = rf"(?P<val>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,9}})"
 _OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
-_OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,4}?)"
+_OLD = rf"(?P<old>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,4}}?)"
 _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
                 r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")

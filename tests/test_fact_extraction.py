@@ -66,6 +66,18 @@ def test_what_is_not_a_fact(text):
     assert prose_facts(text, "user") == []
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("Set DATABASE_URL to postgres://db-02/app.", ("config", "database url", "postgres://db-02/app")),
+    ("Change the API base URL to http://localhost:8080/api.", ("config", "api base url", "http://localhost:8080/api")),
+    ("The redis url is now redis://cache:6379/0.", ("config", "redis url", "redis://cache:6379/0")),
+    ("Set the backup window to 02:30.", ("config", "backup window", "02:30")),
+    ("Bump the proxy address from 10.0.0.1:8080 to 10.0.0.2:8080.", ("config", "proxy address", "10.0.0.2:8080")),
+    ("Set the log level to debug: the errors are rare.", ("config", "log level", "debug")),
+])
+def test_a_value_holding_a_colon_is_kept_whole(text, expected):
+    assert one(text) == expected                  # a URL, a time, host:port; a colon before a space still ends it
+
+
 def test_two_facts_in_one_sentence_are_both_found():
     found = prose_facts("Switch the deploy region to us-east-2 and increase max retries to 5.", "user")
     assert [(f.key, f.value) for f in found] == [("deploy region", "us-east-2"), ("max retries", "5")]
