@@ -232,3 +232,13 @@ def test_an_episode_of_notes_is_summarised_by_what_they_say(tmp_path, trace_home
     summaries = {ep["session_id"]: ep["summary"] for ep in episodes(Store(trace_home))}
     assert "Squash-merge pull requests" in summaries["trace-notes"] and summaries["other"] == "use uv"
     assert "(no prose)" not in cli("digest").out
+
+
+def test_ledger_key_takes_the_key_as_the_digest_shows_it(tmp_path, trace_home):
+    s = ClaudeSession("env", day="2026-05-01").user("Set DATABASE_URL to postgres://db-02/app.").assistant("Done.")
+    cli("ingest", "--no-embed", str(s.write(tmp_path / "env.jsonl")))
+    assert cli("sweep").code == 0
+    stored = cli("sweep", "ledger", "--key", "database url").lines()
+    assert stored and stored[0]["new"] == "postgres://db-02/app"
+    for spelled in ("DATABASE_URL", "database-url", "Database URL"):
+        assert cli("sweep", "ledger", "--key", spelled).lines() == stored, spelled

@@ -27,11 +27,17 @@ def __getattr__(name: str):
 
 
 def ledger_rows(store, key: str | None = None) -> list[dict]:
-    """The ledger's rows, oldest first (one key's when given); a damaged
-    ledger is IntegrityError naming the line (exit 5), never rows left out."""
+    """The ledger's rows, oldest first (one key's when given, spelled as
+    stored or as the digest shows it: `DATABASE_URL` finds "database url");
+    a damaged ledger is IntegrityError naming the line (exit 5), never rows
+    left out."""
     from stores.sweep.ledger_file import valid_ledger
     rows = valid_ledger(store.dir)
-    return [r for r in rows if key is None or r.get("key") == key]
+    if key is None:
+        return rows
+    from reducers.fact_keys import norm_key
+    wanted = {key, norm_key(key)}
+    return [r for r in rows if r.get("key") in wanted]
 
 
 def episodes(store, session: str | None = None) -> list[dict]:

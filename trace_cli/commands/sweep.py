@@ -138,7 +138,9 @@ def revert(
 @sweep_app.command("ledger", help="The ledger's decisions, oldest first (one key's with --key).")
 def ledger(
     ctx: typer.Context,
-    key: Annotated[str | None, typer.Option("--key", "-k", metavar="KEY", help="Only this fact key.")] = None,
+    key: Annotated[str | None, typer.Option("--key", "-k", metavar="KEY",
+                                                    help="Only this fact key (as stored, or as the digest shows "
+                                                         "it: DATABASE_URL finds 'database url').")] = None,
     changes: Annotated[bool, typer.Option("--changes", help="Leave out NONE decisions.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
