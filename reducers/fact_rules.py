@@ -163,6 +163,19 @@ def _value_only(m: re.Match, sentence: str):
     return "decision: " + " ".join(_head(val, 4)), val, None, False
 
 
+# What ends "we decided to <do something>": a clause, not a preposition
+# ("deploy on Fridays only" is the decision, not "deploy").
+_CLAUSE_END = re.compile(r"\s+(?:and|so|because|since|which|but|so that|in order to|to make sure|unless|until|"
+                         r"while|although|though)\b.*$", re.I)
+
+
+def _decided(m: re.Match, sentence: str):
+    if not m.group("act"):
+        return _value_only(m, sentence)
+    val = clean(_CLAUSE_END.sub("", m.group("val").strip()))
+    return ("decision: " + " ".join(_head(val, 4)), val, None, False) if val else None
+
+
 def _head(value: str, n: int) -> list[str]:
     """The first words of a value, without a leading article or "to"."""
     parts = norm_value(value).split()
@@ -258,13 +271,13 @@ RULES: tuple[Rule, ...] = (
     Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
-         _rx(rf"\b(?:we|i)(?:'re|\s+are)?\s+(?:have\s+|'ve\s+)?(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
+         _rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
              rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
-         _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
-             rf"to\s+)?{_VAL}"),
-         _value_only, allow_plan=True, max_value_words=10),
+         _rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
+             rf"(?P<act>to\s+))?{_VAL}"),
+         _decided, allow_plan=True, max_value_words=10),
     Rule("decision-label", "decision", _rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
          _value_only, allow_plan=True, max_value_words=14),
     Rule("chose", "decision",

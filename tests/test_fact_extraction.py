@@ -67,6 +67,15 @@ def test_what_is_not_a_fact(text):
 
 
 @pytest.mark.parametrize("text,expected", [
+    ("We decided to deploy on Fridays only.", ("decision", "decision: deploy on fridays only", "deploy on Fridays only")),
+    ("I've decided to run the migration in two steps because of the locks.",
+     ("decision", "decision: run the migration in", "run the migration in two steps")),
+])
+def test_a_decision_to_do_something_keeps_the_whole_of_what_is_done(text, expected):
+    assert one(text) == expected                 # not cut at its first preposition ("deploy")
+
+
+@pytest.mark.parametrize("text,expected", [
     ("Set DATABASE_URL to postgres://db-02/app.", ("config", "database url", "postgres://db-02/app")),
     ("Change the API base URL to http://localhost:8080/api.", ("config", "api base url", "http://localhost:8080/api")),
     ("The redis url is now redis://cache:6379/0.", ("config", "redis url", "redis://cache:6379/0")),
