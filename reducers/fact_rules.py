@@ -56,7 +56,7 @@ _OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # 
 _OLD = rf"(?P<old>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,4}}?)"
 _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
-                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
+                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?)")
 _PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
                       "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured")
 _PAST_CHANGE = rf"(?:{'|'.join(_PAST_CHANGE_WORDS)})"
@@ -268,6 +268,9 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
              rf"(?:over\s+)?from\s+{_OLD}\s+to\s+{_VAL}"),
          _value_only, allow_plan=True),
+    Rule("use-not", "decision",
+         _rx(rf"^(?:(?:no|actually)[,.!]?\s+)?(?:please\s+)?use\s+{_VAL},?\s+not\s+{_OLD}$"),
+         _value_only, allow_negation=True),
     Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
@@ -304,6 +307,10 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
          _subject_value, setting=True),
     Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value, setting=True),
+    # a correction: "X should be Y, not Z" (the "not" names the value it replaces)
+    Rule("should-be-not", "config",
+         _rx(rf"^(?:(?:no|actually)[,.!]?\s+)?{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:be|stay)\s+{_VAL},?\s+not\s+{_OLD}$"),
+         _subject_value, setting=True, allow_negation=True),
     Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value, setting=True),
     Rule("env-in-prose", "config", re.compile(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`)]+)"),
          _subject_value),
@@ -363,14 +370,14 @@ _TRIGGERS = {
     "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
     "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
     "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using", "keep"),
-    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
+    "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
     "moved-to": ("set to", *_PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
     "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
-    "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
+    "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be-not": ("not",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
     "component-uses": ("uses", "runs on", "talks to", "stores"),
     "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),

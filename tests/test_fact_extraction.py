@@ -67,6 +67,25 @@ def test_what_is_not_a_fact(text):
 
 
 @pytest.mark.parametrize("text,expected", [
+    ("The timeout should be 45s, not 30s.", ("config", "timeout", "45s", "30s")),
+    ("No, the log level must be warn, not debug.", ("config", "log level", "warn", "debug")),
+    ("No, use yarn, not npm.", ("decision", "npm", "yarn", "npm")),
+    ("Revert the API timeout to 30s.", ("config", "api timeout", "30s", None)),
+])
+def test_a_correction_names_the_value_and_what_it_replaces(text, expected):
+    found = prose_facts(text, "user")
+    assert [(f.type, f.key, f.value, f.replaces) for f in found] == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "The timeout should be short, not long?",                 # a question
+    "It should be fine, not a problem.",                      # no setting named
+])
+def test_what_a_correction_is_not(text):
+    assert prose_facts(text, "user") == []
+
+
+@pytest.mark.parametrize("text,expected", [
     ("We decided to deploy on Fridays only.", ("decision", "decision: deploy on fridays only", "deploy on Fridays only")),
     ("I've decided to run the migration in two steps because of the locks.",
      ("decision", "decision: run the migration in", "run the migration in two steps")),
