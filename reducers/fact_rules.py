@@ -430,36 +430,59 @@ def _prose_facts(text: str, speaker: str) -> tuple[FactCandidate, ...]:
     return tuple(_read_prose(text, speaker))
 
 
+# "Set the port to 8080 and the host to 0.0.0.0": the second clause's verb
+# is the first's. A clause without one borrows it from a change just read.
+_LEADING_CHANGE = re.compile(rf"\b{_CHANGE_VERB}\b", re.I)
+_VERBLESS_CHANGE = re.compile(r"^(?:the\s+)?[\w.-]+(?:\s+[\w.-]+){0,3}\s+(?:from\s+\S+\s+)?to\s+\S", re.I)
+_CHANGE_RULES = ("change-to", "change-from-to")
+
+
 def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
     out: list[FactCandidate] = []
     weight = SPEAKER_WEIGHT.get(speaker, 0.7)
+    verb = None                                  # the change verb of the clause just read, if it gave a change
     for sentence in (c for s_ in sentences(text) for c in clauses(s_)):
         body = sentence.rstrip(".!").strip()
-        low = body.lower()
-        present = {t for t in _ALL_TRIGGERS if t in low}
-        if not present:
-            continue
-        for rule in RULES:
-            if present.isdisjoint(_TRIGGERS[rule.name]):
-                continue
-            m = rule.pattern.search(body)
-            if m is None or not _admissible(rule, sentence, speaker):
-                continue
-            built = rule.build(m, body) if rule.build else None
-            if not built:
-                continue
-            key, value, replaces, delete = built
-            if not _plausible(rule, key, value):
-                continue
-            if rule.setting and not (specific_subject(key) and plain_value(value)):
-                continue
-            if rule.name == "is-now" and norm_value(value).split()[0] in STATES:
-                continue                                  # "X is now ready": a state, not a value
-            out.append(FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
-                                     importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
-                                     label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}"))
-            break
+        found = _clause_fact(sentence, body, speaker, weight)
+        if found is None and verb and _VERBLESS_CHANGE.match(body):
+            found = _clause_fact(sentence, f"{verb} {body}", speaker, weight)     # the clause as said is its text
+        lead = _LEADING_CHANGE.search(body)
+        if found is not None and found.rule.removeprefix("prose:") in _CHANGE_RULES:
+            verb = lead.group(0) if lead else verb
+        else:
+            verb = None
+        if found is not None:
+            out.append(found)
     return out
+
+
+def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactCandidate | None:
+    """The first rule's fact in one clause (`body`, matched; `sentence`, as
+    said: judged and kept as the fact's text), or None."""
+    low = body.lower()
+    present = {t for t in _ALL_TRIGGERS if t in low}
+    if not present:
+        return None
+    for rule in RULES:
+        if present.isdisjoint(_TRIGGERS[rule.name]):
+            continue
+        m = rule.pattern.search(body)
+        if m is None or not _admissible(rule, sentence, speaker):
+            continue
+        built = rule.build(m, body) if rule.build else None
+        if not built:
+            continue
+        key, value, replaces, delete = built
+        if not _plausible(rule, key, value):
+            continue
+        if rule.setting and not (specific_subject(key) and plain_value(value)):
+            continue
+        if rule.name == "is-now" and norm_value(value).split()[0] in STATES:
+            continue                                  # "X is now ready": a state, not a value
+        return FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
+                             importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
+                             label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}")
+    return None
 
 
 def _plausible(rule: Rule, key: str, value: str) -> bool:

@@ -106,6 +106,17 @@ def test_a_value_holding_a_colon_is_kept_whole(text, expected):
     assert one(text) == expected                  # a URL, a time, host:port; a colon before a space still ends it
 
 
+@pytest.mark.parametrize("text,speaker,expected", [
+    ("Set the port to 8080 and the host to 0.0.0.0.", "user", [("port", "8080"), ("host", "0.0.0.0")]),
+    ("I changed the retry count from 3 to 5 and the timeout from 10s to 30s.", "assistant",
+     [("retry count", "5"), ("timeout", "30s")]),
+    ("Set the port to 8080 and the tests to run nightly.", "user", [("port", "8080")]),   # not a setting
+    ("Set the port to 8080 and then restart the server.", "user", [("port", "8080")]),
+])
+def test_a_second_setting_that_shares_the_first_ones_verb_is_found(text, speaker, expected):
+    assert [(f.key, f.value) for f in prose_facts(text, speaker)] == expected
+
+
 def test_two_facts_in_one_sentence_are_both_found():
     found = prose_facts("Switch the deploy region to us-east-2 and increase max retries to 5.", "user")
     assert [(f.key, f.value) for f in found] == [("deploy region", "us-east-2"), ("max retries", "5")]
