@@ -118,6 +118,15 @@ def test_bad_replay_requests_fail_with_one_line(session):
     assert cli("anatomy", "replay", "--session", session, "--turn", "0").code == 1
 
 
+def test_an_html_report_to_a_place_that_cannot_hold_it_names_the_fix(session, tmp_path):
+    render(session)
+    nowhere = cli("anatomy", "replay", "--session", session, "--html", str(tmp_path / "no" / "such" / "r.html"))
+    assert nowhere.code == 1 and "does not exist" in nowhere.err and str(tmp_path / "no" / "such") in nowhere.err
+    folder = cli("anatomy", "replay", "--session", session, "--html", str(tmp_path))
+    assert folder.code == 1 and "is a directory" in folder.err and "anatomy.html" in folder.err
+    assert len(nowhere.err.strip().splitlines()) == len(folder.err.strip().splitlines()) == 1
+
+
 def test_a_render_whose_record_cannot_be_written_still_gives_the_pack(session, trace_home):
     (trace_home / "anatomy").write_text("not a directory")       # fails for root too
     run = cli("context", "--session", session, "--budget", "20000", "--format", "json")
