@@ -10,6 +10,7 @@ from __future__ import annotations
 from reducers.anatomy.decompose import decompose
 from reducers.anatomy.records import request_record
 from reducers.pack_formats import to_openai
+from reducers.recall_block import detail_seqs
 from stores.anatomy.writer import Pending, write_records
 from stores.event_log import utc_now_iso
 from stores.ids import IdGenerator
@@ -17,9 +18,9 @@ from stores.ids import IdGenerator
 
 def pack_contents(result) -> dict:
     """Which events a pack included (stores/context/pack.py PushResult):
-    every seq in message order, the logged markers among them, and what it
-    left out (the events it read and dropped to fit, and the ranges its
-    own pointer names)."""
+    every seq in message order (the events its recalled block quotes
+    last), the logged markers among them, and what it left out (the events
+    it read and dropped to fit, and the ranges its own pointer names)."""
     pack = result.pack
     seqs: list[int] = []
     seen: set[int] = set()
@@ -31,10 +32,15 @@ def pack_contents(result) -> dict:
                 seqs.append(s)
                 if getattr(m, "part", "conversation") == "conversation":
                     conversation += 1
+    # the <recalled-context> block quotes events by seq: they were in context too
+    recalled = [s for m in pack.messages if getattr(m, "part", "") == "recalled"
+                for s in detail_seqs(m.content or "")]
+    seqs += [s for s in recalled if s not in seen]
     shown = set(result.included["marker_ids"])
     markers = [{"id": m["id"], "seq": m["seq"]} for m in result.markers if m.get("id") in shown]
     return {"events": seqs, "markers": markers, "leftOut": pack.elision.seqs if pack.elision else [],
-            "leftOutRanges": result.included["elided_ranges"], "conversationEvents": conversation}
+            "leftOutRanges": result.included["elided_ranges"], "conversationEvents": conversation,
+            "recalled": recalled}
 
 
 def record_render(store, result, *, fmt: str, budget: int, query: str | None = None) -> dict:
@@ -55,7 +61,7 @@ def record_render(store, result, *, fmt: str, budget: int, query: str | None = N
     record["contextTokens"], record["contextTokensSource"] = pack.tokens, "pack"
     record["context"] = {"thread": "pack", "events": contents["events"], "markers": contents["markers"],
                          "leftOut": contents["leftOut"], "leftOutRanges": contents["leftOutRanges"],
-                         "recalled": bool(pack.recalled)}
+                         "recalled": bool(pack.recalled), "recalledEvents": contents["recalled"]}
     written = write_records(store.dir, [Pending(record, user_text=anatomy.user_text or _last_user(pack),
                                                 window=budget, window_source="budget",
                                                 cycle=int(result.cycle or 0), thread="pack")], warn=store.warn)
