@@ -184,6 +184,8 @@ def test_on_a_terminal_the_summary_is_a_sentence_not_json(trace_home, ingest_sce
     r = cli("sweep")
     assert r.code == 0 and "swept events 1.." in r.out and "SUPERSEDE" in r.out
     assert not r.out.lstrip().startswith("{")
+    again = cli("sweep")                     # nothing logged since: no backwards range like "4803..4802"
+    assert again.code == 0 and "swept no new events" in again.out and ".." not in again.out
 
 
 def test_an_empty_or_missing_store_is_a_clear_error(tmp_path):

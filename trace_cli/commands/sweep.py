@@ -90,7 +90,9 @@ def _print_summary(out, summary: dict, rows: list[dict]) -> None:
                   title=f"decisions ({len(changed)} changing, latest 50; --json for all)")
     verb = "would decide" if summary["dry_run"] else "decided"
     counts = ", ".join(f"{n} {a}" for a, n in summary["decisions"].items()) or "nothing new"
-    out.console.print(f"swept events {summary['from_seq']}..{summary['to_seq']} ({summary['events']} events) in "
+    span = (f"events {summary['from_seq']}..{summary['to_seq']} ({summary['events']} events)" if summary["events"]
+            else "no new events")
+    out.console.print(f"swept {span} in "
                       f"{summary['seconds']} s: {verb} {counts}; {summary['facts_live']} live facts, "
                       f"{summary['episodes_closed']} episodes closed, {summary['episodes_open']} open", markup=False)
     refl = summary["reflection"]
