@@ -10,7 +10,6 @@ from __future__ import annotations
 from reducers.anatomy.decompose import decompose
 from reducers.anatomy.records import request_record
 from reducers.pack_formats import to_openai
-from reducers.recall_block import detail_seqs
 from stores.anatomy.writer import Pending, write_records
 from stores.event_log import utc_now_iso
 from stores.ids import IdGenerator
@@ -33,8 +32,7 @@ def pack_contents(result) -> dict:
                 if getattr(m, "part", "conversation") == "conversation":
                     conversation += 1
     # the <recalled-context> block quotes events by seq: they were in context too
-    recalled = [s for m in pack.messages if getattr(m, "part", "") == "recalled"
-                for s in detail_seqs(m.content or "")]
+    recalled = pack.recalled_seqs
     seqs += [s for s in recalled if s not in seen]
     shown = set(result.included["marker_ids"])
     markers = [{"id": m["id"], "seq": m["seq"]} for m in result.markers if m.get("id") in shown]
