@@ -99,6 +99,9 @@ def test_recall_in_the_pack_is_gated_scoped_and_never_recalls_a_recalled_block(t
     assert s.needles[0].value not in _recalled(scoped)
     wide = push_pack(Store(), "two", budget=3000, cross_session=True)
     assert s.needles[0].value in _recalled(wide)
+    # `included` names the other session's events the block quotes: an anatomy reads them from there
+    needle_seq = next(h["seq"] for h in cli("recall", s.needles[0].value, "--session", "one", "-k", "1").lines())
+    assert needle_seq in wide.pack.included()["recalled_seqs"] and not scoped.pack.included()["recalled_seqs"]
     assert not _recalled(push_pack(Store(), "two", budget=3000, cross_session=True, recall_min_score=50.0))
     # a block injected once and logged with the next message is not found, or shown, again
     logged = [{"role": "user", "content": f"{_recalled(wide)}\nthanks, now deploy it"}]
