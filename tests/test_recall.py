@@ -282,6 +282,26 @@ def test_a_corrupt_index_is_rebuilt(tmp_path, trace_home):
     assert run.code == 0 and run.lines()
 
 
+def test_a_store_copied_without_its_file_times_is_not_rebuilt(tmp_path, trace_home):
+    import shutil
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3)))
+    before = cli("recall", "config", "-k", "3").lines()
+    copy = tmp_path / "copy"
+    shutil.copytree(trace_home, copy, copy_function=shutil.copyfile)      # cp -r: new mtimes, same bytes
+    run = cli("--store", str(copy), "recall", "config", "-k", "3")
+    assert run.code == 0 and run.err == "" and run.lines() == before      # no "changed after it was written"
+    assert cli("--store", str(copy), "recall", "config", "-k", "3").err == ""
+    assert cli("--store", str(copy), "verify").code == 0
+
+
+def test_an_index_file_rewritten_to_the_same_size_is_still_damage(tmp_path, trace_home):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 3)))
+    term = next((trace_home / "fulltext").glob("*.term"))
+    term.write_bytes(bytes(len(term.read_bytes())))                       # same size, new mtime, other bytes
+    run = cli("recall", "config", "-k", "3")
+    assert run.code == 0 and run.lines() and "changed after it was written" in run.err
+
+
 def test_deferred_embedding_is_caught_up_by_recall_and_reported_when_not(tmp_path, trace_home):
     cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "a.jsonl", 3)))
     status = Store(trace_home).index_status()

@@ -19,7 +19,9 @@ checks come at three depths:
 
 A write through the file system changes a file's mtime, so STAT sees any
 file rewritten since the commit that recorded it. Damage that keeps both
-size and mtime (a bit flipped by the disk) is for FULL to find."""
+size and mtime (a bit flipped by the disk) is for FULL to find. A file
+whose mtime alone changed (copied without its times) is hashed at OPEN
+and FULL: the same bytes are not damage, and a writer records its new time."""
 from __future__ import annotations
 
 import contextlib
@@ -115,9 +117,7 @@ def _write_sums(directory: Path, names: list[str], rewritten: tuple[str, ...]) -
             files[name] = old
             continue
         files[name] = [st.st_size, st.st_mtime_ns, old[2] if same else _sha256(directory / name)]
-    tmp = directory / f".{SUMS}.tmp"
-    tmp.write_bytes(orjson.dumps({"schema": 1, "files": files}))
-    os.replace(tmp, directory / SUMS)
+    _store_sums(directory, files)
 
 
 def _read_sums(directory: Path) -> dict | None:
@@ -237,7 +237,7 @@ def _recorded_files_damage(part: str, directory: Path, depth: int) -> list[Damag
         return [Damage(part, f"{part}/{SUMS}", str(exc))]
     if sums is None:
         return []                                  # written before checksums were kept: the next commit records them
-    found = []
+    found, copied = [], {}
     for name, (size, mtime_ns, digest) in sums.items():
         if name in _SQLITE_FILES and (depth < FULL or (directory / f"{name}-journal").exists()):
             continue                               # SQLite's own checks cover it until verify
@@ -254,10 +254,24 @@ def _recorded_files_damage(part: str, directory: Path, depth: int) -> list[Damag
         elif st.st_size != size:
             found.append(Damage(part, f"{part}/{name}", f"is {st.st_size} bytes, not the {size} written"))
         elif st.st_mtime_ns != mtime_ns:
-            found.append(Damage(part, f"{part}/{name}", "was changed after it was written"))
+            # A copy that did not keep times (cp -r, a restored backup) has
+            # the same bytes: below STAT their checksum vouches for them.
+            if depth >= OPEN and _sha256(path) == digest:
+                copied[name] = [size, st.st_mtime_ns, digest]
+            else:
+                found.append(Damage(part, f"{part}/{name}", "was changed after it was written"))
         elif depth >= FULL and _sha256(path) != digest:
             found.append(Damage(part, f"{part}/{name}", "does not match its checksum"))
+    if copied and depth == OPEN:                   # a writer: record their new times, hashed once
+        _store_sums(directory, {**sums, **copied})
     return found
+
+
+def _store_sums(directory: Path, files: dict) -> None:
+    """Write the record {name: [size, mtime_ns, sha256]} in one replace."""
+    tmp = directory / f".{SUMS}.tmp"
+    tmp.write_bytes(orjson.dumps({"schema": 1, "files": files}))
+    os.replace(tmp, directory / SUMS)
 
 
 def sqlite_problem(path: Path, depth: int) -> str | None:
