@@ -181,7 +181,8 @@ class VectorIndex:
             labels, distances = index.knn_query(vector, k=k)
         except RuntimeError:
             labels, distances = _fewer(index, vector, k)
-        return [(int(l), 1.0 - float(d)) for l, d in zip(labels[0], distances[0])]
+        # tolist(): the same ints and floats at once, not a numpy scalar per element
+        return [(label, 1.0 - d) for label, d in zip(labels[0].tolist(), distances[0].tolist())]
 
     def _scan(self, vector, k: int) -> list[tuple[int, float]] | None:
         """A process's first search scores every stored vector where it
