@@ -28,7 +28,7 @@ SECTIONS = (("decision", "Decisions"), ("preference", "Preferences"), ("config",
 _TITLE = dict(SECTIONS)
 _ORDER = {topic: i for i, (topic, _) in enumerate(SECTIONS)}
 HEAD_LINES = 2
-MIN_LINES = HEAD_LINES + 2
+MIN_LINES = HEAD_LINES + 3                     # a heading, one entry and the link line
 MAX_VALUE = 120
 
 
@@ -77,7 +77,8 @@ def episode_entry(ep: dict) -> Entry:
 def render_digest(facts: list[dict], episodes: list[dict], max_lines: int,
                   link: Callable[[str], str] = lambda topic: f"digest.d/{topic}.md") -> Digest:
     if max_lines < MIN_LINES:
-        raise ValueError(f"a digest needs at least {MIN_LINES} lines (a title, a note, one entry and a link line)")
+        raise ValueError(f"a digest needs at least {MIN_LINES} lines "
+                         f"(a title, a note, a heading, one entry and a link line)")
     stale = _stale_values(facts)
     entries = [fact_entry(f) for f in facts]
     demoted: list[Entry] = []

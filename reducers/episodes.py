@@ -13,7 +13,7 @@ and the episode so far has at least MIN_EVENTS events.
 
 The summary is extractive: the episode's first request and its most
 representative later sentence (the one whose words the episode uses most),
-never generated text. Open episodes are bounded (MAX_OPEN sessions, the
+or for an episode of notes alone its first note; never generated text. Open episodes are bounded (MAX_OPEN sessions, the
 least recently active closed first), so memory stays flat."""
 from __future__ import annotations
 
@@ -52,18 +52,19 @@ class OpenEpisode:
     terms: dict[str, int] = field(default_factory=dict)
     request: str | None = None                 # the first request: what the episode is about
     candidates: list[list] = field(default_factory=list)   # [[score, seq, sentence]], best first
+    note: str | None = None                    # the first note: the summary of an episode with no other prose
 
     def as_json(self) -> dict:
         return {"session_id": self.session_id, "start_seq": self.start_seq, "end_seq": self.end_seq,
                 "start_ts": self.start_ts, "end_ts": self.end_ts, "events": self.events, "terms": self.terms,
-                "request": self.request, "candidates": self.candidates}
+                "request": self.request, "candidates": self.candidates, "note": self.note}
 
     @classmethod
     def from_json(cls, d: dict) -> "OpenEpisode":
         return cls(session_id=d["session_id"], start_seq=d["start_seq"], end_seq=d["end_seq"],
                    start_ts=d.get("start_ts"), end_ts=d.get("end_ts"), events=int(d.get("events") or 0),
                    terms=dict(d.get("terms") or {}), request=d.get("request"),
-                   candidates=[list(c) for c in d.get("candidates") or ()])
+                   candidates=[list(c) for c in d.get("candidates") or ()], note=d.get("note"))
 
 
 def content_words(text: str) -> list[str]:
@@ -85,6 +86,8 @@ def summary(ep: OpenEpisode) -> str:
     best = _best_sentence(ep)
     if best and best not in parts:
         parts.append(best)
+    if not parts and ep.note:                   # only notes (the global notes session): what they say
+        parts.append(ep.note)
     text = " — ".join(parts) or "(no prose)"
     return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1].rstrip() + "…"
 
@@ -141,6 +144,8 @@ class Segmenter:
         ep.end_ts = ts or ep.end_ts
         if request and ep.request is None:
             ep.request = request
+        if kind == "note" and ep.note is None and text.strip():
+            ep.note = " ".join(text.split())[:SUMMARY_CHARS]
         if kind in ("user", "assistant", "note"):
             self._take_words(ep, text, event["seq"], kind)
 

@@ -48,12 +48,15 @@ _CACHED_CHARS = 8192              # texts up to this long are remembered (memory
 _TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|(?<![\w./@:#+-])[\w./@#+-]++(?::[\w./@#+-]++)*+)"
 _SUBJ = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,5}}?)"
 _SUBJ_BEFORE = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,4}})"
-_VAL = r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,9})"
+# A value's word may hold a colon inside it (a URL, 02:30, host:port); a
+# colon before a space ends it ("set X to Y: because …").
+_WORD = r"(?:[^\s,;:]|:(?=[^\s,;:]))++"
+_VAL = rf"(?P<val>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,9}})"
 _OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
-_OLD = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|'[^']{1,100}'|[^\s,;:]++(?:\s+[^\s,;:]++){0,4}?)"
+_OLD = rf"(?P<old>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,4}}?)"
 _CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
-                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?)")
+                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?)")
 _PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
                       "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured")
 _PAST_CHANGE = rf"(?:{'|'.join(_PAST_CHANGE_WORDS)})"
@@ -160,6 +163,19 @@ def _value_only(m: re.Match, sentence: str):
     return "decision: " + " ".join(_head(val, 4)), val, None, False
 
 
+# What ends "we decided to <do something>": a clause, not a preposition
+# ("deploy on Fridays only" is the decision, not "deploy").
+_CLAUSE_END = re.compile(r"\s+(?:and|so|because|since|which|but|so that|in order to|to make sure|unless|until|"
+                         r"while|although|though)\b.*$", re.I)
+
+
+def _decided(m: re.Match, sentence: str):
+    if not m.group("act"):
+        return _value_only(m, sentence)
+    val = clean(_CLAUSE_END.sub("", m.group("val").strip()))
+    return ("decision: " + " ".join(_head(val, 4)), val, None, False) if val else None
+
+
 def _head(value: str, n: int) -> list[str]:
     """The first words of a value, without a leading article or "to"."""
     parts = norm_value(value).split()
@@ -252,16 +268,19 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
              rf"(?:over\s+)?from\s+{_OLD}\s+to\s+{_VAL}"),
          _value_only, allow_plan=True),
+    Rule("use-not", "decision",
+         _rx(rf"^(?:(?:no|actually)[,.!]?\s+)?(?:please\s+)?use\s+{_VAL},?\s+not\s+{_OLD}$"),
+         _value_only, allow_negation=True),
     Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
-         _rx(rf"\b(?:we|i)(?:'re|\s+are)?\s+(?:have\s+|'ve\s+)?(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
+         _rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
              rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
-         _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
-             rf"to\s+)?{_VAL}"),
-         _value_only, allow_plan=True, max_value_words=10),
+         _rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
+             rf"(?P<act>to\s+))?{_VAL}"),
+         _decided, allow_plan=True, max_value_words=10),
     Rule("decision-label", "decision", _rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
          _value_only, allow_plan=True, max_value_words=14),
     Rule("chose", "decision",
@@ -288,6 +307,10 @@ RULES: tuple[Rule, ...] = (
          _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
          _subject_value, setting=True),
     Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value, setting=True),
+    # a correction: "X should be Y, not Z" (the "not" names the value it replaces)
+    Rule("should-be-not", "config",
+         _rx(rf"^(?:(?:no|actually)[,.!]?\s+)?{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:be|stay)\s+{_VAL},?\s+not\s+{_OLD}$"),
+         _subject_value, setting=True, allow_negation=True),
     Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value, setting=True),
     Rule("env-in-prose", "config", re.compile(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`)]+)"),
          _subject_value),
@@ -347,14 +370,14 @@ _TRIGGERS = {
     "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
     "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
     "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using", "keep"),
-    "switch-from-to": ("from",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
+    "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
     "moved-to": ("set to", *_PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
     "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
-    "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be": ("be",), "env-in-prose": ("=",),
+    "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be-not": ("not",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
     "component-uses": ("uses", "runs on", "talks to", "stores"),
     "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),
@@ -407,36 +430,59 @@ def _prose_facts(text: str, speaker: str) -> tuple[FactCandidate, ...]:
     return tuple(_read_prose(text, speaker))
 
 
+# "Set the port to 8080 and the host to 0.0.0.0": the second clause's verb
+# is the first's. A clause without one borrows it from a change just read.
+_LEADING_CHANGE = re.compile(rf"\b{_CHANGE_VERB}\b", re.I)
+_VERBLESS_CHANGE = re.compile(r"^(?:the\s+)?[\w.-]+(?:\s+[\w.-]+){0,3}\s+(?:from\s+\S+\s+)?to\s+\S", re.I)
+_CHANGE_RULES = ("change-to", "change-from-to")
+
+
 def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
     out: list[FactCandidate] = []
     weight = SPEAKER_WEIGHT.get(speaker, 0.7)
+    verb = None                                  # the change verb of the clause just read, if it gave a change
     for sentence in (c for s_ in sentences(text) for c in clauses(s_)):
         body = sentence.rstrip(".!").strip()
-        low = body.lower()
-        present = {t for t in _ALL_TRIGGERS if t in low}
-        if not present:
-            continue
-        for rule in RULES:
-            if present.isdisjoint(_TRIGGERS[rule.name]):
-                continue
-            m = rule.pattern.search(body)
-            if m is None or not _admissible(rule, sentence, speaker):
-                continue
-            built = rule.build(m, body) if rule.build else None
-            if not built:
-                continue
-            key, value, replaces, delete = built
-            if not _plausible(rule, key, value):
-                continue
-            if rule.setting and not (specific_subject(key) and plain_value(value)):
-                continue
-            if rule.name == "is-now" and norm_value(value).split()[0] in STATES:
-                continue                                  # "X is now ready": a state, not a value
-            out.append(FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
-                                     importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
-                                     label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}"))
-            break
+        found = _clause_fact(sentence, body, speaker, weight)
+        if found is None and verb and _VERBLESS_CHANGE.match(body):
+            found = _clause_fact(sentence, f"{verb} {body}", speaker, weight)     # the clause as said is its text
+        lead = _LEADING_CHANGE.search(body)
+        if found is not None and found.rule.removeprefix("prose:") in _CHANGE_RULES:
+            verb = lead.group(0) if lead else verb
+        else:
+            verb = None
+        if found is not None:
+            out.append(found)
     return out
+
+
+def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactCandidate | None:
+    """The first rule's fact in one clause (`body`, matched; `sentence`, as
+    said: judged and kept as the fact's text), or None."""
+    low = body.lower()
+    present = {t for t in _ALL_TRIGGERS if t in low}
+    if not present:
+        return None
+    for rule in RULES:
+        if present.isdisjoint(_TRIGGERS[rule.name]):
+            continue
+        m = rule.pattern.search(body)
+        if m is None or not _admissible(rule, sentence, speaker):
+            continue
+        built = rule.build(m, body) if rule.build else None
+        if not built:
+            continue
+        key, value, replaces, delete = built
+        if not _plausible(rule, key, value):
+            continue
+        if rule.setting and not (specific_subject(key) and plain_value(value)):
+            continue
+        if rule.name == "is-now" and norm_value(value).split()[0] in STATES:
+            continue                                  # "X is now ready": a state, not a value
+        return FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
+                             importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
+                             label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}")
+    return None
 
 
 def _plausible(rule: Rule, key: str, value: str) -> bool:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from reducers.pack_messages import args_text, event_cost
 from reducers.pairs import pair_groups
+from reducers.retention import cleared_result
 from reducers.smart_trim import relevance
 
 MIN_BAND = 256
@@ -112,8 +113,12 @@ def plan_order(conv: list[dict], pinned: set[int], budget: int, query: str = "")
 
 
 def _clearable(e: dict) -> bool:
+    """A current-turn result worth clearing: its placeholder must cost less
+    than it does (a short result like "No files found" stays as it is)."""
     meta = e.get("meta") or {}
-    return e["kind"] == "tool_result" and not meta.get("cleared") and not meta.get("synthetic")
+    if e["kind"] != "tool_result" or meta.get("cleared") or meta.get("synthetic"):
+        return False
+    return cleared_result(e)["tokens"] < (e.get("tokens") or 0)
 
 
 def unit_text(conv: list[dict], u: Unit) -> str:

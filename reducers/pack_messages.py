@@ -8,9 +8,13 @@ right after the call, Anthropic the tool_result blocks in the next user
 turn). Results whose call is not among the events never get here:
 `normalize_pairs` dropped them.
 
-Token accounting: a message costs its content's tokens, its calls' names
-and arguments, and MESSAGE_OVERHEAD for role and framing; counts are kept
-until the content changes."""
+Token accounting: a message costs its content's tokens, its calls' names,
+arguments and ids (each with CALL_OVERHEAD for its framing), a tool
+result's call id and tool name, and MESSAGE_OVERHEAD for role and framing;
+counts are kept until the content changes. The ids count because every
+format sends them (OpenAI `tool_call_id`, Anthropic `tool_use_id`, the text
+format's `#id`): an id like `toolu_01…` costs about 18 tokens, so leaving
+them out put a pack with many tool pairs several percent over its budget."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 from reducers.tokens import count_tokens
 
 MESSAGE_OVERHEAD = 4
+CALL_OVERHEAD = 4                   # a call's framing inside its message: `→ name(…) #id`, or type/function keys
 
 
 def args_text(value) -> str:
@@ -28,7 +33,14 @@ def args_text(value) -> str:
 
 
 def call_tokens(call: dict) -> int:
-    return count_tokens(call["name"] or "") + count_tokens(args_text(call["input"]))
+    return (count_tokens(call.get("name") or "") + count_tokens(args_text(call.get("input")))
+            + count_tokens(call.get("id") or "") + CALL_OVERHEAD)
+
+
+def result_label_tokens(call_id: str | None, name: str | None) -> int:
+    """What a tool result costs besides its content: the call id it answers
+    and the tool's name."""
+    return count_tokens(call_id or "") + count_tokens(name or "")
 
 
 @dataclass
@@ -47,6 +59,8 @@ class Message:
         content, calls, n = self._counted
         if content is not self.content or calls != len(self.tool_calls):
             n = count_tokens(self.content) + sum(call_tokens(c) for c in self.tool_calls) + MESSAGE_OVERHEAD
+            if self.role == "tool":
+                n += result_label_tokens(self.tool_call_id, self.name)
             self._counted = (self.content, len(self.tool_calls), n)
         return n
 
@@ -54,12 +68,15 @@ class Message:
 def event_cost(e: dict) -> int:
     """An event's share of a pack, counted as if it were a message of its
     own (an upper bound on what it adds when it joins a message)."""
+    tool = e.get("tool") or {}
     if e["kind"] == "tool_call":
-        tool = e.get("tool") or {}
-        return call_tokens({"name": tool.get("name"), "input": tool.get("input")}) + MESSAGE_OVERHEAD
+        return call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": tool.get("input")}) \
+            + MESSAGE_OVERHEAD
     tokens = e.get("tokens")
     if tokens is None:
         tokens = count_tokens(e.get("text") or "")
+    if e["kind"] == "tool_result":
+        tokens += result_label_tokens(tool.get("call_id"), tool.get("name"))
     return tokens + MESSAGE_OVERHEAD
 
 

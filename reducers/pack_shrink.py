@@ -63,7 +63,7 @@ def shrink_protected(conv, order, render, k: int, budget: int):
 def _size(e: dict) -> int:
     if e["kind"] == "tool_call":
         tool = e.get("tool") or {}
-        return call_tokens({"name": tool.get("name"), "input": tool.get("input")})
+        return call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": tool.get("input")})
     return count_tokens(e.get("text") or "")
 
 
@@ -82,7 +82,7 @@ def cut(e: dict, tokens: int) -> dict:
         except orjson.JSONDecodeError:
             pass
     for _ in range(8):
-        cost = call_tokens({"name": tool.get("name"), "input": value})
+        cost = call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": value})
         leaves = _string_leaves(value)
         if cost <= tokens or not leaves:
             break
@@ -91,7 +91,7 @@ def cut(e: dict, tokens: int) -> dict:
         if have <= FLOOR // 2:
             break
         value = _replace_leaf(value, path, truncate_middle(longest, max(FLOOR // 2, have - (cost - tokens)), hint=hint))
-    cost = call_tokens({"name": tool.get("name"), "input": value})
+    cost = call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": value})
     return {**e, "tool": {**tool, "input": value}, "tokens": cost}
 
 

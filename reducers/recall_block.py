@@ -70,6 +70,16 @@ def _assemble(k_lines: list[str], d_entries: list[str]) -> str:
     return "\n".join(parts)
 
 
+_DETAIL_HEAD = re.compile(r"^\[(?:\d{4}-\d\d-\d\d \d\d:\d\d)? ?[a-z_]+ #(\d+)\] ", re.M)
+
+
+def detail_seqs(block: str) -> list[int]:
+    """The seqs of the events a block's <detail> part quotes, in its order
+    (what a context anatomy record lists as recalled)."""
+    inner = block.split("<detail>", 1)[1].rsplit("</detail>", 1)[0] if "<detail>" in block else ""
+    return list(dict.fromkeys(int(m.group(1)) for m in _DETAIL_HEAD.finditer(inner)))
+
+
 def _knowledge_line(h: dict) -> str:
     return f"- [{h['kind']}] {' '.join(strip_recalled(h['text']).split())}"
 

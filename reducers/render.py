@@ -26,7 +26,7 @@ from reducers.markers import elision_text, gaps
 from reducers.pack_messages import MESSAGE_OVERHEAD, Message, build_messages
 from reducers.pack_shrink import BudgetTooSmall, cut, shrink_protected
 from reducers.pairs import latest_protected, normalize_pairs
-from reducers.recall_block import strip_recalled
+from reducers.recall_block import detail_seqs, strip_recalled
 from reducers.retention import Retention, clear_old_results, cleared_result
 from reducers.thinking import KEEP_TURNS, clear_old_thinking
 from reducers.tokens import count_tokens
@@ -118,9 +118,17 @@ class Pack:
         as a placeholder); markers are in `marker_ids`."""
         return sorted({s for m in self.messages if m.part != "markers" for s in m.seqs})
 
+    @property
+    def recalled_seqs(self) -> list[int]:
+        """The events the <recalled-context> block quotes (any session), in
+        its order: read from the block as sent, so an entry cut to fit is
+        not counted."""
+        return list(dict.fromkeys(s for m in self.messages if m.part == "recalled" for s in detail_seqs(m.content)))
+
     def included(self) -> dict:
         return {"seqs": self.event_seqs, "marker_ids": self.marker_ids,
-                "elided_ranges": [list(r) for r in self.elision.ranges] if self.elision else []}
+                "elided_ranges": [list(r) for r in self.elision.ranges] if self.elision else [],
+                "recalled_seqs": self.recalled_seqs}
 
 
 def assemble(view: SessionView, budget: int, recalled_block: str = "",

@@ -13,7 +13,8 @@ What each field comes from:
   update_plan …) split by status; without one, the recent requests; a
   `git commit -m …` that succeeded is a completed step too;
 - open files: paths in tool inputs (file_path, path, notebook_path, patch
-  headers) and an IDE preamble's active file and open tabs, newest first;
+  headers; not the folder a search looks in) and an IDE preamble's active
+  file and open tabs, newest first;
 - recent decisions: what the user or agent decided or chose (the decision
   and preference rules of reducers/fact_rules.py), newest first;
 - blockers: failed tool calls, each cleared when the same tool on the same
@@ -247,9 +248,10 @@ def _todo(state: WorkingState, data) -> None:
 def _paths(data) -> list[str]:
     out: list[str] = []
     if isinstance(data, dict):
+        searching = any(k in data for k in _SEARCH_KEYS)
         for key in PATH_KEYS:
             value = data.get(key)
-            if isinstance(value, str) and _looks_like_path(value):
+            if isinstance(value, str) and _looks_like_path(value) and not (searching and _folder_like(value)):
                 out.append(value)
         changes = data.get("changes")
         if isinstance(changes, list):
@@ -261,6 +263,17 @@ def _paths(data) -> list[str]:
         out.extend(m.group(1).strip() for m in _PATCH_FILE.finditer(command))
         out.extend(m.group(1).strip() for m in _DIFF_FILE.finditer(command))
     return list(dict.fromkeys(out))
+
+
+# A search's `path` is where it looks (Glob, Grep, glob, grep …): a folder
+# there is not a file the agent has open; a file it searches is.
+_SEARCH_KEYS = ("pattern", "query", "regex", "glob", "include")
+
+
+def _folder_like(path: str) -> bool:
+    """No extension on its last part (`/srv/app`, `./.claude/commands`)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return "." not in name.lstrip(".")
 
 
 def _looks_like_path(value: str) -> bool:

@@ -33,8 +33,8 @@ from stores.event_log import utc_now_iso
 from stores.integrity.bad_records import MAX_PARSER_RESTARTS, BadLines, RecordFeed
 from stores.paths import TMP, ensure_dir
 from stores.working_state import STATE_FORMAT, WorkingStateTracker
-from stores.sources import (SNIFF_MORE_RECORDS, MissingSource, Source, SourceError, decompressed, expand_inputs,
-                           read_records, sniff)
+from stores.sources import (SNIFF_MORE_RECORDS, DamagedCompression, MissingSource, Source, SourceError, decompressed,
+                           expand_inputs, read_records, sniff)
 
 DEFAULT_RECONCILE_BUDGET = 500_000
 _STORE_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)   # the store, not the source, failed
@@ -162,7 +162,10 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
                                  drafts_before=drafts_before, **common)
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
-    plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
+    try:
+        plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
+    except DamagedCompression as exc:
+        return _unreadable(result, f"{src.display}: cannot read it ({exc})", report, ident, fingerprint, w.state)
     try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:
@@ -182,7 +185,7 @@ def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
     if previous is None:
         return None
     size, _, head, drafts, fmt = previous
-    if size < RESUME_MIN_BYTES or fingerprint[0] <= size or fingerprint[2] != head:
+    if fmt is None or size < RESUME_MIN_BYTES or fingerprint[0] <= size or fingerprint[2] != head:
         return None                                   # small, shrunk or rewritten: read it whole
     resumes_at = getattr(format_module(fmt), "resumes_at", None)
     if resumes_at is None or (format != "auto" and format != fmt):
@@ -209,28 +212,27 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             fmt = detect_format(samples)
         primed = chain(head, records)
         if not samples:
+            if head and all(item.pending for item in head):    # a new transcript's first line, half-written
+                BadLines(result, src.display, report).pending(head[0].line, head[0].reason)
+                return result
             first_bad = next((item for item in head if isinstance(item, SourceError)), None)
             why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
-            result.errors, result.error = 1, f"{src.display}{why}no JSON records found (is it a transcript?)"
-            report(result.error)
-            return result
+            return _unreadable(result, f"{src.display}{why}no JSON records found (is it a transcript?)",
+                               report, ident, fingerprint, w.state)
         if fmt is None:
-            result.errors = 1
-            result.error = (f"{src.display}: not a known transcript format (tried {', '.join(DETECTION_ORDER)}); "
-                            f"name one with --format")
-            report(result.error)
-            return result
+            return _unreadable(result, f"{src.display}: not a known transcript format (tried "
+                                       f"{', '.join(DETECTION_ORDER)}); name one with --format",
+                               report, ident, fingerprint, w.state)
     else:
         records = read_records(src, spills)
         samples, head = sniff(records)
         primed = chain(head, records)
         mismatch = mismatched_format(fmt, samples)
         if mismatch:
-            result.format, result.errors = fmt, 1
-            result.error = (f"{src.display}: its records are {mismatch}, not {fmt}; nothing written from it "
-                            f"(drop --format to detect it, or use --format {mismatch})")
-            report(result.error)
-            return result
+            result.format = fmt
+            return _unreadable(result, f"{src.display}: its records are {mismatch}, not {fmt}; nothing written "
+                                       f"from it (drop --format to detect it, or use --format {mismatch})",
+                               report, ident, fingerprint, w.state)
     result.format = fmt
     module = format_module(fmt)
     ctx = ParseContext(path=src.display, source_id=src.source_id, session=session, growing=hold_open_tail)
@@ -341,6 +343,19 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         if drafts_before is not None:                  # resumed: what was read again was counted before
             drafts_seen = drafts_before + result.added + result.dropped
         appender.after_durable(lambda: w.state.remember_file(ident, fingerprint, drafts_seen, fmt))
+    return result
+
+
+def _unreadable(result: IngestResult, error: str, report, ident: str, fingerprint, state) -> IngestResult:
+    """A file nothing can be read from (not JSON, no known format, another
+    format than --format named): reported, and remembered like a file with
+    bad lines, so until it changes the next run skips it instead of
+    reporting it again (a stray file under ~/.claude/projects would
+    otherwise fill the cron log and fail every run)."""
+    result.errors, result.error = 1, error
+    report(error)
+    if fingerprint:
+        state.remember_file(ident, fingerprint, 0, None)
     return result
 
 

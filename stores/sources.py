@@ -130,6 +130,11 @@ def _spool_stdin(spool_dir: Path | None) -> Source:
     return Source("-", Path(name), "-", is_stdin=True)
 
 
+class DamagedCompression(OSError):
+    """A compressed transcript whose bytes are not zstd data (damaged, or
+    another file under the name)."""
+
+
 def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
     """A zstd-compressed transcript as a private temp copy to read (streamed:
     memory stays flat), in `spool_dir` (the store's tmp/); the caller
@@ -142,7 +147,7 @@ def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
             shutil.copyfileobj(zstandard.ZstdDecompressor().stream_reader(raw), out, _READ_CHUNK)
     except zstandard.ZstdError as exc:
         os.unlink(name)
-        raise OSError(f"not readable zstd data: {exc}") from None
+        raise DamagedCompression(f"not readable zstd data: {exc}") from None
     except BaseException:
         os.unlink(name)
         raise
@@ -215,6 +220,9 @@ def _read_document(path: Path) -> list:
             return [(1, json.loads(data, parse_int=_whole_number))]
         except (ValueError, RecursionError):
             pass
+        if _cut_short(data):         # a document still being written: read once it is whole
+            return [SourceError(1, "the document ends too soon (still being written?); it will be read once "
+                                   "complete", pending=True)]
         reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"not valid JSON ({exc})"
         return [SourceError(1, reason)]
 
@@ -268,9 +276,11 @@ def _read_jsonl(path: Path, spills: SpillRegistry, start: int = 0, lines_before:
             if not chunk:                       # last line without a newline
                 line_no += 1
                 item = _decode_line(pending, line_no)
-                if isinstance(item, SourceError) and line_no > 1:
+                if isinstance(item, SourceError) and (line_no > 1 or _cut_short(pending)):
                     # A transcript being appended to (cron caught it mid-write): the
-                    # line is read by the run that finds it complete.
+                    # line is read by the run that finds it complete. A first line
+                    # counts only when it is valid JSON cut off (a new session's
+                    # first record half-written), not a file that is not JSON.
                     item = SourceError(line_no, "last line is incomplete (no newline yet: still being "
                                                 "written?); it will be read once complete", pending=True)
                 if item is not None:
@@ -360,6 +370,22 @@ def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError |
         return line_no, json.loads(raw, parse_int=_whole_number)
     except (ValueError, RecursionError):
         return SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
+
+
+def _cut_short(raw: bytes) -> bool:
+    """Whether `raw` is the start of a JSON value that ends too soon (what
+    a writer leaves mid-line), as opposed to text that is not JSON."""
+    for trim in range(4):                   # the cut may fall inside a multi-byte character
+        try:
+            text = raw[:len(raw) - trim].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        try:
+            orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            return exc.pos >= len(text)
+        return False
+    return False
 
 
 _INT_DIGITS = 4000                  # Python refuses to convert more than 4,300 digits

@@ -26,9 +26,10 @@ def openai_tokens(msgs: list[dict]) -> int:
     """The pack's size counted again from what the client sends."""
     total = 0
     for m in msgs:
-        total += count_tokens(m.get("content") or "") + 4
+        total += count_tokens(m.get("content") or "") + count_tokens(m.get("tool_call_id") or "") + 4
         for c in m.get("tool_calls") or ():
-            total += count_tokens(c["function"]["name"] or "") + count_tokens(c["function"]["arguments"])
+            total += (count_tokens(c["function"]["name"] or "") + count_tokens(c["function"]["arguments"])
+                      + count_tokens(c.get("id") or ""))
     return total
 
 

@@ -269,3 +269,18 @@ def test_captured_api_traffic_writes_a_record_per_model_call(tmp_path):
 
 def _utf8_compact(value) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def test_a_records_time_is_utc_iso_like_the_events_whatever_the_transcript_wrote(tmp_path, samples):
+    lines = [json.loads(l) for l in (samples / "claude-code" / "demo-session.jsonl").read_text().splitlines()]
+    offsets = iter(["2026-03-02T11:14:07.5+02:00", "not a time", "2026-03-02 09:14:15Z"])
+    for d in lines:
+        if d.get("type") == "assistant" and isinstance((d.get("message") or {}).get("usage"), dict):
+            d["timestamp"] = next(offsets, d["timestamp"])
+    path = tmp_path / "zones.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    store = Store(tmp_path / "store")
+    [done] = list(store.ingest([str(path)], embed=False))
+    times = [r["ts"] for r in AnatomyLog(store.dir).read(done.session_id)]
+    assert times[0] == "2026-03-02T09:14:07.500Z" and "2026-03-02T09:14:15.000Z" in times
+    assert all(t is None or (len(t) == 24 and t.endswith("Z")) for t in times)        # never "not a time"

@@ -220,3 +220,16 @@ def test_missing_session_is_a_usage_error(tmp_path):
     path = tmp_path / "b.json"
     path.write_text("{}")
     assert cli("anatomy", "record", str(path)).code == 2
+
+
+def test_empty_input_is_called_empty_and_a_bodys_own_time_is_kept_in_utc(tmp_path):
+    empty = cli("anatomy", "record", "-", "--session", "s8", stdin=b"")
+    assert empty.code == 1 and "empty" in empty.err and "capture traffic" not in empty.err
+    body = {"model": "gpt-4o", "created_at": 1767225600, "messages": [{"role": "user", "content": "hello"}]}
+    zoned = {"model": "gpt-4o", "timestamp": "2026-01-01T02:00:00+02:00",
+             "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"},
+                          {"role": "user", "content": "again"}]}
+    run = cli("anatomy", "record", "-", "--session", "s8", "--json",
+              stdin=(json.dumps(body) + "\n" + json.dumps(zoned) + "\n").encode())
+    assert run.code == 0, run.err
+    assert [r["ts"] for r in run.lines()] == ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"]

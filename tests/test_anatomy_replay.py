@@ -4,6 +4,7 @@ removed between two renders."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -43,11 +44,18 @@ def diff(session: str, a: int, b: int) -> tuple[dict, list[dict]]:
     return summary, changes
 
 
+def recalled(pack: dict) -> list[int]:
+    """The events the pack's <recalled-context> block quotes (`[ts kind #seq]`)."""
+    return [int(s) for m in pack["messages"] if m["part"] == "recalled"
+            for s in re.findall(r"^\[[^\]\n]* #(\d+)\] ", m["content"], re.M)]
+
+
 def sent(pack: dict) -> list[int]:
+    """Every event the pack carried: its messages' seqs, then those it recalled."""
     out: list[int] = []
     for m in pack["messages"]:
         out += [s for s in m["seqs"] if s not in out]
-    return out
+    return out + [s for s in recalled(pack) if s not in out]
 
 
 def session_events(session: str) -> dict[int, dict]:
@@ -82,11 +90,12 @@ def test_replay_lists_exactly_what_each_render_sent_across_compactions(session):
 def test_diff_names_each_event_a_compaction_removed(session):
     render(session)
     first = compact(session, 450)
-    render(session)
+    second_pack = render(session)
+    back = set(recalled(second_pack))                      # evicted, yet quoted by the recalled block: still there
     events = session_events(session)
     [marker] = first["new_markers"]
     evicted = sorted(s for a, b in marker["ranges"] for s in range(a, b + 1)
-                     if s in events and events[s]["kind"] != "marker")
+                     if s in events and events[s]["kind"] != "marker" and s not in back)
     summary, changes = diff(session, 1, 2)
     left = [c for c in changes if c["change"] == "left"]
     assert sorted(c["seq"] for c in left) == evicted and summary["left"] == len(evicted)
@@ -96,12 +105,13 @@ def test_diff_names_each_event_a_compaction_removed(session):
     assert [c["seq"] for c in entered] == [marker_event["seq"]]
     # a second compaction merges the markers: what it evicts is named too, with the marker that covers it now
     second = compact(session, 250)
-    render(session)
+    third_pack = render(session)
     events = session_events(session)
     summary, changes = diff(session, 2, 3)
     newest = max((e for e in events.values() if e["kind"] == "marker"), key=lambda e: e["seq"])
     left_events = [c for c in changes if c["change"] == "left" and c["kind"] != "marker"]
-    assert left_events and len(left_events) == second["evicted"]
+    gone = set(sent(second_pack)) - set(sent(third_pack))
+    assert second["evicted"] and {c["seq"] for c in left_events} == {s for s in gone if events[s]["kind"] != "marker"}
     assert all(c["reason"] == "evicted" and c["marker"] == newest["id"] and c["cycle"] == 2 for c in left_events)
 
 
@@ -118,8 +128,34 @@ def test_bad_replay_requests_fail_with_one_line(session):
     assert cli("anatomy", "replay", "--session", session, "--turn", "0").code == 1
 
 
+def test_an_html_report_to_a_place_that_cannot_hold_it_names_the_fix(session, tmp_path):
+    render(session)
+    nowhere = cli("anatomy", "replay", "--session", session, "--html", str(tmp_path / "no" / "such" / "r.html"))
+    assert nowhere.code == 1 and "does not exist" in nowhere.err and str(tmp_path / "no" / "such") in nowhere.err
+    folder = cli("anatomy", "replay", "--session", session, "--html", str(tmp_path))
+    assert folder.code == 1 and "is a directory" in folder.err and "anatomy.html" in folder.err
+    assert len(nowhere.err.strip().splitlines()) == len(folder.err.strip().splitlines()) == 1
+
+
 def test_a_render_whose_record_cannot_be_written_still_gives_the_pack(session, trace_home):
     (trace_home / "anatomy").write_text("not a directory")       # fails for root too
     run = cli("context", "--session", session, "--budget", "20000", "--format", "json")
     assert run.code == 0 and json.loads(run.out)["messages"]
     assert "anatomy record was not written" in run.err and len(run.err.strip().splitlines()) == 1
+
+
+def test_events_recalled_into_a_pack_are_in_its_record_and_never_said_to_have_left(samples):
+    run = cli("ingest", "--no-embed", str(samples / "claude-code" / "demo-session.jsonl"))
+    sid = run.lines()[0]["session_id"]
+    before = len(cli("anatomy", "replay", "--session", sid).lines())
+    assert cli("compact", "--session", sid, "--budget", "600", "--hot-tail", "1").code == 0
+    pack = render(sid, budget=1200)
+    block = next(m["content"] for m in pack["messages"] if "<recalled-context" in str(m["content"]))
+    brought_back = recalled(pack)
+    assert brought_back and "#" in block                          # the evicted config read, brought back
+    call = turn(sid, before + 1)
+    shown = {e["seq"] for e in call["events"]}
+    assert set(brought_back) <= shown and call["record"]["context"]["recalledEvents"] == brought_back
+    _, changes = diff(sid, before, before + 1)
+    left = {c["seq"] for c in changes if c["change"] == "left"}
+    assert left and left.isdisjoint(brought_back)                # in context, in the recalled block

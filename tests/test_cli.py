@@ -158,6 +158,21 @@ def test_help_explains_every_command():
     assert "cron" in cli("ingest", "--help").out
 
 
+def test_each_command_summary_in_the_list_is_a_whole_sentence():
+    # The command list shows a help text's first paragraph; one that ends
+    # mid-thought ("Register it with your agent, e.g.") needs a short_help.
+    import click
+    import typer.main
+    from trace_cli.app import app
+    group = typer.main.get_command(app)
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        summary = command.short_help or (command.help or "").split("\n\n")[0]
+        summary = summary.rstrip()
+        assert summary.endswith((".", ")")) and not summary.endswith(("e.g.", "i.e.")), (name, summary[-60:])
+
+
 @pytest.mark.parametrize("query", ["", "   ", "\x00", "🙂" * 50, "../../etc/passwd"])
 def test_odd_selectors_never_raise(query, tmp_path):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))

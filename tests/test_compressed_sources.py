@@ -56,3 +56,17 @@ def test_a_damaged_compressed_file_is_one_error_and_the_rest_of_the_folder_inges
     assert broken.error.startswith(f"{folder / 'a-broken.jsonl.zst'}: cannot read it (not readable zstd data")
     assert good.errors == 0 and good.added > 0
     assert set(glob.glob(f"{tempfile.gettempdir()}/trace-zst-*")) == before      # no decompressed copy left behind
+
+
+def test_a_damaged_compressed_file_is_reported_once_until_it_changes(samples, tmp_path):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    broken = folder / "broken.jsonl.zst"
+    broken.write_bytes(b"not zstd at all\n")
+    store = Store(tmp_path / "s")
+    [first] = list(store.ingest([str(folder)], embed=False))
+    [second] = list(store.ingest([str(folder)], embed=False))
+    assert first.errors == 1 and second.unchanged and second.errors == 0
+    _compress(samples / "codex" / "rollout-demo.jsonl", broken)         # replaced by a readable rollout
+    [third] = list(store.ingest([str(folder)], embed=False))
+    assert third.errors == 0 and third.added > 0

@@ -99,6 +99,9 @@ def test_recall_in_the_pack_is_gated_scoped_and_never_recalls_a_recalled_block(t
     assert s.needles[0].value not in _recalled(scoped)
     wide = push_pack(Store(), "two", budget=3000, cross_session=True)
     assert s.needles[0].value in _recalled(wide)
+    # `included` names the other session's events the block quotes: an anatomy reads them from there
+    needle_seq = next(h["seq"] for h in cli("recall", s.needles[0].value, "--session", "one", "-k", "1").lines())
+    assert needle_seq in wide.pack.included()["recalled_seqs"] and not scoped.pack.included()["recalled_seqs"]
     assert not _recalled(push_pack(Store(), "two", budget=3000, cross_session=True, recall_min_score=50.0))
     # a block injected once and logged with the next message is not found, or shown, again
     logged = [{"role": "user", "content": f"{_recalled(wide)}\nthanks, now deploy it"}]
@@ -159,3 +162,79 @@ def test_an_unknown_session_names_the_first_five_known(tmp_path):
     assert len(run.err.strip().splitlines()) == 1
     assert cli("context", "--session", "s6", "--budget", "2000").lines()[0]["session_id"] == "s6"
     assert cli("compact", "--session", "s", "--budget", "2000").code == 1            # ambiguous prefix
+
+
+def _many_short_tool_pairs(tmp_path, pairs: int, ask_after: bool = True) -> str:
+    """A session of short tool pairs whose call ids are as long as Claude
+    Code's (toolu_01 + 22 characters: about 18 tokens each)."""
+    import random
+    rng = random.Random(7)
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789"
+    messages = [{"role": "user", "content": "check every service's health endpoint"}]
+    for i in range(pairs):
+        call_id = "toolu_01" + "".join(rng.choice(alphabet) for _ in range(22))
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "Bash", "arguments": json.dumps({"command": f"curl -s svc{i}:8080/health"})}}]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
+    if ask_after:
+        messages.append({"role": "user", "content": "which ones failed?"})
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(messages))
+    assert cli("ingest", str(path), "--session", "pairs").code == 0
+    return "pairs"
+
+
+def test_call_ids_count_toward_the_budget_in_every_printed_format(tmp_path):
+    session = _many_short_tool_pairs(tmp_path, 120)
+    for budget in (600, 1500, 4000):
+        text = cli("context", "--session", session, "--budget", str(budget), "--format", "text").out
+        assert count_tokens(text) <= budget, (budget, count_tokens(text))
+        sent = cli("context", "--session", session, "--budget", str(budget), "--format", "openai").lines()[0]
+        ids = sum(count_tokens(c["id"]) for m in sent for c in m.get("tool_calls") or ())
+        ids += sum(count_tokens(m["tool_call_id"]) for m in sent if m["role"] == "tool")
+        assert ids > 0
+        content = sum(count_tokens(m.get("content") or "") for m in sent)
+        calls = sum(count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"])
+                    for m in sent for c in m.get("tool_calls") or ())
+        assert content + calls + ids <= budget, (budget, content, calls, ids)
+
+
+def test_a_result_shorter_than_its_placeholder_is_never_cleared(tmp_path):
+    session = _many_short_tool_pairs(tmp_path, 120, ask_after=False)      # the pairs are the current turn
+    for budget in (800, 2000):
+        pack = cli("context", "--session", session, "--budget", str(budget)).lines()[0]
+        assert pack["tokens"] <= budget
+        results = [m for m in pack["messages"] if m["role"] == "tool"]
+        assert results and all(m["content"] == "ok" for m in results), budget
+        assert pack["cleared"] == []
+
+
+def test_the_pack_prints_as_text_on_a_terminal_and_as_json_to_a_program(tmp_path, trace_home):
+    import os
+    import pty
+    import subprocess
+    from pathlib import Path
+    session = _many_short_tool_pairs(tmp_path, 3)
+    trace = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "trace"
+    argv = [str(trace), "context", "--session", session, "--budget", "2000"]
+    env = {**os.environ, "TRACE_SERVE": "0"}
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(argv, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:                   # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, done.stderr
+    assert not shown.lstrip().startswith(b"{") and b"[user]" in shown and b"which ones failed?" in shown, shown[:200]
+    piped = subprocess.run(argv, capture_output=True, env=env, timeout=120)
+    assert json.loads(piped.stdout)["session_id"] == session

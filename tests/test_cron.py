@@ -19,6 +19,9 @@ BARE_PATH = "/usr/bin:/bin"
 
 def _cron_shell(line: str, home: Path) -> subprocess.CompletedProcess:
     command = re.split(r"\s{2,}", line.strip(), maxsplit=1)[1]      # drop the five schedule fields
+    # as cron reads it (crontab(5)): an unescaped % ends the command (the rest
+    # is its stdin), and \% is a plain %
+    command = re.split(r"(?<!\\)%", command, maxsplit=1)[0].replace("\\%", "%")
     return subprocess.run(["env", "-i", f"HOME={home}", f"PATH={BARE_PATH}", "sh", "-c", command],
                           capture_output=True, text=True, timeout=300)
 
@@ -135,3 +138,19 @@ def test_a_wrong_format_is_refused_naming_the_right_one(samples):
     assert run.lines()[0]["added"] == 0
     assert cli("stats").lines()[0]["events"] == 0             # nothing written: no junk session to live with
     assert cli("ingest", "--format", "codex", str(samples / "codex" / "rollout-demo.jsonl")).code == 0
+
+
+def test_the_nightly_line_runs_under_cron_even_when_a_path_holds_a_percent_sign(cron_home, tmp_path, monkeypatch):
+    store = tmp_path / "100%store"                         # cron turns a bare % into a line break
+    monkeypatch.setenv("HOME", str(cron_home))
+    watched = tmp_path / "50%logs"
+    shutil.copytree(cron_home / ".claude" / "projects", watched)
+    lines = cli("--store", str(store), "cron", str(watched)).out.splitlines()
+    assert len(lines) == 2
+    ingest, nightly = lines
+    assert _cron_shell(ingest, cron_home).returncode == 0
+    assert cli("--store", str(store), "stats").lines()[0]["events"] > 0
+    done = _cron_shell(nightly, cron_home)
+    assert done.returncode == 0 and done.stdout == done.stderr == ""
+    assert (store / "knowledge.jsonl").is_file()
+    assert "payments.timeout_ms" in (cron_home / ".local" / "state" / "trace" / "digest.md").read_text()

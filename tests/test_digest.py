@@ -91,3 +91,14 @@ def test_detail_pages_sit_beside_the_digest_and_are_linked(tmp_path, trace_home)
     cli("digest", "--out", str(target), "--max-lines", "80")
     assert [p.name for p in (tmp_path / "digest.d").glob("*.md")] == ["episodes.md"]
     assert cli("digest", "--max-lines", "2").code == 2
+
+
+def test_the_smallest_digest_it_accepts_still_shows_an_entry_when_some_must_move():
+    facts = [_fact(f"setting {i}", str(i), 0.5, seq=i) for i in range(1, 4)]
+    smallest = render_digest(facts, [], max_lines=MIN_LINES)
+    lines = smallest.text.splitlines()
+    assert len(lines) <= MIN_LINES
+    assert any(ln.startswith("- **") for ln in lines)        # a title, a note, a heading, one entry, the link line
+    assert lines[-1].startswith("More, less important:")
+    with pytest.raises(ValueError, match="heading"):
+        render_digest(facts, [], max_lines=MIN_LINES - 1)

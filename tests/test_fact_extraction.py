@@ -66,6 +66,57 @@ def test_what_is_not_a_fact(text):
     assert prose_facts(text, "user") == []
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("The timeout should be 45s, not 30s.", ("config", "timeout", "45s", "30s")),
+    ("No, the log level must be warn, not debug.", ("config", "log level", "warn", "debug")),
+    ("No, use yarn, not npm.", ("decision", "npm", "yarn", "npm")),
+    ("Revert the API timeout to 30s.", ("config", "api timeout", "30s", None)),
+])
+def test_a_correction_names_the_value_and_what_it_replaces(text, expected):
+    found = prose_facts(text, "user")
+    assert [(f.type, f.key, f.value, f.replaces) for f in found] == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "The timeout should be short, not long?",                 # a question
+    "It should be fine, not a problem.",                      # no setting named
+])
+def test_what_a_correction_is_not(text):
+    assert prose_facts(text, "user") == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("We decided to deploy on Fridays only.", ("decision", "decision: deploy on fridays only", "deploy on Fridays only")),
+    ("I've decided to run the migration in two steps because of the locks.",
+     ("decision", "decision: run the migration in", "run the migration in two steps")),
+])
+def test_a_decision_to_do_something_keeps_the_whole_of_what_is_done(text, expected):
+    assert one(text) == expected                 # not cut at its first preposition ("deploy")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Set DATABASE_URL to postgres://db-02/app.", ("config", "database url", "postgres://db-02/app")),
+    ("Change the API base URL to http://localhost:8080/api.", ("config", "api base url", "http://localhost:8080/api")),
+    ("The redis url is now redis://cache:6379/0.", ("config", "redis url", "redis://cache:6379/0")),
+    ("Set the backup window to 02:30.", ("config", "backup window", "02:30")),
+    ("Bump the proxy address from 10.0.0.1:8080 to 10.0.0.2:8080.", ("config", "proxy address", "10.0.0.2:8080")),
+    ("Set the log level to debug: the errors are rare.", ("config", "log level", "debug")),
+])
+def test_a_value_holding_a_colon_is_kept_whole(text, expected):
+    assert one(text) == expected                  # a URL, a time, host:port; a colon before a space still ends it
+
+
+@pytest.mark.parametrize("text,speaker,expected", [
+    ("Set the port to 8080 and the host to 0.0.0.0.", "user", [("port", "8080"), ("host", "0.0.0.0")]),
+    ("I changed the retry count from 3 to 5 and the timeout from 10s to 30s.", "assistant",
+     [("retry count", "5"), ("timeout", "30s")]),
+    ("Set the port to 8080 and the tests to run nightly.", "user", [("port", "8080")]),   # not a setting
+    ("Set the port to 8080 and then restart the server.", "user", [("port", "8080")]),
+])
+def test_a_second_setting_that_shares_the_first_ones_verb_is_found(text, speaker, expected):
+    assert [(f.key, f.value) for f in prose_facts(text, speaker)] == expected
+
+
 def test_two_facts_in_one_sentence_are_both_found():
     found = prose_facts("Switch the deploy region to us-east-2 and increase max retries to 5.", "user")
     assert [(f.key, f.value) for f in found] == [("deploy region", "us-east-2"), ("max retries", "5")]

@@ -145,6 +145,27 @@ def test_follow_of_stdin_is_a_usage_error():
     assert run.code == 2 and "--follow needs files" in run.err
 
 
+def test_a_path_not_there_is_named_once_and_followed_when_it_appears(tmp_path):
+    later = tmp_path / "not-yet" / "session.jsonl"
+    store_dir = tmp_path / "followed"
+    notes = tmp_path / "stderr.txt"
+    with open(notes, "wb") as stderr:
+        follower = subprocess.Popen([str(TRACE), "--store", str(store_dir), "ingest", "--follow", "--no-embed",
+                                     "--poll", "0.05", "--settle", "0.05", str(later.parent)],
+                                    stdout=subprocess.PIPE, stderr=stderr)
+    try:
+        _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
+        later.parent.mkdir()
+        later.write_bytes(_trace_line(1))
+        _wait_for(lambda: _count(store_dir) == 1, 60, alive=lambda: follower.poll() is None)
+    finally:
+        follower.send_signal(signal.SIGTERM)
+        follower.communicate(timeout=60)
+    err = notes.read_bytes()
+    assert follower.returncode == 0, err
+    assert err.count(b"is not there (yet): followed once it appears") == 1 and str(later.parent).encode() in err
+
+
 def test_a_streamed_message_at_the_end_waits_for_its_next_block_or_for_the_file_to_stay_still(tmp_path, monkeypatch):
     import stores.follow.tailer as tailer
     monkeypatch.setattr(tailer, "HOLD_SECONDS", 0.3)

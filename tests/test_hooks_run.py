@@ -85,6 +85,7 @@ def test_session_start_after_compaction_prints_hook_json_with_markers_and_notes(
     assert "keep the payments timeout at 30s" in context
     assert CC_SESSION in context and "recall" in context
     assert len(context) <= 10_000
+    assert "Digest:" not in context and "Memory digest" not in context    # no sweep has run: no empty digest
 
 
 def test_user_prompt_hook_adds_recalled_context_only_above_the_minimum_score(installed, tmp_path):
@@ -147,3 +148,34 @@ def test_codex_notify_finds_the_rollout_by_thread_id(tmp_path, monkeypatch):
     assert run.code == 0
     events = list(Store(tmp_path / "store").events())
     assert events and {e["session_id"] for e in events} == {thread}
+
+
+def test_session_start_without_a_readable_transcript_still_gives_back_what_the_store_holds(installed, tmp_path):
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    transcript.unlink()                                        # moved or cleaned up by the agent
+    done = _fire(installed["SessionStart"], _payload("SessionStart", transcript, source="compact"))
+    assert done.returncode == 0
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert CC_SESSION in context and "recall" in context
+    assert "is not a file" in (tmp_path / "store" / "hooks.log").read_text()
+
+
+def test_the_prompt_hooks_block_stays_within_the_agents_character_cap(tmp_path):
+    # a run of spaces or dashes is one token for many characters: 1,500 tokens can pass 10,000 characters
+    def table(part: int) -> str:
+        return "\n".join(f"{'-' * 60} deploy step {part}.{i} {' ' * 60} status: ok {'=' * 60}" for i in range(20))
+    messages = []
+    for part in range(6):
+        messages += [{"role": "user", "content": f"show part {part} of the deploy table"},
+                     {"role": "assistant", "content": table(part)}]
+    src = tmp_path / "wide.json"
+    src.write_text(json.dumps(messages))
+    store_dir = tmp_path / "store"
+    assert cli("--store", str(store_dir), "ingest", "--no-embed", str(src)).code == 0
+    payload = json.dumps({"session_id": "s", "prompt": "which deploy step status table?"})
+    run = cli("--store", str(store_dir), "hooks", "run", "UserPromptSubmit", "--min-score", "0", payload)
+    assert run.code == 0
+    context = json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
+    assert "deploy step" in context and len(context) <= 10_000

@@ -508,6 +508,50 @@ def test_a_last_line_still_being_written_is_left_for_the_next_run_without_an_err
     assert "one more question" in [e["text"] for e in export_events(store)]
 
 
+def test_a_new_transcripts_half_written_first_line_is_pending_not_an_error(tmp_path):
+    # a hook or cron run can catch a session the moment its first record is being written
+    from pathlib import Path
+    lines = (Path(__file__).resolve().parent.parent / "sample_sessions" / "claude-code"
+             / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    src = tmp_path / "new-session.jsonl"
+    src.write_bytes(lines[0][:len(lines[0]) // 2])
+    store = Store(tmp_path / "s")
+    (first,), errors = _ingest(store, src)
+    assert (first.added, first.errors, first.pending) == (0, 0, 1)
+    assert len(errors) == 1 and "still being written" in errors[0]
+    src.write_bytes(b"".join(lines))                  # the writer went on
+    (second,), errors = _ingest(store, src)
+    one_shot = Store(tmp_path / "one-shot")
+    (whole,), _ = _ingest(one_shot, src)
+    assert (second.errors, second.pending, errors) == (0, 0, [])
+    assert second.added == whole.added > 0
+
+
+def test_a_first_line_that_is_not_json_is_still_an_error(tmp_path):
+    src = tmp_path / "notes.jsonl"
+    src.write_bytes(b"remember to rotate the keys")          # no newline: but not JSON cut short either
+    (result,), errors = _ingest(Store(tmp_path / "s"), src)
+    assert (result.errors, result.pending) == (1, 0) and "not valid JSON" in errors[0]
+
+
+def test_a_file_nothing_can_be_read_from_is_reported_once_until_it_changes(tmp_path):
+    # cron ingests ~/.claude/projects every few minutes: a stray file must not fail every run
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "settings.json").write_text('{"theme": "dark"}\n')
+    (folder / "scratch.jsonl").write_bytes(b"\xff\xfe not text\n")
+    store = Store(tmp_path / "s")
+    first, errors = _ingest(store, folder)
+    assert sorted(r.errors for r in first) == [1, 1] and len(errors) == 2
+    again, errors = _ingest(store, folder)
+    assert errors == [] and all(r.unchanged and not r.errors for r in again)
+    rechecked = list(store.ingest([str(folder)], recheck=True, on_error=lambda m: None))
+    assert sorted(r.errors for r in rechecked) == [1, 1]
+    (folder / "settings.json").write_text('{"theme": "light"}\n')          # changed: read again
+    changed, errors = _ingest(store, folder)
+    assert len(errors) == 1 and "settings.json" in errors[0]
+
+
 def test_a_file_with_no_readable_record_names_its_first_problem(tmp_path):
     src = tmp_path / "latin1.jsonl"
     src.write_bytes(b'{"role": "user", "content": "caf\xe9"}\n')

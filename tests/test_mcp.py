@@ -150,3 +150,70 @@ def test_digest_tool_returns_the_stores_digest(needle_store):
         return _json(await s.call_tool("digest", {"max_lines": 20}))
     out = anyio.run(_session, needle_store[0], body)
     assert isinstance(out["text"], str) and out["lines"] <= 20
+
+
+def test_show_continues_with_exactly_the_selected_events_not_yet_shown(tmp_path):
+    from trace_cli.mcp_server import TraceTools
+    store_dir = tmp_path / "store"
+    src = openai_conversations(tmp_path / "chats.jsonl", conversations=1, turns=30, prefix="vault")
+    assert cli("--store", str(store_dir), "ingest", "--no-embed", str(src)).code == 0
+    tools = TraceTools(Store(store_dir))
+    wanted = [*range(3, 9), *range(40, 46)]              # two ranges with a gap the continuation must skip
+    seen, args = [], {"selector": "3..8,40..45", "max_chars": 100}
+    while args:
+        page = tools.show(**args)
+        seen += [e["seq"] for e in page["events"]]
+        args = {**page["more"]["continue_with"], "max_chars": 100} if "more" in page else None
+    assert seen == wanted
+
+
+def test_show_reads_one_long_event_on_from_next_offset(tmp_path):
+    from trace_cli.mcp_server import TraceTools
+    store_dir = tmp_path / "store"
+    long_prompt = " ".join(f"requirement {i}: the service must answer within {i} ms" for i in range(600))
+    src = tmp_path / "long.jsonl"
+    src.write_text(json.dumps({"messages": [{"role": "user", "content": long_prompt},
+                                            {"role": "assistant", "content": "noted"}]}) + "\n")
+    assert cli("--store", str(store_dir), "ingest", "--no-embed", str(src)).code == 0
+    event = next(e for e in Store(store_dir).events() if e["kind"] == "user")
+    assert not event.get("artifact") and len(event["text"]) > 20_000
+    tools = TraceTools(Store(store_dir))
+    parts, offset = [], 0
+    while offset is not None:
+        page = tools.show(selector=str(event["seq"]), offset=offset, max_chars=20_000)
+        parts.append(page["events"][0]["text"])
+        offset = page["next_offset"]
+    assert "".join(parts) == event["text"]
+    assert tools.show(selector=str(event["seq"] + 1))["events"][0]["text"] == "noted"   # short: as logged
+
+
+def test_tools_keep_working_whichever_thread_the_sdk_calls_them_from(tmp_path):
+    # The SDK gives a tool call whichever worker thread is free (and drops one idle for 10 s); the
+    # warm recaller's SQLite connections belong to the thread that opened them, and reopening them
+    # for a store that grew (a hook ingested) from another thread failed with ProgrammingError.
+    import threading
+    from trace_cli.mcp_server import build_server
+    store_dir = tmp_path / "store"
+    server = build_server(Store(store_dir))
+
+    def from_a_new_thread(name: str, args: dict):
+        box = {}
+
+        def run():
+            try:
+                box["result"] = anyio.run(server.call_tool, name, args)
+            except Exception as exc:          # a tool error comes back raised
+                box["error"] = exc
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+        return box
+
+    assert "no TRACE store" in str(from_a_new_thread("recall", {"query": "depot"})["error"])
+    for i in range(3):
+        batch = openai_conversations(tmp_path / f"b{i}.jsonl", conversations=1, turns=6, prefix=f"depot{i}")
+        assert cli("--store", str(store_dir), "ingest", str(batch)).code == 0
+        for _ in range(2):
+            answer = from_a_new_thread("recall", {"query": f"/srv/depot{i}/0/3", "k": 3})
+            assert "error" not in answer, answer["error"]
+            assert f"/srv/depot{i}/0/3" in str(answer["result"])

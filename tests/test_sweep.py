@@ -184,6 +184,8 @@ def test_on_a_terminal_the_summary_is_a_sentence_not_json(trace_home, ingest_sce
     r = cli("sweep")
     assert r.code == 0 and "swept events 1.." in r.out and "SUPERSEDE" in r.out
     assert not r.out.lstrip().startswith("{")
+    again = cli("sweep")                     # nothing logged since: no backwards range like "4803..4802"
+    assert again.code == 0 and "swept no new events" in again.out and ".." not in again.out
 
 
 def test_an_empty_or_missing_store_is_a_clear_error(tmp_path):
@@ -216,3 +218,13 @@ def test_a_dry_runs_scratch_file_lives_in_the_stores_private_tmp(tmp_path):
     assert clear_tmp(tmp_path) == 0         # a live process keeps it,
     spool.path.rename(spool.path.with_name("sweep-999999999-x.spool"))
     assert clear_tmp(tmp_path) == 1         # and a dead one's is removed
+
+
+def test_reading_facts_the_ledger_or_the_digest_before_any_sweep_says_to_run_one(trace_home, ingest_scenario):
+    ingest_scenario(trace_home)
+    for args in (("sweep", "facts"), ("sweep", "ledger"), ("digest",)):
+        r = cli(*args)
+        assert r.code == 0 and "no sweep has run on this store yet" in r.err and "trace sweep" in r.err, args
+    assert cli("sweep").code == 0
+    for args in (("sweep", "facts"), ("sweep", "ledger"), ("digest",)):
+        assert "no sweep has run" not in cli(*args).err

@@ -108,12 +108,13 @@ def test_a_damaged_ledger_line_stops_the_sweep_until_repair(tmp_path, trace_home
     store = _swept(tmp_path, trace_home)
     good = (trace_home / "ledger.jsonl").read_bytes()
     n = good.count(b"\n")
+    first_id = ledger_rows(store)[0]["id"]
     (trace_home / "ledger.jsonl").write_bytes(good + b'{"action": "UPDATE", "key": \n')
     s = ClaudeSession("later", day="2026-05-04").user("The API timeout is now 90s.")
     cli("ingest", "--no-embed", str(s.write(tmp_path / "later.jsonl")))
     r = cli("sweep")
     assert r.code == 5 and f"ledger.jsonl:{n + 1}" in r.err and "--repair" in r.err
-    assert cli("sweep", "revert", ledger_rows(store)[0]["id"]).code == 5       # nothing is written meanwhile
+    assert cli("sweep", "revert", first_id).code == 5                        # nothing is written meanwhile
     fixed = cli("sweep", "--repair")
     assert fixed.code == 0 and fixed.lines()[-1]["sweep"]["decisions"] == {"SUPERSEDE": 1}
     quarantined = list((trace_home / "quarantine").glob("ledger-*.bad"))
@@ -201,3 +202,43 @@ def test_a_bare_setting_name_finds_the_one_nested_key_it_ends():
     knowledge.drop("timeout ms")
     (row,) = rec.decide(cand("timeout ms", "3000", 6))
     assert (row["action"], row["key"], row["old"]) == ("SUPERSEDE", "payments.timeout ms", "800")
+
+
+def test_reading_a_damaged_ledger_or_facts_file_names_the_line_instead_of_leaving_rows_out(tmp_path, trace_home):
+    _swept(tmp_path, trace_home)
+    facts_before = cli("sweep", "facts").out
+    knowledge = trace_home / "knowledge.jsonl"
+    good = knowledge.read_bytes()
+    knowledge.write_bytes(b'{"key": broken\n' + good)
+    for args in (("sweep", "facts"), ("digest",), ("digest", "--out", str(tmp_path / "MEMORY.md"))):
+        r = cli(*args)
+        assert r.code == 5 and "knowledge.jsonl:1" in r.err and "trace sweep --repair" in r.err, args
+        assert r.out == ""                                   # never a digest or a fact list silently short
+    assert not (tmp_path / "MEMORY.md").exists()
+    assert cli("sweep", "--repair").code == 0
+    assert cli("sweep", "facts").out == facts_before
+
+    ledger = trace_home / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes() + b'{"action": "UPDATE", "key": \n')
+    r = cli("sweep", "ledger")
+    assert r.code == 5 and "ledger.jsonl:" in r.err and "trace sweep --repair" in r.err and r.out == ""
+    assert cli("sweep", "--repair").code == 0 and cli("sweep", "ledger").code == 0
+
+
+def test_an_episode_of_notes_is_summarised_by_what_they_say(tmp_path, trace_home):
+    assert cli("note", "add", "-c", "decision", "Squash-merge pull requests and never rebase shared branches.").code == 0
+    assert cli("note", "add", "-c", "preference", "-s", "other", "use uv").code == 0
+    assert cli("sweep").code == 0
+    summaries = {ep["session_id"]: ep["summary"] for ep in episodes(Store(trace_home))}
+    assert "Squash-merge pull requests" in summaries["trace-notes"] and summaries["other"] == "use uv"
+    assert "(no prose)" not in cli("digest").out
+
+
+def test_ledger_key_takes_the_key_as_the_digest_shows_it(tmp_path, trace_home):
+    s = ClaudeSession("env", day="2026-05-01").user("Set DATABASE_URL to postgres://db-02/app.").assistant("Done.")
+    cli("ingest", "--no-embed", str(s.write(tmp_path / "env.jsonl")))
+    assert cli("sweep").code == 0
+    stored = cli("sweep", "ledger", "--key", "database url").lines()
+    assert stored and stored[0]["new"] == "postgres://db-02/app"
+    for spelled in ("DATABASE_URL", "database-url", "Database URL"):
+        assert cli("sweep", "ledger", "--key", spelled).lines() == stored, spelled

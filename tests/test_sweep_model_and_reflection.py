@@ -127,3 +127,20 @@ def test_reflection_reports_weak_recalls_and_learns_bounded_revertable_boosts(tm
     tune = next(x for x in tunes if x["key"] == "tuning: invoice")
     assert cli("sweep", "revert", tune["id"]).code == 0
     assert json.loads((trace_home / "tuning.json").read_text())["term_boosts"] == {"drift": 1.1}
+
+
+def test_a_model_that_keeps_failing_is_given_up_on_for_the_rest_of_the_sweep(region_store, tmp_path):
+    home, cmd = region_store
+    for n in range(5):                                   # seven sessions: seven batches
+        s = ClaudeSession(f"more-{n}", day="2026-05-03").user(f"Set the cache size to {n + 1}GB.").assistant("Done.")
+        cli("ingest", "--no-embed", str(s.write(tmp_path / f"more-{n}.jsonl")))
+    r = cli("sweep", "--llm-cmd", f"{cmd} fail")
+    assert r.code == 0
+    llm = r.lines()[-1]["sweep"]["llm"]
+    assert llm["calls"] == 3 and llm["fallbacks"] == 7         # a broken command is not run once per batch all night
+    assert r.err.count("exited 3") == 3 and r.err.count("failed 3 times in a row") == 1
+    assert {f["key"]: f["value"] for f in facts(Store(home))}["cache size"] == "5GB"     # the rules did the rest
+    missing = cli("--store", str(tmp_path / "other"), "ingest", "--no-embed", str(tmp_path / "more-0.jsonl"))
+    assert missing.code == 0
+    r = cli("--store", str(tmp_path / "other"), "sweep", "--llm-cmd", "no-such-command-xyz")
+    assert r.code == 0 and r.err.count("not found") == 1 and r.lines()[-1]["sweep"]["llm"]["calls"] == 0

@@ -142,3 +142,15 @@ def test_the_push_pack_carries_the_latest_state_only(tmp_path):
     assert text.count("## Task state") == 1
     assert "Current task: Now also bump the retry count" in text
     assert "client.ts" in text
+
+
+def test_the_folder_a_search_looks_in_is_not_an_open_file_but_a_file_it_searches_is():
+    state = WorkingState()
+    calls = [("Glob", {"pattern": "**/payments*.yaml", "path": "/srv/app"}),
+             ("Grep", {"pattern": "timeout", "path": "./.claude/commands"}),
+             ("grep", {"pattern": "ORDER BY posted_at", "path": "src/ledger/reconcile.py"}),
+             ("Read", {"file_path": "/srv/app/config/payments.yaml"})]
+    for i, (name, data) in enumerate(calls):
+        fold(state, {"seq": i, "kind": "tool_call", "text": "", "tool": {"name": name, "call_id": f"c{i}",
+                                                                         "input": data}})
+    assert state.visible()["open_files"] == ["/srv/app/config/payments.yaml", "src/ledger/reconcile.py"]

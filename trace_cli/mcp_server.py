@@ -36,7 +36,8 @@ SHOW_HELP = (
     "Read events verbatim from the log: `selector` is a seq ('812'), a range ('812..947') or an event id; "
     "`marker` is a marker's event id (returns what it evicted); `session` alone gives that session's last "
     "`tail` events. `full` replaces artifact previews with the original tool output; long text is cut at "
-    "`max_chars` with `next_offset` to continue from.")
+    "`max_chars`: one event's with `next_offset` to pass as `offset`, several events' with `more.continue_with` "
+    "(an event cut there names `truncated_at`: show it alone with that offset).")
 CONTEXT_HELP = (
     "The push pack for a session: what the model should see next within `budget` tokens (system and task "
     "state, notes, eviction markers, a recalled-context block for the latest question, the recent turns).")
@@ -44,6 +45,25 @@ CONTEXT_HELP = (
 
 def _fail(exc: TraceError) -> ToolError:
     return ToolError(f"trace: error: {exc}")
+
+
+class StoreThread:
+    """Every tool call runs on this one thread, one at a time. The SDK runs
+    a plain function on whichever worker thread is free, but the warm
+    recaller keeps SQLite connections, which may be used only by the
+    thread that opened them: a recall after the store grew (a hook
+    ingested) failed with ProgrammingError on another thread."""
+
+    def __init__(self):
+        from concurrent.futures import ThreadPoolExecutor
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-store")
+
+    async def call(self, fn, *args):
+        import asyncio
+        try:
+            return await asyncio.wrap_future(self._pool.submit(fn, *args))
+        except TraceError as exc:
+            raise _fail(exc) from None
 
 
 class TraceTools:
@@ -70,13 +90,18 @@ class TraceTools:
 
     def show(self, selector: str | None = None, marker: str | None = None, session: str | None = None,
              tail: int | None = None, full: bool = False, offset: int = 0, max_chars: int = SHOW_MAX_CHARS) -> dict:
+        from reducers.markers import merge_ranges, show_selector
         from stores.lookup import full_text, select_events
         events = select_events(self.store, selector, session, marker, tail)
-        if full and len(events) == 1 and events[0].get("artifact"):
-            text = full_text(self.store, events[0])
+        if len(events) == 1:                     # one event: any long text is read on from `offset`
+            event = events[0]
+            whole = bool(full and event.get("artifact"))
+            text = full_text(self.store, event) if whole else event.get("text", "")
             chunk = text[offset:offset + max_chars]
             end = offset + len(chunk)
-            return {"events": [{**events[0], "text": chunk, "full": True}], "offset": offset,
+            if not whole and offset == 0 and end == len(text):
+                return {"events": [event]}
+            return {"events": [{**event, "text": chunk, **({"full": True} if whole else {})}], "offset": offset,
                     "total_chars": len(text), "next_offset": end if end < len(text) else None}
         shown, used = [], 0
         for e in events:
@@ -90,8 +115,11 @@ class TraceTools:
         out: dict[str, Any] = {"events": shown}
         if len(shown) < len(events):
             rest = events[len(shown):]
+            # exactly the events not shown yet: a covering span would also print the seqs between the
+            # selected ranges (other sessions', or events a marker did not evict)
+            runs = merge_ranges([(e["seq"], e["seq"]) for e in rest])
             out["more"] = {"events_left": len(rest),
-                           "continue_with": {"selector": f"{rest[0]['seq']}..{rest[-1]['seq']}",
+                           "continue_with": {"selector": show_selector(runs),
                                              **({"session": rest[0]["session_id"]} if marker or session else {})}}
         return out
 
@@ -119,10 +147,11 @@ class TraceTools:
 
 def build_server(store) -> MCPServer:
     tools = TraceTools(store)
+    on_store = StoreThread().call
     server = MCPServer(name="trace", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(description=RECALL_HELP)
-    def recall(
+    async def recall(
         query: Annotated[str, Field(min_length=1, description="What to look for, in words; exact strings welcome.")],
         k: Annotated[int, Field(ge=1, le=100, description="Hits to return.")] = 10,
         session: Annotated[str | None, Field(description="Only this session.")] = None,
@@ -138,89 +167,68 @@ def build_server(store) -> MCPServer:
         rerank: Annotated[bool, Field(description=(
             "Reorder the best 50 with a stronger model (slower; needs TRACE's optional 'rerank' extra)."))] = False,
     ) -> dict:
-        try:
-            return tools.recall(query, k, session, kinds, since, until, hops, min_score, mode, rerank)
-        except TraceError as exc:
-            raise _fail(exc) from None
+        return await on_store(tools.recall, query, k, session, kinds, since, until, hops, min_score, mode, rerank)
 
     @server.tool(description=SHOW_HELP)
-    def show(
+    async def show(
         selector: Annotated[str | None, Field(description="A seq, a range A..B or an event id.")] = None,
         marker: Annotated[str | None, Field(description="A marker's event id: the events it evicted.")] = None,
         session: Annotated[str | None, Field(description="A session id (with selector: only its events).")] = None,
         tail: Annotated[int | None, Field(ge=1, description="With session alone: only the last N events.")] = None,
         full: Annotated[bool, Field(description="Artifacts' original bytes instead of previews.")] = False,
-        offset: Annotated[int, Field(ge=0, description="With full on one event: where to continue from.")] = 0,
+        offset: Annotated[int, Field(ge=0, description="With one event: where in its text to continue from.")] = 0,
         max_chars: Annotated[int, Field(ge=100, le=200_000, description="Cap on the text returned.")] = SHOW_MAX_CHARS,
     ) -> dict:
-        try:
-            return tools.show(selector, marker, session, tail, full, offset, max_chars)
-        except TraceError as exc:
-            raise _fail(exc) from None
+        return await on_store(tools.show, selector, marker, session, tail, full, offset, max_chars)
 
     @server.tool(description=CONTEXT_HELP)
-    def context(
+    async def context(
         session: Annotated[str, Field(min_length=1, description="The session id.")],
         budget: Annotated[int, Field(ge=1, description="Tokens the pack may use.")] = 8000,
         format: Literal["text", "json", "openai", "anthropic"] = "text",
         query: Annotated[str | None, Field(description="Recall for this instead of the last user messages.")] = None,
     ) -> Any:
-        try:
-            return tools.context(session, budget, format, query)
-        except TraceError as exc:
-            raise _fail(exc) from None
+        return await on_store(tools.context, session, budget, format, query)
 
-    _continuity_tools(server, tools)
-    _digest_tool(server, tools)
+    _continuity_tools(server, tools, on_store)
+    _digest_tool(server, tools, on_store)
     return server
 
 
-def _continuity_tools(server: MCPServer, tools: TraceTools) -> None:
+def _continuity_tools(server: MCPServer, tools: TraceTools, on_store) -> None:
     from stores.notes import CATEGORIES
 
     @server.tool(description=(
         "Remember something explicitly for later sessions (a decision, a preference, a correction, the task, "
         "context). Notes are never evicted or superseded; they come back with `notes` and after compaction."))
-    def note_add(
+    async def note_add(
         text: Annotated[str, Field(min_length=1, description="What to remember, in a sentence or two.")],
         category: Annotated[str, Field(description=f"One of: {', '.join(CATEGORIES)}.")] = "context",
         session: Annotated[str | None, Field(description="The session it belongs to (none: every session).")] = None,
     ) -> dict:
-        try:
-            return tools.note_add(text, category, session)
-        except TraceError as exc:
-            raise _fail(exc) from None
+        return await on_store(tools.note_add, text, category, session)
 
     @server.tool(description="Notes remembered so far, newest first (a session's own and the global ones).")
-    def notes(
+    async def notes(
         session: Annotated[str | None, Field(description="Only this session's (and global) notes.")] = None,
         category: Annotated[str | None, Field(description=f"Only this category: {', '.join(CATEGORIES)}.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,
     ) -> dict:
-        try:
-            return tools.notes(session, category, limit)
-        except TraceError as exc:
-            raise _fail(exc) from None
+        return await on_store(tools.notes, session, category, limit)
 
     @server.tool(description=(
         "A session's working state as TRACE tracked it from the transcript: the current task, open loops, files "
         "touched, recent errors. Read it after a compaction or when resuming work."))
-    def state(session: Annotated[str, Field(min_length=1, description="The session id.")]) -> dict:
-        try:
-            return tools.state(session)
-        except TraceError as exc:
-            raise _fail(exc) from None
+    async def state(session: Annotated[str, Field(min_length=1, description="The session id.")]) -> dict:
+        return await on_store(tools.state, session)
 
 
-def _digest_tool(server: MCPServer, tools: TraceTools) -> None:
+def _digest_tool(server: MCPServer, tools: TraceTools, on_store) -> None:
     @server.tool(description=(
         "The store's digest: one line per durable fact the nightly sweep reconciled (with `trace show` pointers) "
         "and recent episodes. Read it at the start of work to know what is already settled."))
-    def digest(max_lines: Annotated[int, Field(ge=5, le=1000, description="At most this many lines.")] = 80) -> dict:
-        try:
-            return tools.digest(max_lines)
-        except TraceError as exc:
-            raise _fail(exc) from None
+    async def digest(max_lines: Annotated[int, Field(ge=5, le=1000, description="At most this many lines.")] = 80) -> dict:
+        return await on_store(tools.digest, max_lines)
 
 
 def serve(store) -> None:

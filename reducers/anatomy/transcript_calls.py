@@ -39,7 +39,7 @@ from reducers.anatomy.slices import Measure, measure_text, ordered
 from reducers.anatomy.thread_window import ASSISTANT_SIDE, Window
 from reducers.anatomy.usage import normalise
 from reducers.drafts import Draft
-from reducers.formats.common import content_digest
+from reducers.formats.common import content_digest, to_utc_iso
 
 _API_FORMATS = ("openai", "anthropic")
 _TRANSCRIPT_FORMATS = ("claude-code", "codex")
@@ -292,7 +292,7 @@ class CallCollector:
             slices["unlogged"] = {"bytes": 0, "tokens": usage["contextTokens"] - visible}
         record = {
             "schema": SCHEMA, "key": key, "origin": "transcript", "sessionId": snap["session_id"], "turnId": None,
-            "sourceTurnId": snap["turn_id"], "ts": ts if isinstance(ts, str) else None, "api": api,
+            "sourceTurnId": snap["turn_id"], "ts": to_utc_iso(ts), "api": api,      # as the events have it
             "model": model if isinstance(model, str) else None,
             "source": {"format": self.fmt, "path": self.path, "line": line, **(extra or {})},
             "compactionCycle": snap["cycle"], "contextUtilPct": None,
@@ -322,6 +322,6 @@ def _is_reply(d: Draft, p: _Pending) -> bool:
 def _body_ts(rec: Any) -> str | None:
     if isinstance(rec, dict):
         for k in ("timestamp", "created_at", "ts"):
-            if isinstance(rec.get(k), str):
-                return rec[k]
+            if rec.get(k) is not None:
+                return to_utc_iso(rec[k])
     return None

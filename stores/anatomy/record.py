@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from reducers.anatomy.decompose import ACCEPTED_SHAPES, NotARequest, decompose, request_bodies
 from reducers.anatomy.records import request_key, request_record
+from reducers.formats.common import to_utc_iso
 from stores.anatomy.writer import Pending, spill_measure, write_records
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -69,7 +70,8 @@ def record_requests(store, paths: list[str], *, session: str, window: int | None
                             result.other_traffic += 1
                             continue
                         n = occurrences[anatomy.request_hash] = occurrences.get(anatomy.request_hash, 0) + 1
-                        ts = next((body[k] for k in ("timestamp", "created_at") if isinstance(body.get(k), str)), now)
+                        ts = next((to_utc_iso(body[k]) for k in ("timestamp", "created_at")
+                                   if to_utc_iso(body.get(k))), now)                 # as the events have it
                         record = request_record(anatomy, key=request_key(session, anatomy.request_hash, n),
                                                 session_id=session, origin="request", ts=ts,
                                                 source={"path": src.display, "line": line})
@@ -80,8 +82,11 @@ def record_requests(store, paths: list[str], *, session: str, window: int | None
                 if src.is_stdin:
                     src.path.unlink(missing_ok=True)
         if not pending:
-            raise TraceError("no model-call request found in the input (only other capture traffic); "
-                             "nothing was recorded")
+            if result.other_traffic:
+                raise TraceError("no model-call request found in the input (only other capture traffic); "
+                                 "nothing was recorded")
+            raise TraceError("the input is empty: no request body to record; give FILE (request bodies, one "
+                             "JSON object, a JSON array or JSON Lines) or pipe them in")
         with private_umask():
             ensure_dir(store.dir)
             written = write_records(store.dir, pending, warn=store.warn)

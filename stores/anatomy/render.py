@@ -17,9 +17,9 @@ from stores.ids import IdGenerator
 
 def pack_contents(result) -> dict:
     """Which events a pack included (stores/context/pack.py PushResult):
-    every seq in message order, the logged markers among them, and what it
-    left out (the events it read and dropped to fit, and the ranges its
-    own pointer names)."""
+    every seq in message order (the events its recalled block quotes
+    last), the logged markers among them, and what it left out (the events
+    it read and dropped to fit, and the ranges its own pointer names)."""
     pack = result.pack
     seqs: list[int] = []
     seen: set[int] = set()
@@ -31,10 +31,14 @@ def pack_contents(result) -> dict:
                 seqs.append(s)
                 if getattr(m, "part", "conversation") == "conversation":
                     conversation += 1
+    # the <recalled-context> block quotes events by seq: they were in context too
+    recalled = pack.recalled_seqs
+    seqs += [s for s in recalled if s not in seen]
     shown = set(result.included["marker_ids"])
     markers = [{"id": m["id"], "seq": m["seq"]} for m in result.markers if m.get("id") in shown]
     return {"events": seqs, "markers": markers, "leftOut": pack.elision.seqs if pack.elision else [],
-            "leftOutRanges": result.included["elided_ranges"], "conversationEvents": conversation}
+            "leftOutRanges": result.included["elided_ranges"], "conversationEvents": conversation,
+            "recalled": recalled}
 
 
 def record_render(store, result, *, fmt: str, budget: int, query: str | None = None) -> dict:
@@ -55,7 +59,7 @@ def record_render(store, result, *, fmt: str, budget: int, query: str | None = N
     record["contextTokens"], record["contextTokensSource"] = pack.tokens, "pack"
     record["context"] = {"thread": "pack", "events": contents["events"], "markers": contents["markers"],
                          "leftOut": contents["leftOut"], "leftOutRanges": contents["leftOutRanges"],
-                         "recalled": bool(pack.recalled)}
+                         "recalled": bool(pack.recalled), "recalledEvents": contents["recalled"]}
     written = write_records(store.dir, [Pending(record, user_text=anatomy.user_text or _last_user(pack),
                                                 window=budget, window_source="budget",
                                                 cycle=int(result.cycle or 0), thread="pack")], warn=store.warn)

@@ -60,7 +60,9 @@ def _digest_lines(store, max_lines: int = 40) -> list[str]:
     from stores.digest import render_store_digest
     from stores.errors import TraceError
     try:
-        text = render_store_digest(store, max_lines=max_lines).text
+        digest = render_store_digest(store, max_lines=max_lines)
     except TraceError:
         return []
-    return [ln for ln in text.splitlines() if ln.strip()]
+    if not (digest.facts or digest.episodes):    # a heading and a comment only: nothing to tell the agent
+        return []
+    return [ln for ln in digest.text.splitlines() if ln.strip()]

@@ -46,9 +46,12 @@ def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: flo
     outcome = HookOutcome(logged=[])
     try:
         payload = _payload(payload_text)
-        transcript = _transcript(agent, event, payload)
-        if event in CAPTURE_EVENTS and transcript is not None:
-            outcome.ingested = _capture(store, agent, transcript, outcome.logged)
+        try:
+            transcript = _transcript(agent, event, payload)
+            if event in CAPTURE_EVENTS and transcript is not None:
+                outcome.ingested = _capture(store, agent, transcript, outcome.logged)
+        except _Refused as exc:                 # nothing to capture: what the store holds still goes back
+            outcome.logged.append(str(exc))
         session = payload.get("session_id") or payload.get("thread-id")
         if event == "SessionStart" and payload.get("source", "compact") == "compact" and session:
             from stores.hooks.reinjection import session_memory
@@ -142,7 +145,12 @@ def _recalled_block(store, prompt: str, min_score: float) -> str:
     recaller = Recaller(store)
     recaller.prepare("fulltext")                 # no embedder load on the prompt path
     hits = recaller.recall(RecallQuery(query=_head(prompt, 4000), k=5, mode="fulltext", min_score=min_score))
-    return build_block([h.as_json() for h in hits], PROMPT_BLOCK_TOKENS) if hits else ""
+    tokens = PROMPT_BLOCK_TOKENS
+    block = build_block([h.as_json() for h in hits], tokens) if hits else ""
+    while len(block) > CONTEXT_MAX_CHARS and tokens > 100:   # text of many characters a token (runs of
+        tokens //= 2                                         # spaces, rules) can pass the agent's character cap
+        block = build_block([h.as_json() for h in hits], tokens)
+    return block if len(block) <= CONTEXT_MAX_CHARS else ""
 
 
 def _hook_json(event: str, context: str) -> str:

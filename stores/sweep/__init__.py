@@ -10,9 +10,9 @@ See stores/sweep/runner.py for the steps and stores/sweep/files.py for
 the files and how a sweep commits them."""
 from __future__ import annotations
 
-from stores.sweep.files import EPISODES, read_jsonl
+from stores.sweep.files import EPISODES, KNOWLEDGE, LEDGER, STATE, read_jsonl
 
-__all__ = ["run_sweep", "SweepReport", "revert_decision", "repair", "facts", "ledger_rows", "episodes"]
+__all__ = ["run_sweep", "SweepReport", "revert_decision", "repair", "facts", "ledger_rows", "episodes", "swept"]
 _LAZY = {"run_sweep": "runner", "SweepReport": "runner", "revert_decision": "maintenance", "repair": "maintenance",
          "facts": "knowledge_file"}
 
@@ -27,10 +27,17 @@ def __getattr__(name: str):
 
 
 def ledger_rows(store, key: str | None = None) -> list[dict]:
-    """The ledger's valid rows, oldest first (one key's when given)."""
-    from stores.sweep.ledger_file import read_ledger
-    rows, _ = read_ledger(store.dir)
-    return [r for r in rows if key is None or r.get("key") == key]
+    """The ledger's rows, oldest first (one key's when given, spelled as
+    stored or as the digest shows it: `DATABASE_URL` finds "database url");
+    a damaged ledger is IntegrityError naming the line (exit 5), never rows
+    left out."""
+    from stores.sweep.ledger_file import valid_ledger
+    rows = valid_ledger(store.dir)
+    if key is None:
+        return rows
+    from reducers.fact_keys import norm_key
+    wanted = {key, norm_key(key)}
+    return [r for r in rows if r.get("key") in wanted]
 
 
 def episodes(store, session: str | None = None) -> list[dict]:
@@ -38,3 +45,12 @@ def episodes(store, session: str | None = None) -> list[dict]:
     out = [row for row in read_jsonl(store.dir / EPISODES) if session is None or row.get("session_id") == session]
     out.sort(key=lambda r: r.get("start_seq") or 0)
     return out
+
+
+def swept(store) -> bool:
+    """Whether a sweep has ever committed here (facts, ledger and digest
+    are empty until one has, which is worth saying)."""
+    return any((store.dir / name).exists() for name in (STATE, LEDGER, KNOWLEDGE))
+
+
+NOT_SWEPT = "no sweep has run on this store yet: `trace sweep` finds its facts (nightly from cron: `trace cron`)"

@@ -42,10 +42,12 @@ def read_knowledge(store: Path) -> tuple[Knowledge, list[BadLine]]:
 
 
 def valid_knowledge(store: Path) -> Knowledge:
+    """The facts, or IntegrityError naming the first damaged line: a fact
+    list or a digest silently short of a fact would read as the truth."""
     knowledge, bad = read_knowledge(store)
     if bad:
-        raise IntegrityError(f"{store / KNOWLEDGE}:{bad[0].line}: {bad[0].reason}; the sweep writes nothing until "
-                             f"`trace sweep --repair` rebuilds the facts")
+        raise IntegrityError(f"{store / KNOWLEDGE}:{bad[0].line}: {bad[0].reason}; the sweep and the digest write "
+                             f"nothing until `trace sweep --repair` rebuilds the facts")
     return knowledge
 
 
@@ -56,8 +58,9 @@ def knowledge_lines(knowledge: Knowledge) -> Iterator[bytes]:
 
 def facts(store, *, include_deleted: bool = False) -> list[dict]:
     """The facts as the last sweep left them (live ones unless asked),
-    most important first: the Python API `trace digest` and agents read."""
-    knowledge, _ = read_knowledge(store.dir)
+    most important first: the Python API `trace digest` and agents read.
+    A damaged knowledge file is IntegrityError (exit 5), never rows left out."""
+    knowledge = valid_knowledge(store.dir)
     rows = [{"id": fact_id(f.key), **f.as_json()} for f in knowledge.facts.values() if include_deleted or f.live]
     rows.sort(key=lambda r: (-r["importance"], r["key"]))
     return rows

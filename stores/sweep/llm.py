@@ -5,7 +5,10 @@ within a token budget (`--llm-budget`, prompt plus answer, per run).
 Any failure — the command missing, a non-zero exit, a timeout, an answer
 that is not the JSON asked for, or the budget spent — makes that batch
 fall back to the rule-based extractor with a warning; nothing the model
-half-answered is used. Spend is counted with the one tokenizer."""
+half-answered is used. A command that is missing, or fails
+GIVE_UP_AFTER batches in a row, is not run again in that sweep (a broken
+or hanging model would otherwise cost a failure, or a whole --llm-timeout,
+per batch all night). Spend is counted with the one tokenizer."""
 from __future__ import annotations
 
 import os
@@ -20,6 +23,7 @@ from stores.errors import UsageError
 
 BATCH_CHARS = 12_000
 DEFAULT_TIMEOUT = 120.0
+GIVE_UP_AFTER = 3
 
 
 @dataclass
@@ -33,6 +37,8 @@ class ModelExtractor:
     fallbacks: int = 0
     failures: list[str] = field(default_factory=list)
     _budget_said: bool = False
+    _failed_in_a_row: int = 0
+    _given_up: bool = False
 
     def __post_init__(self):
         try:
@@ -69,6 +75,8 @@ class ModelExtractor:
 
     def extract(self, batch: list[dict]) -> list[FactCandidate] | None:
         """The model's facts for a batch, or None: fall back to the rules."""
+        if self._given_up:
+            return self._fallback(None)
         text = prompt(batch)
         cost = count_tokens(text)
         if self.budget is not None and self.tokens + cost > self.budget:
@@ -81,7 +89,8 @@ class ModelExtractor:
             done = subprocess.run(self.argv, input=text.encode("utf-8", "surrogatepass"), capture_output=True,
                                   timeout=self.timeout, env=users_environment())
         except FileNotFoundError:
-            return self._fallback(f"--llm-cmd: {self.argv[0]} not found")
+            self._given_up = True
+            return self._fallback(f"--llm-cmd: {self.argv[0]} not found; this sweep uses the rule-based extractor")
         except subprocess.TimeoutExpired:
             self.calls += 1
             self.tokens += cost
@@ -92,15 +101,25 @@ class ModelExtractor:
             why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
             return self._fallback(f"--llm-cmd exited {done.returncode}" + (f": {why[0][:200]}" if why[0] else ""))
         try:
-            return parse_answer(done.stdout, batch)
+            found = parse_answer(done.stdout, batch)
         except BadAnswer as exc:
             return self._fallback(f"--llm-cmd answered with unusable JSON: {exc}")
+        self._failed_in_a_row = 0
+        return found
 
     def _fallback(self, why: str | None):
         self.fallbacks += 1
         if why:
             self.failures.append(why)
+            if self._given_up:
+                self.warn(why)
+                return None
             self.warn(f"{why}; this batch uses the rule-based extractor")
+            self._failed_in_a_row += 1
+            if self._failed_in_a_row >= GIVE_UP_AFTER:
+                self._given_up = True
+                self.warn(f"--llm-cmd failed {GIVE_UP_AFTER} times in a row: it is not run again in this sweep "
+                          f"(the rest uses the rule-based extractor)")
         return None
 
     def report(self) -> dict:

@@ -108,6 +108,7 @@ def replay(
 
     out, store = opened(ctx, json_out)
     if html_file is not None:
+        _check_writable_place(html_file)
         page = api.html_report(store, session, window)
         html_file.write_text(page, encoding="utf-8")
         out.note(f"wrote {html_file} ({len(page.encode()):,} bytes)")
@@ -223,3 +224,14 @@ def _print_turn(out, shown: dict) -> None:
                    for m in r["messages"]), title="messages sent")
     if shown.get("note"):
         out.note(shown["note"])
+
+
+def _check_writable_place(path: Path) -> None:
+    """A report path whose folder is missing, or that is a folder, named
+    before any work is done."""
+    from stores.errors import TraceError
+    if path.is_dir():
+        raise TraceError(f"--html {path} is a directory; name the file to write, e.g. {path / 'anatomy.html'}")
+    if not path.absolute().parent.is_dir():
+        raise TraceError(f"--html {path}: the directory {path.absolute().parent} does not exist; "
+                         f"create it or choose another path")

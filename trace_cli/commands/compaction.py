@@ -95,7 +95,8 @@ def register(app: typer.Typer) -> None:
         session: SessionReq,
         budget: Annotated[int, typer.Option("--budget", min=1, help="Tokens the pack may use.")] = 8000,
         query: Annotated[str | None, typer.Option("--query", "-q", help="Recall for this instead of the last user messages.")] = None,
-        fmt: Annotated[str, typer.Option("--format", "-f", metavar="openai|anthropic|text|json")] = "json",
+        fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="openai|anthropic|text|json", help=(
+            "What to print (default: json, or text on a terminal)."))] = None,
         overflow: Annotated[bool, typer.Option("--overflow", help=(
             "The last call hit the context limit: shrink to 85%, then 72%, then 60% of --budget on "
             "successive calls (3 tries), each recorded."))] = False,
@@ -118,6 +119,9 @@ def register(app: typer.Typer) -> None:
         from trace_cli.app_state import opened
 
         out, store = opened(ctx, True)
+        if fmt is None:                      # a person at a terminal reads the pack; a program gets JSON
+            import sys
+            fmt = "text" if sys.stdout.isatty() else "json"
         # record=False: the anatomy record is written after the pack is printed (below)
         result = store.context(session, budget=budget, query=query, fmt=fmt, overflow=overflow,
                                recall=not no_recall, tool_max_tokens=tool_max_tokens,

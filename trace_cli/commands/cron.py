@@ -37,7 +37,9 @@ def crontab_lines(trace_bin: str, store: Path, paths: list[str], every: int, nig
         hour, minute = nightly.split(":")
         lines.append(f"{int(minute)} {int(hour)} * * *  mkdir -p {LOG_DIR} && {run} sweep --wait 600 -q {log} "
                      f"&& {run} digest --out {LOG_DIR}/digest.md -q {log}")
-    return lines
+    # cron ends a command at a bare % (the rest becomes its stdin): a path
+    # holding one must say \% (which cron hands the shell as %)
+    return [line.replace("%", "\\%") for line in lines]
 
 
 def register(app: typer.Typer) -> None:

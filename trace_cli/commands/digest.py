@@ -28,9 +28,14 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         from trace_cli.app_state import state
 
+        from stores.sweep import NOT_SWEPT, swept
+
         st = state(ctx)
         out = st.output(json_out)
-        result = st.store(out).digest(out_file, max_lines=max_lines)
+        store = st.store(out)
+        result = store.digest(out_file, max_lines=max_lines)
+        if not swept(store):
+            out.note(NOT_SWEPT)
         if result.digest.demoted:
             out.note(f"{len(result.digest.demoted)} lower-importance entr"
                      f"{'y' if len(result.digest.demoted) == 1 else 'ies'} moved to detail pages")

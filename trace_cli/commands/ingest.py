@@ -116,6 +116,9 @@ def _follow(store, paths: list[str], options: dict, out, *, wait: float, poll: f
                         ingest_options={**options, "wait": max(wait, 5.0)})
     previous = {sig: signal.signal(sig, lambda *_: follower.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
     out.note(f"following {len(paths)} path(s) into {store.dir}; Ctrl-C stops")
+    from pathlib import Path
+    for missing in (p for p in paths if not Path(p).expanduser().exists()):   # a typo would wait in silence
+        out.note(f"{missing} is not there (yet): followed once it appears")
     errors = False
     try:
         for result in follower.run():

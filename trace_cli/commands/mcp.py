@@ -5,7 +5,11 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(help=(
+    # short_help: the command list shows the first paragraph only, which
+    # would end at "e.g." without the registration line.
+    @app.command(short_help=(
+        "Run a Model Context Protocol server on stdin/stdout exposing recall, show and context (and notes, "
+        "working state and digest) as tools an agent calls itself (see trace mcp --help to register it)."), help=(
         "Run a Model Context Protocol server on stdin/stdout exposing recall, show and context (and notes, "
         "working state and digest) as tools an agent calls itself. Register it with your agent, e.g.\n\n"
         "  claude mcp add --transport stdio --scope user trace -- /path/to/.venv/bin/trace mcp\n\n"

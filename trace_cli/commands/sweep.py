@@ -30,7 +30,8 @@ def sweep(
                                "package uninstalled, an entity cancelled); off, such a removal is a NONE.")] = False,
     llm_cmd: Annotated[str | None, typer.Option(
         "--llm-cmd", metavar="CMD", help="Also extract facts from messages with this command: prompt on stdin, "
-                                         "JSON out. Any failure falls back to the rules for that batch.")] = None,
+                                         "JSON out. Any failure falls back to the rules for that batch; a command "
+                                         "missing or failing 3 batches in a row is not run again in this sweep.")] = None,
     llm_budget: Annotated[int | None, typer.Option(
         "--llm-budget", metavar="TOKENS", min=1, help="Tokens (prompt + answer) --llm-cmd may use in this run.")] = None,
     llm_timeout: Annotated[float, typer.Option("--llm-timeout", metavar="SECONDS", min=1,
@@ -89,7 +90,9 @@ def _print_summary(out, summary: dict, rows: list[dict]) -> None:
                   title=f"decisions ({len(changed)} changing, latest 50; --json for all)")
     verb = "would decide" if summary["dry_run"] else "decided"
     counts = ", ".join(f"{n} {a}" for a, n in summary["decisions"].items()) or "nothing new"
-    out.console.print(f"swept events {summary['from_seq']}..{summary['to_seq']} ({summary['events']} events) in "
+    span = (f"events {summary['from_seq']}..{summary['to_seq']} ({summary['events']} events)" if summary["events"]
+            else "no new events")
+    out.console.print(f"swept {span} in "
                       f"{summary['seconds']} s: {verb} {counts}; {summary['facts_live']} live facts, "
                       f"{summary['episodes_closed']} episodes closed, {summary['episodes_open']} open", markup=False)
     refl = summary["reflection"]
@@ -137,14 +140,18 @@ def revert(
 @sweep_app.command("ledger", help="The ledger's decisions, oldest first (one key's with --key).")
 def ledger(
     ctx: typer.Context,
-    key: Annotated[str | None, typer.Option("--key", "-k", metavar="KEY", help="Only this fact key.")] = None,
+    key: Annotated[str | None, typer.Option("--key", "-k", metavar="KEY",
+                                                    help="Only this fact key (as stored, or as the digest shows "
+                                                         "it: DATABASE_URL finds 'database url').")] = None,
     changes: Annotated[bool, typer.Option("--changes", help="Leave out NONE decisions.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import ledger_rows
+    from stores.sweep import NOT_SWEPT, ledger_rows, swept
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
+    if not swept(store):
+        out.note(NOT_SWEPT)
     rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
     if out.json:
         out.emit_many(rows)
@@ -162,10 +169,12 @@ def facts_(
     all_: Annotated[bool, typer.Option("--all", help="Tombstoned facts too.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import facts
+    from stores.sweep import NOT_SWEPT, facts, swept
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
+    if not swept(store):
+        out.note(NOT_SWEPT)
     rows = facts(store, include_deleted=all_)
     if out.json:
         out.emit_many(rows)
