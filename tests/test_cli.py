@@ -264,3 +264,13 @@ def test_bad_input_through_the_command_line_is_one_line_and_writes_nothing(case,
     assert run.code == expected_code and run.err.count("\n") == expected_lines, run.err
     assert "Traceback" not in run.err and "please report" not in run.err
     assert cli("stats").lines()[0]["events"] == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ("context", "--session", "s", "--recall-min-score", "50"),
+    ("hooks", "install", "--agent", "claude", "--recall-on-prompt", "--min-score", "3", "--dry-run"),
+])
+def test_a_score_gate_above_one_is_a_usage_error_not_silence(argv):
+    # Scores are probabilities: a gate over 1 would keep nothing, without a word.
+    run = cli(*argv)
+    assert run.code == 2 and "0.0<=x<=1.0" in run.err

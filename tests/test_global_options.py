@@ -40,6 +40,19 @@ def test_values_of_the_commands_options_and_data_after_double_dash_stay_put():
     assert hoist_global_options(["--store", "a", "recall", "q"], ROOT) == ["--store", "a", "recall", "q"]
 
 
+def test_json_before_a_command_that_has_it_goes_to_the_command():
+    assert hoist_global_options(["--json", "recall", "x"], ROOT) == ["recall", "x", "--json"]
+    assert hoist_global_options(["--json", "recall", "--", "--json"], ROOT) == ["recall", "--json", "--", "--json"]
+    assert hoist_global_options(["--store", "--json", "recall", "x"], ROOT) == ["--store", "--json", "recall", "x"]
+    assert hoist_global_options(["--json", "cron"], ROOT) == ["--json", "cron"]      # cron has none: Click says so
+    assert cli("--json", "cron").code == 2
+
+
+def test_store_without_its_directory_is_one_usage_error_not_a_command_named_by_accident():
+    run = cli("stats", "--store")
+    assert run.code == 2 and run.err == "trace: error: --store needs a value: --store DIR (the store directory)\n"
+
+
 def test_version():
     run = cli("--version")
     assert run.code == 0

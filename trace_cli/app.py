@@ -29,7 +29,7 @@ def _new_app() -> typer.Typer:
         help=("TRACE: a lossless memory substrate for LLM agents. Every event an agent saw goes into an "
               "append-only, hash-chained log; large tool output into a content-addressed artifact store. "
               "Store: --store DIR, else $TRACE_HOME, else $XDG_DATA_HOME/trace (~/.local/share/trace). "
-              "Global options may come before or after the command."),
+              "Global options may come before or after the command, and a command's --json before it."),
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
@@ -178,7 +178,12 @@ def _run(args: list[str]) -> int:
         command = _command_for(args)
         # A bare `trace` is a request for help, not a usage error.
         args = hoist_global_options(args, command) if args else ["--help"]
-        rv = command.main(args=args, standalone_mode=False)
+        # Parsed and invoked here, not through command.main(): Typer's main
+        # turns Ctrl-C into a silent exit 130, EOFError into "Aborted" and a
+        # broken pipe into exit 1, where invocation.guarded says what
+        # happened, as it does for the quick recall path (one behaviour).
+        with command.make_context("trace", args) as ctx:
+            rv = command.invoke(ctx)
         return rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
@@ -188,6 +193,11 @@ def _run(args: list[str]) -> int:
     except ClickException as exc:                        # usage errors: exit 2, one line
         ctx = getattr(exc, "ctx", None)
         command = "trace"
+        if ctx is None:                  # an option's missing or unwanted value: Click names no command
+            from trace_cli.resident.client import command_name
+            name = command_name(args)
+            if name in getattr(_command_for(args), "commands", {}):
+                command = f"trace {name}"
         while ctx is not None and ctx.parent is not None:      # the subcommand's names, not argv[0]'s
             command, ctx = command.replace("trace", f"trace {ctx.info_name}", 1), ctx.parent
         hint = f" (see `{command} --help`)"

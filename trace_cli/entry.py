@@ -1,7 +1,9 @@
 """The `trace` executable's first step: hand the command to the resident
 server when one is running (trace_cli/resident), else run it here (a
-plain `trace recall` without Typer: trace_cli/quick_recall.py). Kept to
-what Python has loaded anyway, so running here costs nothing extra."""
+plain `trace recall` without Typer: trace_cli/quick_recall.py, unless
+TRACE_QUICK_RECALL=0 asks for the full CLI: tests run the same argv both
+ways, and a user can rule the quick path out). Kept to what Python has
+loaded anyway, so running here costs nothing extra."""
 from __future__ import annotations
 
 import os
@@ -20,7 +22,7 @@ def main() -> int:
         os.environ["TRACE_SET_OPENBLAS_THREADS"] = "1"
     from trace_cli.resident.client import command_name, run_resident
     code = run_resident(sys.argv[1:])
-    if code is None and command_name(sys.argv[1:]) == "recall":
+    if code is None and command_name(sys.argv[1:]) == "recall" and os.environ.get("TRACE_QUICK_RECALL") != "0":
         from trace_cli.quick_recall import run_quick      # a plain recall, without loading Typer
         code = run_quick(sys.argv[1:])
     if code is None:

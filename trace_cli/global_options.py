@@ -4,11 +4,14 @@ before the subcommand, so they are moved there before parsing.
 
 Only `--store` (with its value) and `--quiet` move; `-q` moves too unless
 the command itself defines `-q` (for `trace context`, `-q` is `--query`).
-Nothing after `--` moves: it is data."""
+Nothing after `--` moves: it is data. `--json` goes the other way: written
+before a command that has it (`trace --json recall x`), it is moved to the
+command, as the user meant."""
 from __future__ import annotations
 
 GLOBAL_WITH_VALUE = ("--store",)
 GLOBAL_FLAGS = ("--quiet",)
+COMMAND_FLAG = "--json"
 
 
 def hoist_global_options(args: list[str], root) -> list[str]:
@@ -17,12 +20,16 @@ def hoist_global_options(args: list[str], root) -> list[str]:
     options it defines (so a value such as `--budget --store` is left to
     the command that owns it)."""
     head: list[str] = []
+    down: list[str] = []                          # a command's own --json, written in front
     i = 0
     while i < len(args):                          # the global options already in front
         arg = args[i]
         if arg in GLOBAL_WITH_VALUE:
             head += args[i:i + 2]
             i += 2
+        elif arg == COMMAND_FLAG:
+            down.append(arg)
+            i += 1
         elif arg.startswith("-") and arg != "-":
             head.append(arg)
             i += 1
@@ -33,6 +40,8 @@ def hoist_global_options(args: list[str], root) -> list[str]:
         return args
     command = _leaf(root, rest)
     own = _option_names(command)
+    if down and COMMAND_FLAG not in own:          # not this command's: left where it was, for Click to name
+        head, down = head + down, []
     takes_value = _value_options(command)
     moved: list[str] = []
     kept: list[str] = []
@@ -44,6 +53,9 @@ def hoist_global_options(args: list[str], root) -> list[str]:
             break
         name = arg.split("=", 1)[0]
         if name in GLOBAL_WITH_VALUE and name not in own:
+            if "=" not in arg and j + 1 == len(rest):           # moved alone, it would take the command as its value
+                from stores.errors import UsageError
+                raise UsageError(f"{arg} needs a value: {arg} DIR (the store directory)")
             if "=" in arg:
                 moved.append(arg)
                 j += 1
@@ -62,7 +74,10 @@ def hoist_global_options(args: list[str], root) -> list[str]:
             j += 2
             continue
         j += 1
-    if not moved:
+    if down:
+        at = kept.index("--") if "--" in kept else len(kept)
+        kept[at:at] = down
+    if not moved and not down:
         return args
     return head + moved + kept
 

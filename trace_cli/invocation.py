@@ -10,16 +10,26 @@ import sys
 from typing import Callable
 
 from stores.errors import TraceError
-from trace_cli.output import ReaderGone
+from trace_cli.output import ReaderGone, say
 
 
 def started() -> int | None:
     """Set up the process; an exit code when it cannot run a command."""
     os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
+    if sys.stderr is None:                # started with stderr closed (`2>&-`): diagnostics go to /dev/null,
+        _reserve_stderr()                 # and no store file opened later can become fd 2
     if sys.stdout is None:                # started with stdout closed (`trace stats >&-`)
-        sys.stderr.write("trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n")
+        say("trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n")
         return 2
     return None
+
+
+def _reserve_stderr() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    if devnull != 2:
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
 def guarded(body: Callable[[], int]) -> int:
@@ -39,25 +49,25 @@ def exit_code_for(exc: BaseException, debug: bool) -> int | None:
     what is not ours to handle (SystemExit)."""
     if isinstance(exc, TraceError):
         _traceback(debug)
-        sys.stderr.write(f"trace: error: {exc}\n")
+        say(f"trace: error: {exc}\n")
         return exc.exit_code
     if isinstance(exc, (ReaderGone, BrokenPipeError)):
         # The reader went away (`trace export | head`): not an error of ours.
         silence_stdout()
         return 0
     if isinstance(exc, KeyboardInterrupt):
-        sys.stderr.write("trace: interrupted\n")
+        say("trace: interrupted\n")
         return 130
     if isinstance(exc, OSError):                 # the machine said no: a path, a permission, a full disk
         _traceback(debug)
         where = f": {exc.filename}" if exc.filename else ""
-        sys.stderr.write(f"trace: error: {exc.strerror or exc}{where} (check the path, the store location "
-                         f"(--store / TRACE_HOME), permissions and free space)\n")
+        say(f"trace: error: {exc.strerror or exc}{where} (check the path, the store location "
+            f"(--store / TRACE_HOME), permissions and free space)\n")
         return 1
     if isinstance(exc, Exception):               # a bug: one line, traceback on request
         _traceback(debug)
-        sys.stderr.write(f"trace: error: {type(exc).__name__}: {exc} "
-                         f"(set TRACE_DEBUG=1 for a traceback, and please report it)\n")
+        say(f"trace: error: {type(exc).__name__}: {exc} "
+            f"(set TRACE_DEBUG=1 for a traceback, and please report it)\n")
         return 1
     return None
 

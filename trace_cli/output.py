@@ -4,6 +4,7 @@ warnings and progress always on stderr so stdout stays clean data."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from typing import Any, Iterable
@@ -34,6 +35,19 @@ def _json_line(obj: Any) -> bytes:
         return orjson.dumps(obj, option=_JSON_OPTS, default=str) + b"\n"
     except (TypeError, orjson.JSONEncodeError):     # a lone surrogate (a bad session id named in a result), a huge int
         return json.dumps(obj, default=str).encode("ascii") + b"\n"
+
+
+def say(text: str) -> None:
+    """`text` on stderr. A reader gone from stderr is no reason to stop:
+    the data on stdout may still be read, and the exit code still tells
+    (from then on stderr goes to /dev/null)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stderr.fileno())
+        os.close(devnull)
 
 
 def _write(data: bytes) -> None:
@@ -94,17 +108,14 @@ class Output:
 
     def note(self, message: str) -> None:
         if not self.quiet:
-            sys.stderr.write(f"trace: {message}\n")
-            sys.stderr.flush()
+            say(f"trace: {message}\n")
 
     def warn(self, message: str) -> None:
-        sys.stderr.write(f"trace: warning: {message}\n")
-        sys.stderr.flush()
+        say(f"trace: warning: {message}\n")
 
     def problem(self, message: str) -> None:
         """A `file:line: reason` report: printed as is, one line."""
-        sys.stderr.write(f"{message}\n")
-        sys.stderr.flush()
+        say(f"{message}\n")
 
     def stderr_is_tty(self) -> bool:
         return sys.stderr.isatty()

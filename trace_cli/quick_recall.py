@@ -6,14 +6,15 @@ here and runs the same code as the command (trace_cli/recall_answer.py);
 anything else (--help, an unknown option, a value Click would refuse, `--`,
 a combined short flag) returns None and goes to the full CLI, which says
 what is wrong in its own words. tests/test_quick_recall.py checks that
-this table matches the command's options and that both paths print the
-same bytes and exit with the same code."""
+this table matches the command's options; tests/test_quick_recall_parity.py
+runs the same lines through both paths (TRACE_QUICK_RECALL=0 rules this
+one out) and holds them to the same exit code, stdout and stderr."""
 from __future__ import annotations
 
 import math
 from typing import Callable
 
-from trace_cli.global_options import GLOBAL_FLAGS, GLOBAL_WITH_VALUE
+from trace_cli.global_options import COMMAND_FLAG, GLOBAL_FLAGS, GLOBAL_WITH_VALUE
 from trace_cli.recall_answer import DEFAULTS
 
 
@@ -68,7 +69,7 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
                     return None
                 if eq:
                     value, i = attached, i + 1
-                elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+                elif i + 1 < len(argv) and (argv[i + 1] == "-" or not argv[i + 1].startswith("-")):   # `--queries -`: stdin
                     value, i = argv[i + 1], i + 2
                 else:
                     return None
@@ -85,7 +86,7 @@ def parse(argv: list[str]) -> tuple[str | None, bool, bool, dict] | None:
                 return None                  # a flag given a value
             if arg in QUIET:
                 quiet = True
-            elif arg in FLAGS and seen_command:
+            elif arg in FLAGS and (seen_command or arg == COMMAND_FLAG):     # `trace --json recall x` too
                 if FLAGS[arg] == "json":
                     json_out = True
                 else:

@@ -20,8 +20,14 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
            rerank: bool, queries: str | None, block: bool, budget: int, window: int) -> int:
     """Recall for the command line: `out` is its Output, `store` its Store;
     the options as DEFAULTS names them."""
-    if bool(query) == bool(queries):
-        raise UsageError("give a QUERY or --queries FILE (not both); an empty query recalls nothing")
+    if query is not None and queries is not None:
+        raise UsageError("give a QUERY or --queries FILE, not both")
+    if query is None and not queries:
+        raise UsageError("--queries needs a file: JSONL, one {\"query\": …} per line, or - for stdin" if queries == ""
+                         else "say what to recall: trace recall \"docker ssl error\", or --queries FILE for many "
+                              "(see `trace recall --help`)")
+    if session == "":                  # `--session "$SID"` with SID unset must not search every session
+        raise UsageError("--session is empty: give a session id or a unique prefix of one (`trace sessions` lists them)")
     base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
                 min_score=min_score, mmr=mmr, rerank=rerank)
     from stores.recall.query import require_rerank
@@ -33,7 +39,7 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
         out.warn(w)
     hits = result.hits
     if not hits:
-        raise NoResult(_nothing(result.asked))
+        raise NoResult(_nothing(result.asked, store))
     if block:
         cap = max(min(budget, window // 10), 0)
         text = result.block(cap)
@@ -48,14 +54,25 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
     return 0
 
 
-def _nothing(q) -> str:
-    """Why a recall returned nothing, naming what to try."""
+def _nothing(q, store=None) -> str:
+    """Why a recall returned nothing, naming what to try (only what was
+    not tried already)."""
+    if store is not None and _empty(store):
+        return f"the store at {store.dir} holds no events yet; add transcripts with `trace ingest PATH`"
+    other = ["other words"] + (["--mode hybrid"] if q.mode != "hybrid" else [])
     if q.min_score is not None:
-        return f"no hit scored {q.min_score} or more; try other words, --mode hybrid, --hops 2 or a lower --min-score"
+        tries = [*other, *(["--hops 2"] if q.hops == 1 else []), "a lower --min-score"]
+        return f"no hit scored {q.min_score} or more; try {', '.join(tries[:-1])} or {tries[-1]}"
     narrowed = [name for name, v in (("--session", q.session), ("--kind", q.kinds), ("--since", q.since),
                                      ("--until", q.until)) if v]
-    hint = f"widen {', '.join(narrowed)}" if narrowed else "try other words or --mode hybrid"
+    hint = f"widen {', '.join(narrowed)}" if narrowed else f"try {' or '.join(other)}"
     return f"no hits for {q.query[:60]!r}; {hint}"
+
+
+def _empty(store) -> bool:
+    """Whether the store's log holds no event (read only when nothing was found)."""
+    from stores.segments import tail_seq
+    return tail_seq(store.segments_dir) == 0
 
 
 def _batch(store, source: str, base: dict, out) -> int:
@@ -64,7 +81,11 @@ def _batch(store, source: str, base: dict, out) -> int:
     reason`), else 3 when no query got a hit, else 0."""
     from stores.errors import TraceError
     from stores.recall import RecallQuery
-    stream = sys.stdin.buffer if source == "-" else open(source, "rb")
+    try:
+        stream = sys.stdin.buffer if source == "-" else open(source, "rb")
+    except OSError as exc:
+        raise TraceError(f"--queries {source}: {exc.strerror or exc}; give a JSONL file, one {{\"query\": …}} "
+                         f"per line, or - for stdin") from None
     name = "stdin" if source == "-" else source
     any_hit, malformed, asked = False, 0, 0
     with stream:
@@ -72,14 +93,13 @@ def _batch(store, source: str, base: dict, out) -> int:
             if not line.strip():
                 continue
             try:
-                spec = orjson.loads(line)
+                try:
+                    spec = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    raise ValueError(f"not JSON ({exc})") from None
                 if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
                     raise ValueError("need an object with a string \"query\"")
-                opts = {**base, **{key: spec[key] for key in ("k", "session", "since", "until", "mode", "hops",
-                                                             "min_score", "mmr", "rerank") if key in spec}}
-                if "kind" in spec or "kinds" in spec:
-                    kinds = spec.get("kinds", spec.get("kind"))
-                    opts["kinds"] = [kinds] if isinstance(kinds, str) else kinds
+                opts = {**base, **_line_options(spec)}
                 result = store.recall(RecallQuery(query=spec["query"], query_id=str(spec.get("id", n)), **opts))
                 for w in result.warnings:
                     out.warn(f"{name}: line {n}: {w}")
@@ -98,10 +118,40 @@ def _batch(store, source: str, base: dict, out) -> int:
             else:
                 out.note(f"{name}: line {n}: {_nothing(result.asked)}")
     if malformed:
-        raise TraceError(f"{malformed} malformed line(s) in {name} (reported above); the other {asked} were answered")
+        answered = f"; the {asked} other{'s were' if asked != 1 else ' was'} answered" if asked else ""
+        raise TraceError(f"{malformed} malformed line{'s' if malformed != 1 else ''} in {name} (reported above){answered}")
     if not any_hit:
         raise NoResult(f"no query in {name} got a hit" if asked else f"no query in {name}")
     return 0
+
+
+# What a --queries line may set, and the JSON type each takes (bool is an int
+# to Python: it is refused where a number is meant).
+_LINE_TYPES = {"k": ("an integer", int), "hops": ("an integer", int), "min_score": ("a number", (int, float)),
+               "mmr": ("a number", (int, float)), "session": ("a string", str), "since": ("a string", str),
+               "until": ("a string", str), "mode": ("a string", str), "rerank": ("true or false", bool)}
+
+
+def _line_options(spec: dict) -> dict:
+    """The options a --queries line sets, each checked for its JSON type
+    (a wrong one is the line's one-line error, not a TypeError)."""
+    opts = {}
+    for key, (what, kind) in _LINE_TYPES.items():
+        if key not in spec:
+            continue
+        value = spec[key]
+        if (key == "min_score" and value is None) or (isinstance(value, kind) and
+                                                       (kind is bool or not isinstance(value, bool))):
+            opts[key] = value
+        else:
+            raise ValueError(f"\"{key}\" must be {what}, not {orjson.dumps(value).decode()}")
+    if "kind" in spec or "kinds" in spec:
+        kinds = spec.get("kinds", spec.get("kind"))
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+            raise ValueError("\"kind\" must be a string or a list of strings")
+        opts["kinds"] = kinds
+    return opts
 
 
 SHORT_SESSION = 8          # a session id's first characters, as `--session` accepts them back

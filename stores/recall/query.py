@@ -14,6 +14,8 @@ from stores.fulltext_search import Filters
 MAX_QUERY_CHARS = 10_000        # a longer query is cut...
 TRUNCATED_QUERY_CHARS = 2_000   # ...to its first 2,000 characters
 MODES = ("hybrid", "fulltext", "vector")
+MAX_K = 2**31 - 1               # more hits than any store holds: a larger -k means the same (and fits the log's JSON)
+_MS_RANGE = 2**63 - 1           # times are signed 64-bit ms in the index
 # TRACE's own working-state snapshots quote the requests they summarise (a
 # question would find its own echo first): recalled only when --kind names them.
 UNASKED_KINDS = frozenset({"task_state"})
@@ -64,16 +66,18 @@ class RecallQuery:
         if self.mode not in MODES:
             raise UsageError(f"unknown --mode {self.mode!r}; choose one of: {', '.join(MODES)}")
         if self.hops not in (1, 2):
-            raise UsageError("--hops is 1 or 2")
+            raise UsageError(f"--hops {self.hops}: give 1, or 2 to also follow the identifiers the first hop found")
         if self.k < 1:
-            raise UsageError("-k must be at least 1")
+            raise UsageError(f"-k {self.k}: give how many hits to return, at least 1")
+        self.k = min(self.k, MAX_K)
         for kind in self.kinds or ():
             if kind not in KINDS:
                 raise UsageError(f"unknown --kind {kind!r}; valid kinds: {', '.join(KINDS)}")
         if not 0.0 <= self.mmr <= 1.0:
-            raise UsageError("--mmr is a λ between 0 (all diversity) and 1 (relevance only)")
+            raise UsageError(f"--mmr {self.mmr}: give a λ between 0 (all diversity) and 1 (relevance only, the default)")
         if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
-            raise UsageError("--min-score is a probability between 0 and 1 (0.5: more likely right than not)")
+            raise UsageError(f"--min-score {self.min_score}: give a probability between 0 and 1 (0.5 keeps the hits "
+                             f"of a query more likely answered than not)")
         for name in ("since", "until"):
             value = getattr(self, name)
             if value is not None and parse_time(value) is None:
@@ -100,8 +104,9 @@ def parse_time(text: str, now: float | None = None) -> int | None:
     """ISO 8601, a date, or a relative age (90s, 30m, 12h, 3d, 2w) -> epoch ms."""
     text = text.strip()
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    if text[:-1].isdigit() and text[-1:] in units:
-        return int(((now or time.time()) - int(text[:-1]) * units[text[-1]]) * 1000)
+    if text[:-1].isdecimal() and text[-1:] in units:        # isdecimal: the digits int() reads
+        ms = int((now or time.time()) * 1000) - int(text[:-1]) * units[text[-1]] * 1000     # ints: no overflow
+        return max(ms, -_MS_RANGE)          # an age older than time itself means from the start
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

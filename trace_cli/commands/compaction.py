@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
             "successive calls (3 tries), each recorded."))] = False,
         window: WindowOpt = None,
         no_recall: Annotated[bool, typer.Option("--no-recall", help="Leave out the recalled-context block.")] = False,
-        recall_min_score: Annotated[float, typer.Option("--recall-min-score", min=0.0, metavar="X",
+        recall_min_score: Annotated[float, typer.Option("--recall-min-score", min=0.0, max=1.0, metavar="X",
                                                         help="Leave out recalled hits scoring under X (recall's calibrated score; see trace recall --help).")] = 0.5,
         cross_session: Annotated[bool, typer.Option("--cross-session", help="Recall from every session, not just this one.")] = False,
         tool_max_tokens: Annotated[int | None, typer.Option(

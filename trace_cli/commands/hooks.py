@@ -33,8 +33,8 @@ def install(
     recall_on_prompt: Annotated[bool, typer.Option(
         "--recall-on-prompt", help="Also add a UserPromptSubmit hook that puts recalled context (hits at or above "
                                    "--min-score) before each prompt.")] = False,
-    min_score: Annotated[float, typer.Option("--min-score", metavar="X", min=0.0,
-                                             help="With --recall-on-prompt: the score a hit needs.")] = 0.3,
+    min_score: Annotated[float, typer.Option("--min-score", metavar="X", min=0.0, max=1.0,
+                                             help="With --recall-on-prompt: the score a hit needs (a probability, 0-1).")] = 0.3,
     codex_version: Annotated[str | None, typer.Option(
         "--codex-version", metavar="X.Y.Z", help="Install for this Codex version (default: `codex --version`).")] = None,
 ) -> int:

@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from reducers.event_kinds import KINDS
 from trace_cli.options import JsonOpt
 from trace_cli.recall_answer import DEFAULTS, answer
 
@@ -25,17 +26,17 @@ def register(app: typer.Typer) -> None:
     def recall(
         ctx: typer.Context,
         query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for.")] = DEFAULTS["query"],
-        k: Annotated[int, typer.Option("-k", "--top", min=1, help="Hits to return.")] = DEFAULTS["k"],
+        k: Annotated[int, typer.Option("-k", "--top", min=1, metavar="N", help="Hits to return.")] = DEFAULTS["k"],
         session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Only this session (or a unique prefix of its id).")] = DEFAULTS["session"],
-        kind: Annotated[list[str] | None, typer.Option("--kind", metavar="KIND", help="Only these kinds (repeatable).")] = DEFAULTS["kind"],
+        kind: Annotated[list[str] | None, typer.Option("--kind", metavar="KIND", help=f"Only events of these kinds, one --kind each: {', '.join(KINDS)}.")] = DEFAULTS["kind"],
         since: Annotated[str | None, typer.Option("--since", metavar="TIME", help="ISO time or age (3d, 12h).")] = DEFAULTS["since"],
         until: Annotated[str | None, typer.Option("--until", metavar="TIME", help="ISO time or age.")] = DEFAULTS["until"],
-        mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector")] = DEFAULTS["mode"],
+        mode: Annotated[str, typer.Option("--mode", metavar="hybrid|fulltext|vector", help="hybrid: words, exact tokens and meaning; fulltext: words and exact tokens only (the fastest); vector: meaning only.")] = DEFAULTS["mode"],
         hops: Annotated[int, typer.Option("--hops", metavar="1|2", help="2: follow identifiers found by the first hop.")] = DEFAULTS["hops"],
         min_score: Annotated[float | None, typer.Option("--min-score", metavar="X", help="Drop hits below X; exit 3 if none is left. A score is the estimated probability that an answer lies among the ten hits up to that one (the first ten share one score: that they hold an answer at all); 0.5 keeps the hits of a query more likely answered than not.")] = DEFAULTS["min_score"],
         mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only (the default: diversity cost 0.13 R@10 on LoCoMo dev), lower = more diverse; exact occurrences are never thinned.")] = DEFAULTS["mmr"],
-        rerank: Annotated[bool, typer.Option("--rerank", help="Reorder the best 50 candidates with a stronger model (multilingual-e5-small, 4-bit, on the CPU): each hit gains scores.rerank. Costs about 2 s a query on two cores, and measured no gain on LoCoMo dev (README). Needs the optional extra: pip install '.[rerank]' (exit 2 naming it when missing).")] = DEFAULTS["rerank"],
-        queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL of {id, query, …filters}; one process for many queries.")] = DEFAULTS["queries"],
+        rerank: Annotated[bool, typer.Option("--rerank", help="Reorder the best 50 candidates with a stronger model (multilingual-e5-small, 4-bit, on the CPU): each hit gains scores.rerank. Costs about 2 s a query on two cores, and measured no gain on LoCoMo dev (README). Needs the optional extra (make install-rerank in the checkout; without it, exit 2 naming the install command).")] = DEFAULTS["rerank"],
+        queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL, one {\"id\", \"query\", …filters} object per line (the filters as the options name them: k, session, kind, since, until, mode, hops, min_score, mmr, rerank); - reads stdin. One process for many queries; a malformed line is reported and makes the run exit 1.")] = DEFAULTS["queries"],
         block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits.")] = DEFAULTS["block"],
         budget: Annotated[int, typer.Option("--budget", metavar="TOKENS", min=1, help="Hard cap for --block.")] = DEFAULTS["budget"],
         window: Annotated[int, typer.Option("--window", metavar="TOKENS", min=1, help="Context window; --block stays within 10% of it.")] = DEFAULTS["window"],
