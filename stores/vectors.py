@@ -181,7 +181,8 @@ class VectorIndex:
             labels, distances = index.knn_query(vector, k=k)
         except RuntimeError:
             labels, distances = _fewer(index, vector, k)
-        return [(int(l), 1.0 - float(d)) for l, d in zip(labels[0], distances[0])]
+        # tolist(): the same ints and floats at once, not a numpy scalar per element
+        return [(label, 1.0 - d) for label, d in zip(labels[0].tolist(), distances[0].tolist())]
 
     def _scan(self, vector, k: int) -> list[tuple[int, float]] | None:
         """A process's first search scores every stored vector where it
@@ -212,8 +213,24 @@ class VectorIndex:
 
     def vectors_for(self, seqs: list[int]) -> dict[int, object]:
         """Stored vectors of the given seqs (those that were embedded)."""
+        present, vectors = self._gathered(seqs)
+        return dict(zip(present, vectors))
+
+    def cosines(self, seqs: list[int], vector) -> dict[int, float]:
+        """The cosine of each given seq's stored vector (those embedded) to
+        `vector` (normalised, as the stored ones are). One np.vecdot call:
+        it takes each row's dot product with the same BLAS routine as
+        `row @ vector` (the same floats, bit for bit, where a matrix
+        product sums in another order), without a call per row."""
+        import numpy as np
+        present, vectors = self._gathered(seqs)
+        return dict(zip(present, np.vecdot(vectors, vector).tolist())) if present else {}
+
+    def _gathered(self, seqs: list[int]) -> tuple[list[int], object]:
+        """(the given seqs that have a stored vector, their vectors as one
+        float32 matrix in that order)."""
         if self.count == 0 or not seqs:
-            return {}
+            return [], ()
         import numpy as np
         # The first lookup of a process asks hnswlib when its index is loaded
         # (a second search loaded it): laying out the file's rows (labels
@@ -228,7 +245,7 @@ class VectorIndex:
             at = order[np.minimum(np.searchsorted(labels, wanted, sorter=order), len(order) - 1)]
             held = labels[at] == wanted
             present = [s for s, ok in zip(seqs, held.tolist()) if ok]
-            return dict(zip(present, np.array(vectors[at[held]], dtype=np.float32)))
+            return present, np.array(vectors[at[held]], dtype=np.float32)
         index = self._load()
         try:
             present = list(seqs)
@@ -236,9 +253,9 @@ class VectorIndex:
         except RuntimeError:                 # some were never embedded: ask one by one
             present = [s for s in seqs if _has_label(index, s)]
             if not present:
-                return {}
+                return [], ()
             vecs = index.get_items(present)
-        return dict(zip(present, np.asarray(vecs, dtype=np.float32)))
+        return present, np.asarray(vecs, dtype=np.float32)
 
     def _rows(self):
         """(vectors, labels, label order) read from hnsw.bin where it lies,

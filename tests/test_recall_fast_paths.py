@@ -126,6 +126,20 @@ def test_stored_vectors_read_from_the_file_are_hnswlibs_own(recaller):
     assert all(got[s].dtype == np.float32 and np.array_equal(got[s], want[s]) for s in want)
 
 
+def test_cosines_at_once_are_each_vectors_own_dot_product(recaller):
+    from stores.vectors import VectorIndex
+    rc, _ = recaller
+    seqs = list(range(0, 2000, 3)) + [10 ** 9]
+    query = rc.vectors.embedder().embed_query("which build failed on the release branch")
+    fast, plain = VectorIndex(rc.store.dir), VectorIndex(rc.store.dir)
+    plain._rows_read = ()                                       # hnswlib's get_items
+    for index in (fast, plain):
+        one_by_one = {s: float(v @ query) for s, v in index.vectors_for(seqs).items()}
+        at_once = index.cosines(seqs, query)
+        assert one_by_one and list(at_once) == list(one_by_one)
+        assert all(at_once[s] == one_by_one[s] for s in one_by_one)     # equal floats, not close ones
+
+
 def test_an_unexpected_hnsw_file_layout_falls_back_to_hnswlib(recaller, tmp_path):
     import shutil
 

@@ -269,8 +269,8 @@ class Recaller:
         if qvec is not None:
             from stores.vectors import EMBED_KINDS, MIN_CHARS
             missing = [c.seq for c in todo if c.cosine is None and c.kind in EMBED_KINDS and c.chars >= MIN_CHARS]
-            for seq, v in self.vectors.vectors_for(missing).items():
-                cands[seq].cosine = float(v @ qvec)
+            for seq, cos in self.vectors.cosines(missing, qvec).items():
+                cands[seq].cosine = cos
         for c in todo:
             c.measured = True
 
