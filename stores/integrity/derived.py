@@ -221,6 +221,11 @@ def _folder_damage(store: Path, part: str, directory: Path, depth: int) -> list[
         from stores.lock import writer_at_work
         if writer_at_work(store):          # mid-commit, not damaged: the writer records them when done
             return []
+        # A writer may have committed, recorded and left between our reading
+        # the record and the files (verify hashes for a while): read both again.
+        found = _recorded_files_damage(part, directory, depth)
+        if found and writer_at_work(store):
+            return []
     return found
 
 

@@ -51,7 +51,7 @@ def _writers_and_readers(tmp_path, writers: int, readers: int, conversations: in
         assert s["crashes"] == [] and s["partial"] == 0, s
         for name, codes in s["codes"].items():
             allowed = {"0", "4"} if name.startswith("recall") else {"0"}     # 4: the index is being built
-            assert set(codes) <= allowed, (name, codes)
+            assert set(codes) <= allowed, (name, codes, s["failed"])
     from tests.helpers import transcript_events
     events = transcript_events(home)
     per_source = conversations * (1 + 3 * 2 + 2 * 2)
