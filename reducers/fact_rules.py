@@ -36,6 +36,9 @@ from typing import Callable
 from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value,
                                 headed_by_setting_noun, label_of, norm_key, norm_value, plain_value, specific_subject,
                                 tidy_subject)
+from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, HEDGE, IMPERATIVE, LazyPattern, NEGATED, OLD, OLD_TO_END,
+                                  PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUESTION_START, SETTING_VAL, SUBJ,
+                                  SUBJECT_START, SUBJ_BEFORE, TAIL, VAL, VALUE_END, WE, rx)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -43,77 +46,13 @@ TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "config": 0.7, "architecture"
                "implementation": 0.5, "task_state": 0.4}
 _CACHED_CHARS = 8192              # texts up to this long are remembered (memory stays bounded)
 
-# Tokens start at a word start and never give characters back (possessive):
-# a failed match costs one pass, not a backtrack through every split.
-_TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|(?<![\w./@:#+-])[\w./@#+-]++(?::[\w./@#+-]++)*+)"
-_SUBJ = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,5}}?)"
-_SUBJ_BEFORE = rf"(?P<subj>{_TOKEN}(?:\s+{_TOKEN}){{0,4}})"
-# A value's word may hold a colon inside it (a URL, 02:30, host:port); a
-# colon before a space ends it ("set X to Y: because …").
-_WORD = r"(?:[^\s,;:]|:(?=[^\s,;:]))++"
-_VAL = rf"(?P<val>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,9}})"
-_OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
-_OLD = rf"(?P<old>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{_WORD}(?:\s+{_WORD}){{0,4}}?)"
-_CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
-                r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
-                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?)")
-_PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
-                      "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured")
-_PAST_CHANGE = rf"(?:{'|'.join(_PAST_CHANGE_WORDS)})"
-# Words that may close a sentence after its subject: "use NATS for the queue after all".
-_TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
-# A value that looks like a setting's: quoted, Capitalised words (a product),
-# code-like, or a number with its unit; not a state word ("empty", "stale").
-_SETTING_VAL = (r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){0,3})|"
-                r"[\w.+-]*\d[\w.+-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
-_WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
-_COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
-              r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
-              r"infra|infrastructure|architecture|worker|workers|scheduler|gateway|proxy|cli|ui|site|website)")
-
-# Clause words that end a value: "switch the DB to Postgres for JSON support" -> "Postgres".
-_VALUE_END = re.compile(r"\s+(?:and|so|because|since|which|that|for|instead|when|if|but|in order|to make|"
-                        r"to avoid|to fix|to get|before|after|while|until|unless|as well|now|again|too|"
-                        r"here|there|then|so that|across|throughout|everywhere|going forward|from now on|"
-                        r"via|with|by|in|on|at|of)\b.*$", re.I)
-_SUBJECT_START = re.compile(r"^.*\b(?:and|but|so|then|now|also|after|since|because|when|once|that|which|where|"
-                            r"while|if|though|although|here|finally|first|next|ok|okay)\s+", re.I)
-
-_QUESTION_START = re.compile(r"^(?:if|when|whenever|whether|unless|once|before|should|could|would|can|do|does|did|"
-                             r"is|are|was|were|shall|may|might|how|why|what|which|who|where)\b", re.I)
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|might|could|consider|considering|suggest|suggests|suggested|propose|"
-                    r"proposed|wonder|possibly|probably|alternatively|e\.g|for example|such as|try|trying|"
-                    r"would|whether|unless|if)\b", re.I)
-_PLAN = re.compile(r"\b(?:let me|i'll|i will|i'm going to|i am going to|going to|want to|wants to|need to|"
-                   r"needs to|'d like|would like|hoping to|planning|plan to|about to|how to|you can|you could|"
-                   r"you should|you may|you might|we could|to be able)\b", re.I)
-_IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise|lower|increase|decrease|reduce|move|"
-                         r"migrate|upgrade|downgrade|pin|configure|replace|use|add|remove|make)\b", re.I)
-_NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
-
-
-class _LazyPattern:
-    """A rule's pattern, compiled the first time a sentence holds its
-    trigger words: compiling all ~40 up front costs ~40 ms of every hook
-    call and cold command that imports the rules (working state reads
-    decisions from each user message), and most texts need none of them."""
-    __slots__ = ("source", "_compiled")
-
-    def __init__(self, source: str):
-        self.source = source
-        self._compiled: re.Pattern | None = None
-
-    def search(self, text: str) -> re.Match | None:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source, re.I)
-        return self._compiled.search(text)
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
     type: str
-    pattern: _LazyPattern
+    pattern: LazyPattern
     build: Callable[[re.Match, str], tuple] | None = None   # -> (key, value, replaces, delete) or None
     allow_plan: bool = False      # a "we'll …" is the decision itself
     allow_hedge: bool = False     # "I'd prefer" says "would"
@@ -127,7 +66,7 @@ _AUXILIARY = re.compile(r"(?:\s+(?:was|were|got|is|are|has|have|had|been|just|no
 
 
 def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = None):
-    subj = _SUBJECT_START.sub("", m.group("subj"))
+    subj = SUBJECT_START.sub("", m.group("subj"))
     subj = tidy_subject(trailing.sub("", subj) if trailing else subj)
     if subj is None:
         return None
@@ -156,7 +95,7 @@ def _value_only(m: re.Match, sentence: str):
     if norm_value(val).split()[:1] and norm_value(val).split()[0] in REFERENTS:
         return None                                  # "go with my current flight": a reference, not a choice
     if subj:
-        subj = tidy_subject(_SUBJECT_START.sub("", subj))
+        subj = tidy_subject(SUBJECT_START.sub("", subj))
         return (norm_key(subj), val, old, False) if subj else None
     if old:
         return norm_key(old), val, old, False
@@ -204,7 +143,7 @@ def _always_never(m: re.Match, sentence: str):
 
 
 def _issue(m: re.Match, sentence: str):
-    subj = norm_key(_SUBJECT_START.sub("", m.group("subj")))
+    subj = norm_key(SUBJECT_START.sub("", m.group("subj")))
     val = m.groupdict().get("val")
     value = clean(val) if val else m.group("state").lower()        # a symptom is a phrase: kept whole
     return "issue: " + subj, value, None, False
@@ -220,145 +159,142 @@ def _todo(m: re.Match, sentence: str):
 
 
 def _not_done(m: re.Match, sentence: str):
-    what = norm_key(_SUBJECT_START.sub("", m.group("subj")))
+    what = norm_key(SUBJECT_START.sub("", m.group("subj")))
     return "task: " + what, "not done yet", None, False
 
 
 def _removed(m: re.Match, sentence: str):
-    return norm_key(_SUBJECT_START.sub("", m.group("subj"))), "removed", None, True
+    return norm_key(SUBJECT_START.sub("", m.group("subj"))), "removed", None, True
 
-
-def _rx(pattern: str) -> _LazyPattern:
-    return _LazyPattern(pattern)
 
 
 RULES: tuple[Rule, ...] = (
     # -- preference (before the hedge filter bites "I'd prefer")
-    Rule("prefer-over", "preference", _rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{_VAL}\s+"
-                                          rf"(?:over|to|rather than|instead of)\s+{_OLD}$"),
+    Rule("prefer-over", "preference", rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{VAL}\s+"
+                                          rf"(?:over|to|rather than|instead of)\s+{OLD}$"),
          _preference, allow_hedge=True, allow_plan=True, max_value_words=8),
-    Rule("prefer", "preference", _rx(r"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+(?P<val>[^.;!?]{3,120})"),
+    Rule("prefer", "preference", rx(r"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+(?P<val>[^.;!?]{3,120})"),
          _preference, allow_hedge=True, allow_plan=True, max_value_words=20),
-    Rule("my-preferred", "preference", _rx(rf"\bmy\s+(?:preferred|favou?rite)\s+{_SUBJ}\s+is\s+{_VAL}"),
+    Rule("my-preferred", "preference", rx(rf"\bmy\s+(?:preferred|favou?rite)\s+{SUBJ}\s+is\s+{VAL}"),
          _subject_value),
     Rule("always-never", "preference",
-         _rx(rf"^(?:please\s+)?(?P<how>always|never|don'?t|do not|stop|avoid)\s+(?P<val>(?:use|using|add|run|write|"
+         rx(rf"^(?:please\s+)?(?P<how>always|never|don'?t|do not|stop|avoid)\s+(?P<val>(?:use|using|add|run|write|"
              rf"put|commit|push|call|include|leave|make|create|format|indent|prefix|name)\b[^.;!?]{{2,80}})"),
          _always_never, allow_negation=True, allow_plan=True, max_value_words=10),
     # -- decisions
     Rule("go-with-instead", "decision",
-         _rx(rf"\b{_WE}\s+(?:go|going)\s+with\s+{_VAL}\s+(?:instead of|over|rather than)\s+{_OLD_TO_END}"),
+         rx(rf"\b{WE}\s+(?:go|going)\s+with\s+{VAL}\s+(?:instead of|over|rather than)\s+{OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("go-with-for", "decision", _rx(rf"(?:\b{_WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
+    Rule("go-with-for", "decision", rx(rf"(?:\b{WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{TAIL}$"),
          _value_only, allow_plan=True),
     Rule("for-x-go-with", "decision",
-         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
-             rf"(?:the\s+|our\s+)?{_SUBJ},?\s+(?:{_WE}\s+)?"
-             rf"(?:(?:go|going|went|stick|sticking)\s+with|use|using|pick|picked|chose|choose|settled on)\s+{_VAL}"),
+         rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
+             rf"(?:the\s+|our\s+)?{SUBJ},?\s+(?:{WE}\s+)?"
+             rf"(?:(?:go|going|went|stick|sticking)\s+with|use|using|pick|picked|chose|choose|settled on)\s+{VAL}"),
          _value_only, allow_plan=True),
-    Rule("go-with", "decision", _rx(rf"\b{_WE}\s+(?:go|going|stick|sticking)\s+with\s+{_VAL}"),
+    Rule("go-with", "decision", rx(rf"\b{WE}\s+(?:go|going|stick|sticking)\s+with\s+{VAL}"),
          _value_only, allow_plan=True),
     Rule("use-instead", "decision",
-         _rx(rf"\b(?:{_WE}\s+)?(?:use|using|adopt|pick)\s+{_VAL}\s+(?:instead of|rather than|in place of)\s+{_OLD_TO_END}"),
+         rx(rf"\b(?:{WE}\s+)?(?:use|using|adopt|pick)\s+{VAL}\s+(?:instead of|rather than|in place of)\s+{OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("use-for", "decision", _rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{_WE}\s+)(?:use|using|keep|keeping)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
-                                    rf"(?:the\s+)?{_SUBJ}{_TAIL}$"),
+    Rule("use-for", "decision", rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{WE}\s+)(?:use|using|keep|keeping)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
+                                    rf"(?:the\s+)?{SUBJ}{TAIL}$"),
          _value_only, allow_plan=True),
     Rule("switch-from-to", "decision",
-         _rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
-             rf"(?:over\s+)?from\s+{_OLD}\s+to\s+{_VAL}"),
+         rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
+             rf"(?:over\s+)?from\s+{OLD}\s+to\s+{VAL}"),
          _value_only, allow_plan=True),
     Rule("use-not", "decision",
-         _rx(rf"^(?:(?:no|actually)[,.!]?\s+)?(?:please\s+)?use\s+{_VAL},?\s+not\s+{_OLD}$"),
+         rx(rf"^(?:(?:no|actually)[,.!]?\s+)?(?:please\s+)?use\s+{VAL},?\s+not\s+{OLD}$"),
          _value_only, allow_negation=True),
-    Rule("replace-with", "decision", _rx(rf"\breplac(?:e|ed|ing)\s+{_OLD}\s+with\s+{_VAL}"), _value_only,
+    Rule("replace-with", "decision", rx(rf"\breplac(?:e|ed|ing)\s+{OLD}\s+with\s+{VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
-         _rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
-             rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{_SUBJ}{_TAIL}$"),
+         rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
+             rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{TAIL}$"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
-         _rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
-             rf"(?P<act>to\s+))?{_VAL}"),
+         rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
+             rf"(?P<act>to\s+))?{VAL}"),
          _decided, allow_plan=True, max_value_words=10),
-    Rule("decision-label", "decision", _rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
+    Rule("decision-label", "decision", rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
          _value_only, allow_plan=True, max_value_words=14),
     Rule("chose", "decision",
-         _rx(rf"\b(?:we|i)\s+(?:chose|picked|selected|opted for|settled on)\s+{_VAL}"), _value_only,
+         rx(rf"\b(?:we|i)\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), _value_only,
          allow_plan=True),
     # -- removals (explicit: only these can become a DELETE)
     Rule("removed", "config",
-         _rx(rf"(?:^|\b(?:we|i)(?:'ve| have)?\s+)(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{_SUBJ}\s*"
+         rx(rf"(?:^|\b(?:we|i)(?:'ve| have)?\s+)(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{SUBJ}\s*"
              rf"(?:setting|flag|option|variable|config|override|entirely|completely)?$"),
          _removed, allow_plan=True),
     # -- config
-    Rule("change-from-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+from\s+{_OLD}\s+to\s+{_VAL}"),
+    Rule("change-from-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+from\s+{OLD}\s+to\s+{VAL}"),
          _subject_value, setting=True),
-    Rule("change-to", "config", _rx(rf"\b{_CHANGE_VERB}\s+{_SUBJ}\s+(?:to|=)\s+{_VAL}"), _subject_value, setting=True),
-    Rule("set-as", "config", _rx(rf"\b(?:set|configure[ds]?)\s+{_SUBJ}\s+as\s+{_VAL}"), _subject_value, setting=True),
+    Rule("change-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:to|=)\s+{VAL}"), _subject_value, setting=True),
+    Rule("set-as", "config", rx(rf"\b(?:set|configure[ds]?)\s+{SUBJ}\s+as\s+{VAL}"), _subject_value, setting=True),
     Rule("has-been-changed", "config",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{_PAST_CHANGE}\s+(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
+         rx(rf"{SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{PAST_CHANGE}\s+(?:from\s+{OLD}\s+)?to\s+{VAL}"),
          _subject_value, setting=True),
     Rule("moved-to", "config",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{_PAST_CHANGE}\s+"
-             rf"(?:from\s+{_OLD}\s+)?to\s+{_VAL}"),
+         rx(rf"{SUBJ_BEFORE}\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{PAST_CHANGE}\s+"
+             rf"(?:from\s+{OLD}\s+)?to\s+{VAL}"),
          lambda m, s: _subject_value(m, s, trailing=_AUXILIARY), setting=True),
     Rule("is-now", "config",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{_VAL}"),
+         rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{VAL}"),
          _subject_value, setting=True),
-    Rule("defaults-to", "config", _rx(rf"{_SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{_VAL}"), _subject_value, setting=True),
+    Rule("defaults-to", "config", rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{VAL}"), _subject_value, setting=True),
     # a correction: "X should be Y, not Z" (the "not" names the value it replaces)
     Rule("should-be-not", "config",
-         _rx(rf"^(?:(?:no|actually)[,.!]?\s+)?{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:be|stay)\s+{_VAL},?\s+not\s+{_OLD}$"),
+         rx(rf"^(?:(?:no|actually)[,.!]?\s+)?{SUBJ_BEFORE}\s+(?:should|must)\s+(?:be|stay)\s+{VAL},?\s+not\s+{OLD}$"),
          _subject_value, setting=True, allow_negation=True),
-    Rule("should-be", "config", _rx(rf"^{_SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{_VAL}$"), _subject_value, setting=True),
+    Rule("should-be", "config", rx(rf"^{SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{VAL}$"), _subject_value, setting=True),
     Rule("env-in-prose", "config", re.compile(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`)]+)"),
          _subject_value),
     # -- architecture / implementation
     Rule("built-on", "architecture",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+(?:built|based|running|hosted|deployed)\s+(?:on|with|in)\s+{_VAL}"),
+         rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+(?:built|based|running|hosted|deployed)\s+(?:on|with|in)\s+{VAL}"),
          _subject_value, setting=True),
     Rule("component-uses", "architecture",
-         _rx(rf"(?<![\w-])(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{_COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{_VAL}"),
+         rx(rf"(?<![\w-])(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{VAL}"),
          _subject_value),
     Rule("endpoint-is", "implementation",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:endpoint|route|url|path|handler)\s+is\s+(?:at\s+)?(?P<val>/[\w./{{}}:-]+|https?://\S+)"),
-         lambda m, s: (norm_key(_SUBJECT_START.sub("", m.group("subj"))) + " " +
+         rx(rf"{SUBJ_BEFORE}\s+(?:endpoint|route|url|path|handler)\s+is\s+(?:at\s+)?(?P<val>/[\w./{{}}:-]+|https?://\S+)"),
+         lambda m, s: (norm_key(SUBJECT_START.sub("", m.group("subj"))) + " " +
                        re.search(r"(endpoint|route|url|path|handler)\s+is", s, re.I).group(1).lower(),
                        _value(m.group("val")), None, False)),
     Rule("lives-in", "implementation",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:lives|is defined|is implemented|is located|now lives|is)\s+in\s+"
+         rx(rf"{SUBJ_BEFORE}\s+(?:lives|is defined|is implemented|is located|now lives|is)\s+in\s+"
              rf"(?P<val>`?[\w./-]+\.\w{{1,8}}`?)"),
          _subject_value),
     # "the staging DB host is db-staging-01": a setting noun heads the subject and
     # the value looks like one (a name, a number, code), not a state ("empty")
     Rule("setting-is", "config",
-         _rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note|update)[,:\s]+)?(?:the\s+|our\s+)?{_SUBJ_BEFORE}\s+(?:is|are)\s+"
-             rf"{_SETTING_VAL}{_TAIL}$"),
+         rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note|update)[,:\s]+)?(?:the\s+|our\s+)?{SUBJ_BEFORE}\s+(?:is|are)\s+"
+             rf"{SETTING_VAL}{TAIL}$"),
          _subject_value, setting=True, max_value_words=4),
     # "Max connections: 500", "New timeout: 45 seconds": a label and its value
-    Rule("setting-label", "config", _rx(rf"^(?:new\s+)?{_SUBJ_BEFORE}\s*:\s*{_SETTING_VAL}$"),
+    Rule("setting-label", "config", rx(rf"^(?:new\s+)?{SUBJ_BEFORE}\s*:\s*{SETTING_VAL}$"),
          _named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
     # "make the retry count 5": make as set, only with a value that looks like one
-    Rule("make-it", "config", _rx(rf"\bmake\s+(?:the\s+)?{_SUBJ}\s+{_SETTING_VAL}{_TAIL}$"),
+    Rule("make-it", "config", rx(rf"\bmake\s+(?:the\s+)?{SUBJ}\s+{SETTING_VAL}{TAIL}$"),
          _subject_value, setting=True, max_value_words=4),
     # -- issues
     Rule("bug-in", "issue",
-         _rx(rf"\bthere(?:'s| is| was)\s+an?\s+(?:bug|issue|problem|regression)\s+(?:in|with)\s+{_SUBJ}"
+         rx(rf"\bthere(?:'s| is| was)\s+an?\s+(?:bug|issue|problem|regression)\s+(?:in|with)\s+{SUBJ}"
              rf"(?:\s*(?::|—|-|where|when)\s*(?P<val>.{{3,100}}))?$"),
          _issue, allow_plan=True, allow_negation=True, max_value_words=16),
-    Rule("is-broken", "issue", _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+(?:still\s+|now\s+)?(?P<state>broken|failing|down|flaky)\b"),
+    Rule("is-broken", "issue", rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+(?:still\s+|now\s+)?(?P<state>broken|failing|down|flaky)\b"),
          _issue),
-    Rule("fixed", "issue", _rx(rf"^(?:i(?:'ve| have)?\s+|we(?:'ve| have)?\s+)?(?:fixed|resolved|solved)\s+(?:the\s+)?{_SUBJ}"
+    Rule("fixed", "issue", rx(rf"^(?:i(?:'ve| have)?\s+|we(?:'ve| have)?\s+)?(?:fixed|resolved|solved)\s+(?:the\s+)?{SUBJ}"
                                rf"(?:\s+(?:bug|issue|problem|error))?$"),
          _fixed, allow_plan=True),
     # -- task state
-    Rule("todo", "task_state", _rx(r"^(?:todo|fixme|still to do|remaining)\s*[:\-]\s*(?P<val>.{3,120})$"), _todo,
+    Rule("todo", "task_state", rx(r"^(?:todo|fixme|still to do|remaining)\s*[:\-]\s*(?P<val>.{3,120})$"), _todo,
          allow_plan=True, allow_negation=True, max_value_words=14),
-    Rule("still-need", "task_state", _rx(r"\b(?:we|i)\s+still\s+(?:need|have)\s+to\s+(?P<val>.{3,120})$"), _todo,
+    Rule("still-need", "task_state", rx(r"\b(?:we|i)\s+still\s+(?:need|have)\s+to\s+(?P<val>.{3,120})$"), _todo,
          allow_plan=True, allow_negation=True, max_value_words=14),
     Rule("not-yet", "task_state",
-         _rx(rf"{_SUBJ_BEFORE}\s+(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|done|finished|wired up|hooked up)(?:\s+yet)?$"),
+         rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|done|finished|wired up|hooked up)(?:\s+yet)?$"),
          _not_done, allow_negation=True),
 )
 
@@ -375,7 +311,7 @@ _TRIGGERS = {
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
-    "moved-to": ("set to", *_PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
+    "moved-to": ("set to", *PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
     "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
     "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be-not": ("not",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
@@ -396,7 +332,7 @@ def _value(raw: str | None) -> str:
     raw = raw.strip()
     if raw[:1] in "`\"'" and raw[-1:] == raw[:1] and len(raw) > 1:
         return raw[1:-1].strip()
-    return clean(_VALUE_END.sub("", raw))
+    return clean(VALUE_END.sub("", raw))
 
 
 _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To upgrade X to Y, here is how"
@@ -405,15 +341,15 @@ _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To 
 def _admissible(rule: Rule, sentence: str, speaker: str) -> bool:
     if rule.said_by and speaker not in rule.said_by:
         return False
-    if sentence.endswith(("?", ":")) or _QUESTION_START.match(sentence) or _PURPOSE_OR_LEAD_IN.match(sentence):
+    if sentence.endswith(("?", ":")) or QUESTION_START.match(sentence) or _PURPOSE_OR_LEAD_IN.match(sentence):
         return False                 # a question, a condition, a heading introducing a list, a purpose
-    if speaker == "assistant" and rule.type in ("config", "decision", "architecture") and _IMPERATIVE.match(sentence):
+    if speaker == "assistant" and rule.type in ("config", "decision", "architecture") and IMPERATIVE.match(sentence):
         return False                 # an agent's imperative is a plan step, not something done
-    if not rule.allow_hedge and _HEDGE.search(sentence):
+    if not rule.allow_hedge and HEDGE.search(sentence):
         return False
-    if not rule.allow_plan and _PLAN.search(sentence):
+    if not rule.allow_plan and PLAN.search(sentence):
         return False
-    return rule.allow_negation or not _NEGATED.search(sentence)
+    return rule.allow_negation or not NEGATED.search(sentence)
 
 
 def prose_facts(text: str, speaker: str) -> list[FactCandidate]:
@@ -432,7 +368,7 @@ def _prose_facts(text: str, speaker: str) -> tuple[FactCandidate, ...]:
 
 # "Set the port to 8080 and the host to 0.0.0.0": the second clause's verb
 # is the first's. A clause without one borrows it from a change just read.
-_LEADING_CHANGE = re.compile(rf"\b{_CHANGE_VERB}\b", re.I)
+_LEADING_CHANGE = re.compile(rf"\b{CHANGE_VERB}\b", re.I)
 _VERBLESS_CHANGE = re.compile(r"^(?:the\s+)?[\w.-]+(?:\s+[\w.-]+){0,3}\s+(?:from\s+\S+\s+)?to\s+\S", re.I)
 _CHANGE_RULES = ("change-to", "change-from-to")
 
@@ -497,5 +433,5 @@ def _plausible(rule: Rule, key: str, value: str) -> bool:
 def _label(m: re.Match, key: str) -> str:
     subj = m.groupdict().get("subj")
     if subj and ": " not in key:
-        return label_of(_SUBJECT_START.sub("", subj))
+        return label_of(SUBJECT_START.sub("", subj))
     return key

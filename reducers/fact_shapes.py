@@ -1,0 +1,76 @@
+"""The words fact rules are written in: regex pieces for how people name a
+setting, a value, the value it replaces, a change verb; the sentence shapes
+that state no fact (questions, hedges, plans, negations); and the lazily
+compiled pattern every rule holds (reducers/fact_rules.py)."""
+from __future__ import annotations
+
+import re
+
+# Tokens start at a word start and never give characters back (possessive):
+# a failed match costs one pass, not a backtrack through every split.
+TOKEN = r"(?:`[^`]{1,60}`|\"[^\"]{1,60}\"|(?<![\w./@:#+-])[\w./@#+-]++(?::[\w./@#+-]++)*+)"
+SUBJ = rf"(?P<subj>{TOKEN}(?:\s+{TOKEN}){{0,5}}?)"
+SUBJ_BEFORE = rf"(?P<subj>{TOKEN}(?:\s+{TOKEN}){{0,4}})"
+# A value's word may hold a colon inside it (a URL, 02:30, host:port); a
+# colon before a space ends it ("set X to Y: because …").
+WORD = r"(?:[^\s,;:]|:(?=[^\s,;:]))++"
+VAL = rf"(?P<val>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{WORD}(?:\s+{WORD}){{0,9}})"
+OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "instead of B", to the clause's end
+OLD = rf"(?P<old>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{WORD}(?:\s+{WORD}){{0,4}}?)"
+CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
+                r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
+                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?)")
+PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
+                      "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured")
+PAST_CHANGE = rf"(?:{'|'.join(PAST_CHANGE_WORDS)})"
+# Words that may close a sentence after its subject: "use NATS for the queue after all".
+TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
+# A value that looks like a setting's: quoted, Capitalised words (a product),
+# code-like, or a number with its unit; not a state word ("empty", "stale").
+SETTING_VAL = (r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){0,3})|"
+                r"[\w.+-]*\d[\w.+-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
+WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
+COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
+              r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
+              r"infra|infrastructure|architecture|worker|workers|scheduler|gateway|proxy|cli|ui|site|website)")
+
+# Clause words that end a value: "switch the DB to Postgres for JSON support" -> "Postgres".
+VALUE_END = re.compile(r"\s+(?:and|so|because|since|which|that|for|instead|when|if|but|in order|to make|"
+                        r"to avoid|to fix|to get|before|after|while|until|unless|as well|now|again|too|"
+                        r"here|there|then|so that|across|throughout|everywhere|going forward|from now on|"
+                        r"via|with|by|in|on|at|of)\b.*$", re.I)
+SUBJECT_START = re.compile(r"^.*\b(?:and|but|so|then|now|also|after|since|because|when|once|that|which|where|"
+                            r"while|if|though|although|here|finally|first|next|ok|okay)\s+", re.I)
+
+QUESTION_START = re.compile(r"^(?:if|when|whenever|whether|unless|once|before|should|could|would|can|do|does|did|"
+                             r"is|are|was|were|shall|may|might|how|why|what|which|who|where)\b", re.I)
+HEDGE = re.compile(r"\b(?:maybe|perhaps|might|could|consider|considering|suggest|suggests|suggested|propose|"
+                    r"proposed|wonder|possibly|probably|alternatively|e\.g|for example|such as|try|trying|"
+                    r"would|whether|unless|if)\b", re.I)
+PLAN = re.compile(r"\b(?:let me|i'll|i will|i'm going to|i am going to|going to|want to|wants to|need to|"
+                   r"needs to|'d like|would like|hoping to|planning|plan to|about to|how to|you can|you could|"
+                   r"you should|you may|you might|we could|to be able)\b", re.I)
+IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise|lower|increase|decrease|reduce|move|"
+                         r"migrate|upgrade|downgrade|pin|configure|replace|use|add|remove|make)\b", re.I)
+NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
+
+
+class LazyPattern:
+    """A rule's pattern, compiled the first time a sentence holds its
+    trigger words: compiling all ~40 up front costs ~40 ms of every hook
+    call and cold command that imports the rules (working state reads
+    decisions from each user message), and most texts need none of them."""
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str):
+        self.source = source
+        self._compiled: re.Pattern | None = None
+
+    def search(self, text: str) -> re.Match | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.I)
+        return self._compiled.search(text)
+
+
+def rx(pattern: str) -> LazyPattern:
+    return LazyPattern(pattern)
