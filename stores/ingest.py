@@ -213,7 +213,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         primed = chain(head, records)
         if not samples:
             if head and all(item.pending for item in head):    # a new transcript's first line, half-written
-                BadLines(result, src.display, report).pending(head[0].line, head[0].reason)
+                BadLines(result, src.display, report, final=src.is_stdin).pending(head[0].line, head[0].reason)
                 return result
             first_bad = next((item for item in head if isinstance(item, SourceError)), None)
             why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
@@ -248,7 +248,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         nonlocal primed
         records = primed if primed is not None else read_records(src, spills)
         primed = None                                  # a second pass (--strict) reads the file again
-        said = BadLines(result, src.display, report if emit_errors else None)
+        said = BadLines(result, src.display, report if emit_errors else None, final=src.is_stdin)
         without: set[int] = set()
         while True:
             feed = RecordFeed(records, said, without)

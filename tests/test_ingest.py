@@ -10,7 +10,7 @@ import pytest
 from stores.artifacts import ArtifactStore, BadArtifactId, check_artifact_id
 from stores.lookup import export_events, full_text
 from stores.store import Store
-from tests.helpers import openai_conversations
+from tests.helpers import cli, openai_conversations
 
 _VOLATILE = ("seq", "prev", "hash", "ingested_at")
 
@@ -368,6 +368,15 @@ def test_stdin_is_read_once_and_ingested(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     (res,), _ = _ingest(Store(tmp_path / "s"), "-", session="piped")
     assert res.added > 0 and res.session_id == "piped"
+
+
+@pytest.mark.parametrize("cut", [b'{"messages":[{"role":"us', b'{"messages":[{"role":"user","content":"hi"}]}\n{"mess'])
+def test_stdin_cut_inside_a_line_is_an_error_not_a_wait_for_more(cut):
+    # A file's half-written last line is read by the next run; stdin has no next run.
+    run = cli("ingest", "-", stdin=cut)
+    (result,) = run.lines()
+    assert run.code == 1 and result["errors"] == 1 and result["pending"] == 0
+    assert "cut short" in run.err and "once complete" not in run.err
 
 
 def test_session_override_puts_everything_in_one_session(tmp_path):

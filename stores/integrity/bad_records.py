@@ -14,8 +14,9 @@ class BadLines:
     """Reports a source's bad lines as `file:line: reason`, each once (a
     parse restarted after a record it failed on meets the same lines again)."""
 
-    def __init__(self, result, display: str, report):
+    def __init__(self, result, display: str, report, final: bool = False):
         self.result, self.display, self.report = result, display, report
+        self.final = final          # stdin: no later run will find the rest of a line
         self._said: set[tuple[int, str]] = set()
 
     def bad(self, line, reason: str) -> None:
@@ -27,6 +28,9 @@ class BadLines:
         bad_line(self.result, self.display, line, reason, self.report)
 
     def pending(self, line: int, reason: str) -> None:
+        if self.final:
+            self.bad(line, "the input ended inside this line (cut short): it was not ingested")
+            return
         if (line, reason) in self._said:
             return
         self._said.add((line, reason))
