@@ -10,7 +10,7 @@ import sys
 from typing import Callable
 
 from stores.errors import TraceError
-from trace_cli.output import ReaderGone, say
+from trace_cli.output import ReaderGone, say, to_devnull
 
 
 def started() -> int | None:
@@ -25,10 +25,7 @@ def started() -> int | None:
 
 
 def _reserve_stderr() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    if devnull != 2:
-        os.dup2(devnull, 2)
-        os.close(devnull)
+    to_devnull(2)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
@@ -82,8 +79,7 @@ def flushed(code: int) -> int:
 
 
 def silence_stdout() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    to_devnull(sys.stdout.fileno())
 
 
 def _traceback(debug: bool) -> None:

@@ -45,8 +45,15 @@ def say(text: str) -> None:
         sys.stderr.write(text)
         sys.stderr.flush()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stderr.fileno())
+        to_devnull(sys.stderr.fileno())
+
+
+def to_devnull(fd: int) -> None:
+    """Point `fd` at /dev/null: a reader gone (or a stream closed at start)
+    takes what is still written there, and no file opened later gets its number."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    if devnull != fd:
+        os.dup2(devnull, fd)
         os.close(devnull)
 
 
