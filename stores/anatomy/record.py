@@ -70,8 +70,8 @@ def record_requests(store, paths: list[str], *, session: str, window: int | None
                             result.other_traffic += 1
                             continue
                         n = occurrences[anatomy.request_hash] = occurrences.get(anatomy.request_hash, 0) + 1
-                        ts = next((to_utc_iso(body[k]) for k in ("timestamp", "created_at")
-                                   if to_utc_iso(body.get(k))), now)                 # as the events have it
+                        ts = next((t for k in ("timestamp", "created_at")
+                                   if (t := to_utc_iso(body.get(k)))), now)          # as the events have it
                         record = request_record(anatomy, key=request_key(session, anatomy.request_hash, n),
                                                 session_id=session, origin="request", ts=ts,
                                                 source={"path": src.display, "line": line})

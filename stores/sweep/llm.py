@@ -38,7 +38,6 @@ class ModelExtractor:
     failures: list[str] = field(default_factory=list)
     _budget_said: bool = False
     _failed_in_a_row: int = 0
-    _given_up: bool = False
 
     def __post_init__(self):
         try:
@@ -89,7 +88,7 @@ class ModelExtractor:
             done = subprocess.run(self.argv, input=text.encode("utf-8", "surrogatepass"), capture_output=True,
                                   timeout=self.timeout, env=users_environment())
         except FileNotFoundError:
-            self._given_up = True
+            self._failed_in_a_row = GIVE_UP_AFTER          # no use trying it again
             return self._fallback(f"--llm-cmd: {self.argv[0]} not found; this sweep uses the rule-based extractor")
         except subprocess.TimeoutExpired:
             self.calls += 1
@@ -116,11 +115,14 @@ class ModelExtractor:
                 return None
             self.warn(f"{why}; this batch uses the rule-based extractor")
             self._failed_in_a_row += 1
-            if self._failed_in_a_row >= GIVE_UP_AFTER:
-                self._given_up = True
+            if self._given_up:
                 self.warn(f"--llm-cmd failed {GIVE_UP_AFTER} times in a row: it is not run again in this sweep "
                           f"(the rest uses the rule-based extractor)")
         return None
+
+    @property
+    def _given_up(self) -> bool:
+        return self._failed_in_a_row >= GIVE_UP_AFTER
 
     def report(self) -> dict:
         return {"command": self.command, "calls": self.calls, "tokens": self.tokens, "budget": self.budget,
