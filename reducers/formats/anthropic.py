@@ -40,6 +40,13 @@ _SERVER_TOOL_TYPE = re.compile(r"_\d{8}$")         # web_search_20250305, bash_2
 _BATCH_RESULTS = ("succeeded", "errored", "canceled", "expired")
 
 
+def _cites(block: Any) -> bool:
+    """A text block that quotes its sources (`citations` a list); a
+    document's `citations` is only the setting that allows them."""
+    return isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("citations"), list) \
+        and bool(block["citations"])
+
+
 def _is_result_block(btype: Any) -> bool:
     # tool_result, web_search_tool_result, code_execution_tool_result, mcp_tool_result...
     return isinstance(btype, str) and btype.endswith("tool_result")
@@ -380,7 +387,7 @@ class _Parser:
             else:
                 if not run:
                     run_start = bi
-                if isinstance(block, dict) and block.get("citations"):
+                if _cites(block):
                     cited[0] = True
                 run.append(_block_text(block))
                 media.extend(media_blocks(block))
