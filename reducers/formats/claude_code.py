@@ -295,7 +295,7 @@ class _Parser:
 
     # -- user ------------------------------------------------------------------
 
-    def user(self, rec: dict, at: _Line) -> Iterator[Draft]:
+    def user(self, rec: dict, at: _Line) -> Iterator[Draft | BadRecord]:
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if rec.get("isCompactSummary") is True:
@@ -370,7 +370,7 @@ class _Parser:
 
     # -- assistant -------------------------------------------------------------
 
-    def assistant(self, rec: dict, at: _Line) -> Iterator[Draft]:
+    def assistant(self, rec: dict, at: _Line) -> Iterator[Draft | BadRecord]:
         message = rec.get("message") if isinstance(rec.get("message"), dict) else {}
         mid = message.get("id")
         group = mid if isinstance(mid, str) and mid else at.rid
@@ -383,6 +383,8 @@ class _Parser:
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
+            # as for a user line: a message with no readable content is reported, not lost
+            yield BadRecord(at.line, "assistant line without a readable message.content")
             return
         for i, block in enumerate(content):
             if isinstance(block, str):
