@@ -40,7 +40,8 @@ _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_u
 _TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user"), "agent-name": ("agentName", "agent")}
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
-                "relocated", "worktree-state", "bridge-session", "atis-latch")
+                "relocated", "worktree-state", "bridge-session", "atis-latch",
+                "stream_event")      # the SDK stream's partial deltas: the whole message follows as its own line
 _KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
 # Fields every line carries; what else a line of an unknown type holds is kept
 _ENVELOPE = frozenset(("type", "uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "cwd", "version",
@@ -63,6 +64,7 @@ _OPEN_IDLESS = 4096          # assistant lines with id-less calls still waiting 
 def _looks_like_claude_code(d: dict) -> bool:
     if "payload" in d or "role" in d or ("seq" in d and "hash" in d):
         return False                         # Codex rollout line, a bare message, a trace event
+    d = sdk_line(d)
     rtype = d.get("type")
     if not isinstance(rtype, str):
         return False
@@ -96,7 +98,7 @@ def resumes_at(rec: Any) -> bool:
 
 
 def sniff(samples: list) -> bool:
-    dicts = [s for s in samples if isinstance(s, dict)]
+    dicts = [d for s in samples for d in (s if isinstance(s, list) else (s,)) if isinstance(d, dict)]
     if not dicts or any("payload" in d and "type" in d for d in dicts):
         return False
     hits = sum(1 for d in dicts if _looks_like_claude_code(d))
@@ -110,7 +112,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
     # Lines before the first `sessionId` (a leading summary, a snapshot) belong
     # to the file's session: hold them back until the file names it.
     held: list[tuple[int, Any]] = []
-    for line, rec in records:
+    for line, rec in _elements(records):
         if parser.session is None:
             parser.learn_session(rec)
             if parser.session is None and len(held) < _HOLD_BACK:
@@ -160,6 +162,8 @@ class _Parser:
 
     def learn_session(self, rec: Any) -> None:
         # (a line without `type` is not Claude Code's: an exporter's header names its own idea of the session)
+        if isinstance(rec, dict) and "session_id" in rec:
+            rec = sdk_line(rec)
         if isinstance(rec, dict) and rec.get("type") and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
             self.session = rec["sessionId"]
 
@@ -245,6 +249,8 @@ class _Parser:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
             return
+        if "session_id" in rec:
+            rec = sdk_line(rec)
         rtype = rec.get("type")
         if (not isinstance(rtype, str) or not rtype) and isinstance(rec.get("_type"), str):
             # a line an exporting tool added: kept whole, in the session the file's own lines name
@@ -492,6 +498,9 @@ class _Parser:
             yield self._draft(at, "system", f"[compact_boundary] {details}".rstrip(), 0,
                               meta={"subtype": "compact_boundary"})
             return
+        if subtype == "init" and "session_id" in rec:     # the SDK stream's opening line: what the run had
+            yield from self.sdk_init(rec, at)
+            return
         content = rec.get("content")
         content = content if isinstance(content, str) and content.strip() else ""
         errors = system_error_text(rec)                # an API error being retried, hook errors
@@ -501,6 +510,37 @@ class _Parser:
             fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in _SYSTEM_SAID and v is not None}
             meta = {"subtype": subtype} if isinstance(subtype, str) else {}
             yield self._draft(at, "system", text, 0, meta={**meta, "fields": fields} if fields else meta or None)
+
+    def sdk_init(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        said = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("subtype", "session_id")}
+        tools = rec.get("tools") if isinstance(rec.get("tools"), list) else []
+        text = "\n".join(f"{label}: {value}" for label, value in (
+            ("model", rec.get("model")), ("cwd", rec.get("cwd")), ("permission mode", rec.get("permissionMode")),
+            ("tools", ", ".join(t for t in tools if isinstance(t, str)))) if isinstance(value, str) and value)
+        yield self._draft(at, "system", text or "[init]", 0, meta={"subtype": "init", "fields": said})
+
+    def run_result(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        """The SDK stream's last line: how the run ended. Its `result` is the
+        final reply's text, which the assistant line before it already holds,
+        so the event says how it ended (and why, when it failed) and keeps
+        the figures beside it. A session log's own `result` lines stay
+        bookkeeping."""
+        if "session_id" not in rec or not isinstance(rec.get("subtype"), str):
+            return
+        subtype = rec["subtype"]
+        figures = " ".join(f"{label}={rec[k]}" for k, label in (
+            ("num_turns", "turns"), ("duration_ms", "duration_ms"), ("total_cost_usd", "cost_usd"))
+            if isinstance(rec.get(k), (int, float)) and not isinstance(rec.get(k), bool))
+        text = f"[result {subtype}] {figures}".rstrip()
+        failed = rec.get("is_error") is True or subtype != "success"
+        errors = rec.get("errors") if isinstance(rec.get("errors"), list) else []
+        why = [e if isinstance(e, str) else compact_json(e) for e in errors]
+        if failed and isinstance(rec.get("result"), str) and rec["result"]:
+            why.append(rec["result"])
+        if why:
+            text += "\n" + "\n".join(why)
+        fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("subtype", "session_id")}
+        yield self._draft(at, "system", text, 0, meta={"subtype": "result", "is_error": failed, "fields": fields})
 
     def unknown(self, rec: dict, at: _Line) -> Iterator[Draft]:
         """A line of a type this parser does not know and without a message
@@ -567,6 +607,42 @@ class _Parser:
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
 
 
+def _elements(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """The records; a file that is one JSON array of them (what `claude -p
+    --output-format json --verbose` prints, claude-code-action's execution
+    log) read one element at a time, each element's line its position
+    from 1. An array on a later line of a JSONL file is no such document
+    and stays one (bad) record."""
+    first = True
+    for line, rec in records:
+        if first and isinstance(rec, list):
+            yield from enumerate(rec, 1)
+        else:
+            yield line, rec
+        first = False
+
+
+def sdk_line(rec: dict) -> dict:
+    """A line of the Agent SDK's message stream (`claude -p --output-format
+    stream-json --verbose`) in the session log's own terms: the session it
+    names by `session_id`, a sub-agent's message (one sent under a Task
+    call, `parent_tool_use_id`) as a sidechain of that call, a compaction's
+    `compact_metadata` as the log spells it. Session log lines come back as
+    they are."""
+    if "session_id" not in rec or "sessionId" in rec or not isinstance(rec.get("session_id"), str):
+        return rec
+    out = {**rec, "sessionId": rec["session_id"]}
+    parent = rec.get("parent_tool_use_id")
+    if isinstance(parent, str) and parent:
+        out["isSidechain"] = True
+        out.setdefault("agentId", parent)
+    cm = rec.get("compact_metadata")
+    if isinstance(cm, dict) and "compactMetadata" not in rec:
+        out["compactMetadata"] = {"trigger": cm.get("trigger"), "preTokens": cm.get("pre_tokens"),
+                                  **{k: v for k, v in cm.items() if k not in ("trigger", "pre_tokens")}}
+    return out
+
+
 def _agent_progress(rec: dict) -> dict | None:
     """The sub-agent message an `agent_progress` line relays (Claude Code
     2.1.x, foreground agents), as a sidechain line. The same message, same
@@ -626,6 +702,7 @@ _HANDLERS = {
     "tool_use": _Parser.drift_call,
     "tool_result": _Parser.drift_result,
     "queue-operation": _Parser.queue,
+    "result": _Parser.run_result,
     "ai-title": _Parser.title,
     "custom-title": _Parser.title,
     "agent-name": _Parser.title,

@@ -4,8 +4,12 @@ rewritten here by hand): each must be read into the right events, or
 reported, never dropped without a word."""
 from __future__ import annotations
 
+import json
+
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic, claude_code
+from reducers.formats.registry import detect_format
+from tests.helpers import cli
 
 
 def parse_all(module, *records):
@@ -54,3 +58,96 @@ def test_an_assistant_line_whose_message_has_no_content_is_reported_not_dropped(
         (3, "assistant line without a readable message.content")]
     # an empty block list says nothing and is no error
     assert [d.text for d in out if isinstance(d, Draft)] == ["hello"]
+
+
+# ---------------------------------------------------------------- claude-code: the Agent SDK's message stream
+
+SDK_SESSION = "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1b"
+
+
+def sdk(rtype, uuid, content=None, *, parent=None, mid=None, **fields):
+    """A line as `claude -p --output-format stream-json --verbose` prints it."""
+    line = {"type": rtype, "session_id": SDK_SESSION, "uuid": uuid, **fields}
+    if content is not None:
+        message = {"role": rtype, "content": content}
+        if rtype == "assistant":
+            message.update(id=mid, type="message", model="claude-sonnet-4-5", usage={"input_tokens": 5})
+        line.update(message=message, parent_tool_use_id=parent)
+    return line
+
+
+SDK_RUN = [
+    sdk("system", "i0", subtype="init", cwd="/p", model="claude-sonnet-4-5", tools=["Task", "Glob"]),
+    sdk("stream_event", "e1", event={"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Dele"}},
+        parent_tool_use_id=None),
+    sdk("assistant", "a1", [{"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"prompt": "Find config"}}],
+        mid="msg_1"),
+    sdk("user", "s1", [{"type": "text", "text": "Find config"}], parent="toolu_task"),
+    sdk("assistant", "s2", [{"type": "tool_use", "id": "toolu_g", "name": "Glob", "input": {"pattern": "*.toml"}}],
+        parent="toolu_task", mid="msg_2"),
+    sdk("user", "s3", [{"type": "tool_result", "tool_use_id": "toolu_g", "content": "pyproject.toml"}], parent="toolu_task"),
+    sdk("user", "u2", [{"type": "tool_result", "tool_use_id": "toolu_task", "content": [{"type": "text", "text": "found"}]}]),
+    sdk("assistant", "a2", [{"type": "text", "text": "Your config is pyproject.toml."}], mid="msg_3"),
+    sdk("system", "c1", subtype="compact_boundary", compact_metadata={"trigger": "manual", "pre_tokens": 5000}),
+    sdk("result", "r1", subtype="error_max_turns", is_error=True, num_turns=3, duration_ms=9000, total_cost_usd=0.2,
+        result="", errors=["Reached maximum number of turns (3)"]),
+]
+
+
+def test_the_sdk_stream_is_claude_code_and_names_its_session_by_session_id():
+    assert detect_format(SDK_RUN) == "claude-code"
+    drafts = drafts_of(claude_code, *SDK_RUN)
+    assert {d.session_id for d in drafts} == {SDK_SESSION}
+
+
+def test_an_sdk_sub_agents_messages_are_a_sidechain_of_the_task_call_they_run_under():
+    drafts = drafts_of(claude_code, *SDK_RUN)
+    side = [(d.kind, d.text) for d in drafts if (d.meta or {}).get("sidechain")]
+    assert side == [("user", "Find config"), ("tool_call", 'Glob {"pattern":"*.toml"}'), ("tool_result", "pyproject.toml")]
+    assert {d.meta["agent_id"] for d in drafts if (d.meta or {}).get("sidechain")} == {"toolu_task"}
+    # the sub-agent's prompt does not open a turn of the main conversation
+    main_turns = [d.turn_id for d in drafts if d.kind == "tool_result" and d.tool["call_id"] == "toolu_task"]
+    assert main_turns == [next(d.turn_id for d in drafts if d.kind == "tool_call" and d.tool["call_id"] == "toolu_task")]
+
+
+def test_sdk_partial_deltas_are_not_events_but_the_run_opening_and_its_end_are():
+    drafts = drafts_of(claude_code, *SDK_RUN)
+    assert not any("Dele" in d.text for d in drafts)            # the whole message follows as its own line
+    init, boundary, end = [d for d in drafts if d.kind == "system"]
+    assert init.meta["subtype"] == "init" and "model: claude-sonnet-4-5" in init.text and "tools: Task, Glob" in init.text
+    assert boundary.text == "[compact_boundary] trigger=manual preTokens=5000"
+    assert end.meta["subtype"] == "result" and end.meta["is_error"] is True
+    assert end.text == "[result error_max_turns] turns=3 duration_ms=9000 cost_usd=0.2\nReached maximum number of turns (3)"
+
+
+def test_a_successful_sdk_result_keeps_the_figures_without_repeating_the_reply():
+    done = sdk("result", "r2", subtype="success", is_error=False, num_turns=1, result="Your config is pyproject.toml.")
+    [end] = drafts_of(claude_code, done)
+    assert end.text == "[result success] turns=1"
+    assert end.meta["fields"]["result"] == "Your config is pyproject.toml."
+
+
+def test_a_json_array_of_sdk_messages_reads_as_the_same_events_its_elements_numbered_from_1():
+    lines = drafts_of(claude_code, *SDK_RUN)
+    out = parse_all(claude_code, SDK_RUN)        # the whole file is one JSON array
+    array = [d for d in out if isinstance(d, Draft)]
+    assert not [b for b in out if isinstance(b, BadRecord)]
+    assert detect_format([SDK_RUN]) == "claude-code"
+    assert [(d.kind, d.text, d.key, d.line) for d in array] == [(d.kind, d.text, d.key, d.line) for d in lines]
+
+
+def test_an_array_on_a_later_line_of_a_session_log_is_still_a_bad_record():
+    out = parse_all(claude_code, cc_line("user", "u1", None, message={"role": "user", "content": "hi"}), [1, 2])
+    assert [(b.line, b.reason) for b in out if isinstance(b, BadRecord)] == [(2, "not a JSON object")]
+
+
+def test_ingesting_an_sdk_run_saved_as_one_json_array_detects_it_and_adds_nothing_the_second_time(tmp_path):
+    run = tmp_path / "execution.json"
+    run.write_text(json.dumps(SDK_RUN, indent=2))
+    first = cli("ingest", str(run))
+    assert first.code == 0, first.err
+    [result] = first.lines()
+    assert (result["format"], result["session_id"], result["errors"]) == ("claude-code", SDK_SESSION, 0)
+    assert result["added"] == 9
+    again = cli("ingest", "--recheck", str(run))
+    assert again.code == 0 and again.lines()[0]["added"] == 0
