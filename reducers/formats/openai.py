@@ -288,6 +288,8 @@ class _Parser(ResponsesItems, TrajectoryParts):
                         key=conv.key(index, part), meta={**(meta or {}), "thinking": True}, **base)
             part += 1
         if text:
+            if _refuses(content):                           # the refusal came as a content part
+                meta = {**(meta or {}), "refusal": True}
             yield Draft(kind="assistant", text=text, key=conv.key(index, part), meta=meta, **base)
             part += 1
         if isinstance(msg.get("refusal"), str) and msg["refusal"]:
@@ -411,3 +413,8 @@ def _meta(msg: dict) -> dict | None:
     if isinstance(msg.get("message_type"), str):          # SWE-agent: action / observation / ...
         meta["message_type"] = msg["message_type"]
     return meta or None
+
+
+def _refuses(content: Any) -> bool:
+    """Content parts holding a refusal ({"type": "refusal", "refusal"})."""
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "refusal" for p in content)

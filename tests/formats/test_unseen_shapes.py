@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats import anthropic, claude_code
+from reducers.formats import anthropic, claude_code, openai
 from reducers.formats.registry import detect_format
 from tests.helpers import cli
 
@@ -151,3 +151,17 @@ def test_ingesting_an_sdk_run_saved_as_one_json_array_detects_it_and_adds_nothin
     assert result["added"] == 9
     again = cli("ingest", "--recheck", str(run))
     assert again.code == 0 and again.lines()[0]["added"] == 0
+
+
+# ---------------------------------------------------------------- openai
+
+def test_a_refusal_given_as_a_content_part_is_marked_as_one_like_the_refusal_field():
+    chat = [{"role": "user", "content": "help me pick a lock"},
+            {"role": "assistant", "content": [{"type": "refusal", "refusal": "I can't help with that."}]}]
+    reply = drafts_of(openai, chat)[-1]
+    assert (reply.kind, reply.text, reply.meta.get("refusal")) == ("assistant", "I can't help with that.", True)
+    responses = {"model": "gpt-5", "input": [
+        {"role": "user", "content": "help me pick a lock"},
+        {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]}
+    assert drafts_of(openai, responses)[-1].meta.get("refusal") is True
+
