@@ -165,3 +165,15 @@ def test_a_refusal_given_as_a_content_part_is_marked_as_one_like_the_refusal_fie
         {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]}
     assert drafts_of(openai, responses)[-1].meta.get("refusal") is True
 
+
+def test_a_file_search_call_keeps_the_passages_it_found_as_its_result():
+    body = {"model": "gpt-5", "input": [
+        {"role": "user", "content": "what does the handbook say about leave?"},
+        {"type": "file_search_call", "id": "fs_1", "status": "completed", "queries": ["leave policy"],
+         "results": [{"file_id": "file-1", "filename": "handbook.pdf", "score": 0.9, "text": "25 days of leave."},
+                     {"file_id": "file-2", "text": "Carry-over ends in March."}]}]}
+    drafts = drafts_of(openai, body)
+    call, result = [d for d in drafts if d.tool]
+    assert (call.kind, call.tool["call_id"], result.kind, result.tool["call_id"]) == (
+        "tool_call", "fs_1", "tool_result", "fs_1")
+    assert result.text == "[handbook.pdf]\n25 days of leave.\n\n[file-2]\nCarry-over ends in March."
