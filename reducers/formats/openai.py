@@ -105,7 +105,10 @@ class _Parser(ResponsesItems, TrajectoryParts):
         elif isinstance(rec, dict) and "model" in rec and isinstance(rec.get("messages"), list):
             yield from self.exchange(line, rec, rec)        # a request body: a later one may resend its history
         elif isinstance(rec, dict) and (msgs := conversation_list(rec)) is not None:
-            conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
+            named = next((rec[k] for k in ID_KEYS if rec.get(k)), None)
+            if named is None and msgs and isinstance(msgs[0], dict) and msgs[0].get("object") == "thread.message":
+                named = msgs[0].get("thread_id")            # an Assistants API thread names itself
+            conv = self.open(named, msgs[0] if msgs else rec)
             yield from self.conversation(line, msgs, conv, rec)
         elif isinstance(rec, dict) and (sims := simulations(rec)):
             for sim in sims:                                # tau2-bench results: one conversation each

@@ -46,7 +46,21 @@ def conversation_list(rec: dict) -> list | None:
     for k in _CONVERSATION_KEYS:
         if isinstance(rec.get(k), list):
             return rec[k]
-    return None
+    return thread_messages(rec)
+
+
+def thread_messages(rec: dict) -> list | None:
+    """The messages of an Assistants API thread as its list endpoint returns
+    them ({"object": "list", "data": [thread.message...]}, newest first by
+    default), oldest first: the order they were said in."""
+    data = rec.get("data")
+    if rec.get("object") != "list" or not isinstance(data, list) or not any(
+            isinstance(m, dict) and m.get("object") == "thread.message" for m in data[:50]):
+        return None
+    def said_at(m: Any) -> float:
+        t = m.get("created_at") if isinstance(m, dict) else None
+        return t if isinstance(t, (int, float)) and not isinstance(t, bool) else 0
+    return sorted(data, key=said_at)
 
 
 def batch_request_body(rec: Any) -> dict | None:

@@ -177,3 +177,21 @@ def test_a_file_search_call_keeps_the_passages_it_found_as_its_result():
     assert (call.kind, call.tool["call_id"], result.kind, result.tool["call_id"]) == (
         "tool_call", "fs_1", "tool_result", "fs_1")
     assert result.text == "[handbook.pdf]\n25 days of leave.\n\n[file-2]\nCarry-over ends in March."
+
+
+def thread_message(mid, role, created_at, *content):
+    return {"id": mid, "object": "thread.message", "created_at": created_at, "thread_id": "thread_abc", "role": role,
+            "content": list(content), "attachments": [], "metadata": {}}
+
+
+def test_an_assistants_api_thread_listing_reads_oldest_first_with_its_text_values():
+    listing = {"object": "list", "has_more": False, "data": [       # the endpoint lists newest first
+        thread_message("msg_2", "assistant", 1735689700, {"type": "text", "text": {"value": "It is 4.", "annotations": []}}),
+        thread_message("msg_1", "user", 1735689600, {"type": "text", "text": {"value": "What is 2+2?", "annotations": []}},
+                       {"type": "image_file", "image_file": {"file_id": "file-9", "detail": "auto"}})]}
+    assert detect_format([listing]) == "openai"
+    drafts = drafts_of(openai, listing)
+    assert [(d.kind, d.text, d.ts) for d in drafts] == [
+        ("user", "What is 2+2?\n[image: file-9]", "2025-01-01T00:00:00.000Z"),
+        ("assistant", "It is 4.", "2025-01-01T00:01:40.000Z")]
+    assert {d.session_id for d in drafts} == {"thread_abc"}
