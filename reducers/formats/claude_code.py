@@ -626,9 +626,9 @@ def sdk_line(rec: dict) -> dict:
     """A line of the Agent SDK's message stream (`claude -p --output-format
     stream-json --verbose`) in the session log's own terms: the session it
     names by `session_id`, a sub-agent's message (one sent under a Task
-    call, `parent_tool_use_id`) as a sidechain of that call, a compaction's
-    `compact_metadata` as the log spells it. Session log lines come back as
-    they are."""
+    call, `parent_tool_use_id`) as a sidechain of that call, an API error's
+    flag and a compaction's `compact_metadata` as the log spells them.
+    Session log lines come back as they are."""
     if "session_id" not in rec or "sessionId" in rec or not isinstance(rec.get("session_id"), str):
         return rec
     out = {**rec, "sessionId": rec["session_id"]}
@@ -636,6 +636,8 @@ def sdk_line(rec: dict) -> dict:
     if isinstance(parent, str) and parent:
         out["isSidechain"] = True
         out.setdefault("agentId", parent)
+    if rec.get("is_api_error_message") is True:
+        out["isApiErrorMessage"] = True
     cm = rec.get("compact_metadata")
     if isinstance(cm, dict) and "compactMetadata" not in rec:
         out["compactMetadata"] = {"trigger": cm.get("trigger"), "preTokens": cm.get("pre_tokens"),

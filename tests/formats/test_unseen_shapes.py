@@ -120,6 +120,13 @@ def test_sdk_partial_deltas_are_not_events_but_the_run_opening_and_its_end_are()
     assert end.text == "[result error_max_turns] turns=3 duration_ms=9000 cost_usd=0.2\nReached maximum number of turns (3)"
 
 
+def test_an_sdk_api_error_banner_is_flagged_as_the_session_log_flags_it():
+    banner = sdk("assistant", "x1", [{"type": "text", "text": "API Error: Overloaded"}], parent="toolu_task", mid="m9",
+                 is_api_error_message=True)
+    [draft] = drafts_of(claude_code, banner)
+    assert (draft.meta.get("api_error"), draft.meta.get("sidechain")) == (True, True)
+
+
 def test_a_successful_sdk_result_keeps_the_figures_without_repeating_the_reply():
     done = sdk("result", "r2", subtype="success", is_error=False, num_turns=1, result="Your config is pyproject.toml.")
     [end] = drafts_of(claude_code, done)
