@@ -69,11 +69,16 @@ def _bare_header(d: dict) -> bool:
 
 
 def _bare_state(d: dict) -> bool:
-    return "record_type" in d and "payload" not in d and d.get("type") not in _BARE_ITEMS
+    return "record_type" in d and "payload" not in d and _item_type(d) not in _BARE_ITEMS
 
 
 def _bare_item(d: dict) -> bool:
-    return "payload" not in d and d.get("type") in _BARE_ITEMS
+    return "payload" not in d and _item_type(d) in _BARE_ITEMS
+
+
+def _item_type(d: dict) -> str | None:
+    kind = d.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _enveloped(rec: dict) -> dict | None:
@@ -254,8 +259,12 @@ def _message(st: Rollout, p: dict) -> Iterator[Draft]:
 def _event_images(p: dict) -> list[dict]:
     """A user_message event's images (data URLs, or paths of local files) as
     media blocks, so they are kept when the event is the copy that is stored."""
-    return [{"type": "input_image", "image_url": url} for url in p.get("images") or () if isinstance(url, str)] + \
-        [{"type": "input_image", "local_path": path} for path in p.get("local_images") or () if isinstance(path, str)]
+    return [{"type": "input_image", "image_url": url} for url in _listed(p.get("images")) if isinstance(url, str)] + \
+        [{"type": "input_image", "local_path": path} for path in _listed(p.get("local_images")) if isinstance(path, str)]
+
+
+def _listed(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _agent_message(st: Rollout, text: str, author: Any, recipient: Any, source: str) -> Iterator[Draft]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from reducers.drafts import BadRecord, Draft, ParseContext
-from reducers.formats import anthropic, claude_code, openai
+from reducers.formats import anthropic, claude_code, codex, openai
 from reducers.formats.registry import detect_format
 from tests.helpers import cli
 
@@ -202,3 +202,17 @@ def test_an_assistants_api_thread_listing_reads_oldest_first_with_its_text_value
         ("user", "What is 2+2?\n[image: file-9]", "2025-01-01T00:00:00.000Z"),
         ("assistant", "It is 4.", "2025-01-01T00:01:40.000Z")]
     assert {d.session_id for d in drafts} == {"thread_abc"}
+
+
+# ---------------------------------------------------------------- codex
+
+def test_codex_fields_of_an_unexpected_type_are_read_around_not_a_parser_crash():
+    meta = {"timestamp": "2026-03-01T09:00:00.000Z", "type": "session_meta",
+            "payload": {"id": "019b0000-aaaa-7bbb-8ccc-dddddddddddd", "cwd": "/w", "cli_version": "0.98.0"}}
+    prompt = {"timestamp": "2026-03-01T09:00:01.000Z", "type": "event_msg",
+              "payload": {"type": "user_message", "message": "run the tests", "images": 3, "local_images": "a.png"}}
+    odd_item = {"timestamp": "2026-03-01T09:00:02.000Z", "type": "event_msg",
+                "payload": {"type": "item_completed", "item": {"type": ["AgentMessage"], "id": "x"}}}
+    bare = {"type": {"kind": "message"}, "record_type": "state"}
+    out = parse_all(codex, meta, prompt, odd_item, bare)
+    assert [d.text for d in out if isinstance(d, Draft) and d.kind == "user"] == ["run the tests"]
