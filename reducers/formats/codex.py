@@ -34,13 +34,15 @@ the model per turn; `compacted` marks a compaction.
   Reasoning, Plan, tool runs, SubAgentActivity, ContextCompaction): read by
   reducers.formats.codex_items, with the same twin rules. A sub-agent's
   copy of its parent's history is marked `inherited`.
-Tool calls and outputs are read in codex_calls.py.
+Tool calls and outputs are read in codex_calls.py; `codex exec --json`
+output (thread events) in codex_exec.py.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats import codex_exec
 from reducers.formats.codex_calls import legacy_call, legacy_result, model_call, model_output
 from reducers.formats.codex_items import UI_TOOL_EVENTS, completed_item, ui_tool
 from reducers.formats.codex_rollout import (Rollout, compaction, harness_draft, harness_kind, message_parts, texts, thinking,
@@ -95,6 +97,8 @@ def _enveloped(rec: dict) -> dict | None:
 
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
+    if codex_exec.sniff(dicts):
+        return True
     shaped = [d for d in dicts if isinstance(d.get("type"), str) and isinstance(d.get("payload"), dict)]
     if shaped:
         return 2 * len(shaped) >= len(dicts) and any(d["type"] in _CORE_TYPES for d in shaped)
@@ -106,9 +110,14 @@ def sniff(samples: list) -> bool:
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
     st = Rollout(ctx)
+    stream: codex_exec.ExecStream | None = None        # `codex exec --json` output, read by codex_exec.py
     for line, rec in records:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
+            continue
+        if stream is not None or codex_exec.is_event(rec):
+            stream = stream or codex_exec.ExecStream(ctx)
+            yield from stream.record(line, rec)
             continue
         if "payload" not in rec:
             rec = _enveloped(rec)

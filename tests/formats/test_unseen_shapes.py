@@ -216,3 +216,64 @@ def test_codex_fields_of_an_unexpected_type_are_read_around_not_a_parser_crash()
     bare = {"type": {"kind": "message"}, "record_type": "state"}
     out = parse_all(codex, meta, prompt, odd_item, bare)
     assert [d.text for d in out if isinstance(d, Draft) and d.kind == "user"] == ["run the tests"]
+
+
+# ---------------------------------------------------------------- codex: `codex exec --json`
+
+THREAD = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+
+
+def done(item):
+    return {"type": "item.completed", "item": item}
+
+
+EXEC_RUN = [
+    {"type": "thread.started", "thread_id": THREAD},
+    {"type": "turn.started"},
+    done({"id": "item_0", "type": "reasoning", "text": "**Looking for the README**"}),
+    {"type": "item.started", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls",
+                                      "aggregated_output": "", "exit_code": None, "status": "in_progress"}},
+    done({"id": "item_1", "type": "command_execution", "command": "bash -lc ls", "aggregated_output": "README.md\n",
+          "exit_code": 0, "status": "completed"}),
+    done({"id": "item_2", "type": "command_execution", "command": "bash -lc 'cat nope'",
+          "aggregated_output": "cat: nope: No such file or directory\n", "exit_code": 1, "status": "failed"}),
+    done({"id": "item_3", "type": "mcp_tool_call", "server": "docs", "tool": "search", "arguments": {"q": "readme"},
+          "result": {"content": [{"type": "text", "text": "README.md: the intro"}]}, "error": None, "status": "completed"}),
+    done({"id": "item_4", "type": "todo_list", "items": [{"text": "read", "completed": True},
+                                                         {"text": "summarize", "completed": False}]}),
+    done({"id": "item_5", "type": "agent_message", "text": "The repo has a README."}),
+    {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122}},
+    {"type": "turn.started"},
+    {"type": "turn.failed", "error": {"message": "stream disconnected before completion"}},
+]
+
+
+def test_codex_exec_json_output_is_codex_and_its_thread_names_the_session():
+    assert detect_format(EXEC_RUN) == "codex"
+    assert {d.session_id for d in drafts_of(codex, *EXEC_RUN)} == {THREAD}
+
+
+def test_codex_exec_items_become_calls_results_replies_and_a_todo_list():
+    drafts = drafts_of(codex, *EXEC_RUN)
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("assistant", "<thinking>\n**Looking for the README**\n</thinking>"),
+        ("tool_call", 'shell {"command":"bash -lc ls"}'),
+        ("tool_result", "README.md\n"),
+        ("tool_call", """shell {"command":"bash -lc 'cat nope'"}"""),
+        ("tool_result", "cat: nope: No such file or directory\n"),
+        ("tool_call", 'search {"q":"readme"}'),
+        ("tool_result", "README.md: the intro"),
+        ("task_state", "Todos:\n- [x] read\n- [ ] summarize"),
+        ("assistant", "The repo has a README."),
+        ("system", "stream disconnected before completion")]
+    results = [d.tool for d in drafts if d.kind == "tool_result"]
+    assert [(r["call_id"], r["is_error"]) for r in results] == [("item_1", False), ("item_2", True), ("item_3", False)]
+    assert drafts[1].turn_id == drafts[-2].turn_id != drafts[-1].turn_id     # the failed turn is the second
+
+
+def test_a_resumed_codex_exec_run_whose_item_ids_start_over_is_not_taken_for_the_first():
+    resumed = [{"type": "thread.started", "thread_id": THREAD}, {"type": "turn.started"},
+               done({"id": "item_0", "type": "agent_message", "text": "Continuing where we left off."})]
+    drafts = drafts_of(codex, *EXEC_RUN, *resumed)
+    assert len({d.key for d in drafts}) == len(drafts)
+    assert drafts[-1].text == "Continuing where we left off."
