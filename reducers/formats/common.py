@@ -223,7 +223,7 @@ def flatten_content(content: Any) -> str:
         elif btype in ("image", "image_url", "input_image"):
             parts.append("[image]")
         elif btype in ("document", "file", "input_file"):
-            title = block.get("title") or block.get("filename") or ""
+            title = next((block[k] for k in ("title", "filename") if isinstance(block.get(k), str) and block[k]), "")
             parts.append(f"[document{': ' + title if title else ''}]")
             parts.append(_document_text(block.get("source")))        # a plain-text document is readable
         elif btype == "search_result":                                # cited search results the caller supplied

@@ -277,3 +277,11 @@ def test_a_resumed_codex_exec_run_whose_item_ids_start_over_is_not_taken_for_the
     drafts = drafts_of(codex, *EXEC_RUN, *resumed)
     assert len({d.key for d in drafts}) == len(drafts)
     assert drafts[-1].text == "Continuing where we left off."
+
+
+def test_a_document_whose_title_is_not_a_string_is_still_named_by_its_filename():
+    body = {"model": "claude", "messages": [{"role": "user", "content": [
+        {"type": "document", "title": ["not", "a", "title"], "filename": "q3.pdf",
+         "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}},
+        {"type": "text", "text": "Summarize it."}]}]}
+    assert drafts_of(anthropic, body)[0].text == "[document: q3.pdf]\n\nSummarize it."
