@@ -64,7 +64,8 @@ _OPEN_IDLESS = 4096          # assistant lines with id-less calls still waiting 
 def _looks_like_claude_code(d: dict) -> bool:
     if "payload" in d or "role" in d or ("seq" in d and "hash" in d):
         return False                         # Codex rollout line, a bare message, a trace event
-    d = sdk_line(d)
+    if _sdk_marked(d):
+        d = sdk_line(d)
     rtype = d.get("type")
     if not isinstance(rtype, str):
         return False
@@ -620,6 +621,15 @@ def _elements(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
         else:
             yield line, rec
         first = False
+
+
+def _sdk_marked(d: dict) -> bool:
+    """A line only the SDK stream writes: a message or delta with its
+    `parent_tool_use_id`, the `init` line, the `result` line."""
+    rtype = d.get("type")
+    return isinstance(d.get("session_id"), str) and (
+        "parent_tool_use_id" in d or (rtype == "system" and d.get("subtype") == "init")
+        or (rtype == "result" and "is_error" in d))
 
 
 def sdk_line(rec: dict) -> dict:

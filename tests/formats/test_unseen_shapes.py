@@ -285,3 +285,9 @@ def test_a_document_whose_title_is_not_a_string_is_still_named_by_its_filename()
          "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}},
         {"type": "text", "text": "Summarize it."}]}]}
     assert drafts_of(anthropic, body)[0].text == "[document: q3.pdf]\n\nSummarize it."
+
+
+def test_other_tools_lines_that_merely_carry_a_session_id_are_not_taken_for_the_sdk_stream():
+    lookalikes = [{"type": "system", "session_id": "s1", "message": "started"},
+                  {"type": "user", "session_id": "s1", "text": "hello"}]
+    assert detect_format(lookalikes) is None
