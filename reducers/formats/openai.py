@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
+from reducers.formats.chatgpt_export import is_export, parse_export
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, traffic_draft
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
                                      media_blocks, one_message, tool_call_text)
@@ -90,6 +91,9 @@ class _Parser(ResponsesItems, TrajectoryParts):
         return Conversation(PREFIX, session_id, index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
+        if is_export(rec):                                  # ChatGPT's conversations.json: message trees
+            yield from parse_export(rec, line, self.ctx)
+            return
         if record_array(rec):                               # an array of conversations or replies
             for item in rec:
                 yield from self.record(line, item)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reducers.formats.chatgpt_export import is_export
 from reducers.formats.http_capture import exchange_body, record_list
 from reducers.formats.openai_responses import is_response_object, is_responses_body, is_saved_response
 
@@ -98,6 +99,8 @@ def simulations(rec: dict) -> list[dict]:
 
 
 def is_mine(rec: Any) -> bool:
+    if is_export(rec):                                  # ChatGPT's conversations.json
+        return True
     if record_array(rec):
         return any(is_mine(r) for r in rec[:50])
     if isinstance(rec, list):

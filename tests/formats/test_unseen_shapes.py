@@ -291,3 +291,59 @@ def test_other_tools_lines_that_merely_carry_a_session_id_are_not_taken_for_the_
     lookalikes = [{"type": "system", "session_id": "s1", "message": "started"},
                   {"type": "user", "session_id": "s1", "text": "hello"}]
     assert detect_format(lookalikes) is None
+
+
+# ---------------------------------------------------------------- openai: ChatGPT's data export
+
+def node(node_id, parent, children, role=None, content=None, *, recipient="all", name=None, at=None, **metadata):
+    message = None if role is None else {
+        "id": node_id, "author": {"role": role, "name": name, "metadata": {}}, "create_time": at,
+        "content": content, "status": "finished_successfully", "recipient": recipient, "metadata": metadata}
+    return node_id, {"id": node_id, "message": message, "parent": parent, "children": children}
+
+
+def text(*parts):
+    return {"content_type": "text", "parts": list(parts)}
+
+
+CHATGPT_EXPORT = [{
+    "title": "Plotting sales", "create_time": 1740823200.0, "conversation_id": "67c2aa10-conv", "current_node": "a3",
+    "mapping": dict([
+        node("root", None, ["sys"]),
+        node("sys", "root", ["u1"], "system", text("")),                               # hidden, empty
+        node("u1", "sys", ["a1", "a1b"], "user",
+             {"content_type": "multimodal_text", "parts": [
+                 {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-9"}, "Plot this."]},
+             at=1740823200.0),
+        node("a1b", "u1", [], "assistant", text("An older answer the user regenerated."), at=1740823201.0),
+        node("a1", "u1", ["t1"], "assistant", {"content_type": "thoughts", "thoughts": [
+            {"summary": "Reading the image", "content": "It is a sales table."}]}, at=1740823202.0),
+        node("t1", "a1", ["c1"], "assistant", {"content_type": "code", "language": "python", "text": "plot(df)"},
+             recipient="python", at=1740823203.0, model_slug="gpt-4o"),
+        node("c1", "t1", ["a3"], "tool", {"content_type": "execution_output", "text": "<Figure 1>"}, name="python",
+             at=1740823204.0),
+        node("a3", "c1", [], "assistant", text("Here is the plot."), at=1740823205.0, model_slug="gpt-4o"),
+    ])}]
+
+
+def test_a_chatgpt_export_is_openai_and_each_conversation_its_own_session():
+    assert detect_format([CHATGPT_EXPORT]) == "openai"
+    assert {d.session_id for d in drafts_of(openai, CHATGPT_EXPORT)} == {"67c2aa10-conv"}
+
+
+def test_a_chatgpt_conversation_tree_is_read_parent_first_with_tools_paired_and_left_branches_marked():
+    drafts = drafts_of(openai, CHATGPT_EXPORT)
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("system", "Plotting sales"),
+        ("user", "[image]\nPlot this."),
+        ("assistant", "<thinking>\nReading the image\nIt is a sales table.\n</thinking>"),
+        ("tool_call", "python plot(df)"),
+        ("tool_result", "<Figure 1>"),
+        ("assistant", "Here is the plot."),
+        ("assistant", "An older answer the user regenerated.")]
+    call, result = drafts[3], drafts[4]
+    assert call.tool["call_id"] == result.tool["call_id"] == "t1" and result.tool["name"] == "python"
+    assert [d.uuid for d in drafts if (d.meta or {}).get("branch") == "alternate"] == ["a1b"]
+    assert drafts[1].ts == "2025-03-01T10:00:00.000Z"
+    # the node ids key the drafts: reading the export again gives the same keys
+    assert [d.key for d in drafts] == [d.key for d in drafts_of(openai, CHATGPT_EXPORT)]
