@@ -24,6 +24,7 @@ import re
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats.claude_ai_export import is_export, parse_export
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, api_error_text, call_origin, conversation_session_id, error_draft, failure_text,
                                      flatten_content, media_blocks, one_message, to_utc_iso, tool_call_text)
@@ -136,6 +137,8 @@ def _classify(rec: Any) -> str:
     either chat format could read), 'openai', 'foreign' or 'other'."""
     if foreign_record(rec):
         return "foreign"
+    if is_export(rec):                              # Claude.ai's conversations.json
+        return "anthropic"
     exchange = exchange_body(rec)
     if exchange is not None:                        # a captured call: what it sent decides
         return _classify(exchange)
@@ -220,6 +223,9 @@ class _Parser:
         return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
+        if is_export(rec):
+            yield from parse_export(rec, line, self.ctx)
+            return
         if record_list(rec):
             for item in rec:
                 yield from self.record(line, item)

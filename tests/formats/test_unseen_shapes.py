@@ -347,3 +347,44 @@ def test_a_chatgpt_conversation_tree_is_read_parent_first_with_tools_paired_and_
     assert drafts[1].ts == "2025-03-01T10:00:00.000Z"
     # the node ids key the drafts: reading the export again gives the same keys
     assert [d.key for d in drafts] == [d.key for d in drafts_of(openai, CHATGPT_EXPORT)]
+
+
+# ---------------------------------------------------------------- anthropic: Claude.ai's data export
+
+CLAUDE_AI_EXPORT = [{
+    "uuid": "c0a8e3f2-1111-4222-8333-444455556666", "name": "Quarterly numbers", "created_at": "2025-03-01T10:00:00.000000Z",
+    "account": {"uuid": "acc-1"},
+    "chat_messages": [
+        {"uuid": "m1", "sender": "human", "created_at": "2025-03-01T10:00:00.000000Z", "text": "Sum column B.",
+         "content": [{"type": "text", "text": "Sum column B."}],
+         "attachments": [{"file_name": "q3.csv", "file_type": "text/csv", "extracted_content": "a,b\n1,2\n3,4"}],
+         "files": []},
+        {"uuid": "m2", "sender": "assistant", "created_at": "2025-03-01T10:00:05.000000Z", "text": "",
+         "content": [{"type": "thinking", "thinking": "Add 2 and 4."},
+                     {"type": "tool_use", "name": "repl", "input": {"code": "2+4"}},
+                     {"type": "tool_result", "name": "repl", "content": [{"type": "text", "text": "6"}], "is_error": False},
+                     {"type": "text", "text": "Column B sums to 6."}],
+         "attachments": [], "files": []},
+        {"uuid": "m3", "sender": "human", "created_at": "2025-03-01T10:01:00.000000Z", "text": "Thanks!",
+         "attachments": [], "files": [{"file_name": "chart.png"}]},
+    ]}]
+
+
+def test_a_claude_ai_export_is_anthropic_and_each_conversation_its_own_session():
+    assert detect_format([CLAUDE_AI_EXPORT]) == "anthropic"
+    assert {d.session_id for d in drafts_of(anthropic, CLAUDE_AI_EXPORT)} == {"c0a8e3f2-1111-4222-8333-444455556666"}
+
+
+def test_a_claude_ai_conversation_keeps_files_read_thinking_and_paired_tool_runs():
+    drafts = drafts_of(anthropic, CLAUDE_AI_EXPORT)
+    assert [(d.kind, d.text) for d in drafts] == [
+        ("system", "Quarterly numbers"),
+        ("user", "[document: q3.csv]\na,b\n1,2\n3,4\n\nSum column B."),
+        ("assistant", "<thinking>\nAdd 2 and 4.\n</thinking>"),
+        ("tool_call", 'repl {"code":"2+4"}'),
+        ("tool_result", "6"),
+        ("assistant", "Column B sums to 6."),
+        ("user", "[file: chart.png]\n\nThanks!")]
+    assert drafts[3].tool["call_id"] == drafts[4].tool["call_id"]
+    assert len({d.key for d in drafts}) == len(drafts)
+    assert drafts[-1].turn_id != drafts[1].turn_id and drafts[4].turn_id == drafts[1].turn_id
