@@ -67,17 +67,11 @@ class _Conversation:
         part = 0
         for block in blocks:
             btype = block.get("type") if isinstance(block, dict) else None
-            if btype == "tool_use":
+            if btype in ("tool_use", "tool_result"):          # the text so far, then the call or its result
                 if any(run):
                     yield self.draft(ident, part, kind, "\n\n".join(t for t in run if t), ts)
                 run, part = [], part + 1
-                yield self.call(ident, part, block, ts)
-                part += 1
-            elif btype == "tool_result":
-                if any(run):
-                    yield self.draft(ident, part, kind, "\n\n".join(t for t in run if t), ts)
-                run, part = [], part + 1
-                yield self.result(ident, part, block, ts)
+                yield (self.call if btype == "tool_use" else self.result)(ident, part, block, ts)
                 part += 1
             elif btype == "thinking":
                 thought = block.get("thinking")
