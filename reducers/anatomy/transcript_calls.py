@@ -38,7 +38,7 @@ from reducers.anatomy.records import SCHEMA, request_key, request_record
 from reducers.anatomy.slices import Measure, measure_text, ordered
 from reducers.anatomy.thread_window import ASSISTANT_SIDE, Window
 from reducers.anatomy.usage import normalise
-from reducers.formats.claude_code import sdk_line
+from reducers.formats.claude_code_sdk import sdk_line
 from reducers.drafts import Draft
 from reducers.formats.common import content_digest, to_utc_iso
 

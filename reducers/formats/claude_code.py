@@ -17,7 +17,10 @@ One JSON object per line; `type` says what it is. What becomes an event:
   conversation's turns.
 Snapshots, titles, progress, modes and other bookkeeping carry nothing the
 model read and are skipped. What a line's own fields put in front of the
-model (attachments, error reports) is read in claude_code_text.py."""
+model (attachments, error reports) is read in claude_code_text.py. The
+Agent SDK's message stream (stream-json, or one JSON array of it) is read
+as the same lines once claude_code_sdk.py renames its fields; its `init`
+and `result` lines are kept as `system`, its partial deltas skipped."""
 from __future__ import annotations
 
 import hashlib
@@ -28,6 +31,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
+from reducers.formats.claude_code_sdk import elements, sdk_line, sdk_marked
 from reducers.formats.claude_code_text import attachment_text, fallback_text, injected_kind, system_error_text
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
@@ -64,7 +68,7 @@ _OPEN_IDLESS = 4096          # assistant lines with id-less calls still waiting 
 def _looks_like_claude_code(d: dict) -> bool:
     if "payload" in d or "role" in d or ("seq" in d and "hash" in d):
         return False                         # Codex rollout line, a bare message, a trace event
-    if _sdk_marked(d):
+    if sdk_marked(d):
         d = sdk_line(d)
     rtype = d.get("type")
     if not isinstance(rtype, str):
@@ -113,7 +117,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
     # Lines before the first `sessionId` (a leading summary, a snapshot) belong
     # to the file's session: hold them back until the file names it.
     held: list[tuple[int, Any]] = []
-    for line, rec in _elements(records):
+    for line, rec in elements(records):
         if parser.session is None:
             parser.learn_session(rec)
             if parser.session is None and len(held) < _HOLD_BACK:
@@ -606,53 +610,6 @@ class _Parser:
                     break
         body = rec["output"] if "output" in rec else rec.get("content")
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
-
-
-def _elements(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
-    """The records; a file that is one JSON array of them (what `claude -p
-    --output-format json --verbose` prints, claude-code-action's execution
-    log) read one element at a time, each element's line its position
-    from 1. An array on a later line of a JSONL file is no such document
-    and stays one (bad) record."""
-    first = True
-    for line, rec in records:
-        if first and isinstance(rec, list):
-            yield from enumerate(rec, 1)
-        else:
-            yield line, rec
-        first = False
-
-
-def _sdk_marked(d: dict) -> bool:
-    """A line only the SDK stream writes: a message or delta with its
-    `parent_tool_use_id`, the `init` line, the `result` line."""
-    rtype = d.get("type")
-    return isinstance(d.get("session_id"), str) and (
-        "parent_tool_use_id" in d or (rtype == "system" and d.get("subtype") == "init")
-        or (rtype == "result" and "is_error" in d))
-
-
-def sdk_line(rec: dict) -> dict:
-    """A line of the Agent SDK's message stream (`claude -p --output-format
-    stream-json --verbose`) in the session log's own terms: the session it
-    names by `session_id`, a sub-agent's message (one sent under a Task
-    call, `parent_tool_use_id`) as a sidechain of that call, an API error's
-    flag and a compaction's `compact_metadata` as the log spells them.
-    Session log lines come back as they are."""
-    if "session_id" not in rec or "sessionId" in rec or not isinstance(rec.get("session_id"), str):
-        return rec
-    out = {**rec, "sessionId": rec["session_id"]}
-    parent = rec.get("parent_tool_use_id")
-    if isinstance(parent, str) and parent:
-        out["isSidechain"] = True
-        out.setdefault("agentId", parent)
-    if rec.get("is_api_error_message") is True:
-        out["isApiErrorMessage"] = True
-    cm = rec.get("compact_metadata")
-    if isinstance(cm, dict) and "compactMetadata" not in rec:
-        out["compactMetadata"] = {"trigger": cm.get("trigger"), "preTokens": cm.get("pre_tokens"),
-                                  **{k: v for k, v in cm.items() if k not in ("trigger", "pre_tokens")}}
-    return out
 
 
 def _agent_progress(rec: dict) -> dict | None:
