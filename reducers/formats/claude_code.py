@@ -17,7 +17,9 @@ One JSON object per line; `type` says what it is. What becomes an event:
   conversation's turns.
 Snapshots, titles, progress, modes and other bookkeeping carry nothing the
 model read and are skipped. What a line's own fields put in front of the
-model (attachments, error reports) is read in claude_code_text.py. The
+model (attachments, error reports) is read in claude_code_text.py; lines
+other than messages (summaries, titles, system lines...) in
+claude_code_side_lines.py. The
 Agent SDK's message stream (stream-json, or one JSON array of it) is read
 as the same lines once claude_code_sdk.py renames its fields; its `init`
 and `result` lines are kept as `system`, its partial deltas skipped."""
@@ -25,35 +27,30 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
+from reducers.formats import claude_code_side_lines as side
+from reducers.formats.claude_code_line import Line, draft
 from reducers.formats.claude_code_sdk import elements, sdk_line, sdk_marked
-from reducers.formats.claude_code_text import attachment_text, fallback_text, injected_kind, system_error_text
+from reducers.formats.claude_code_text import fallback_text, injected_kind
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
 
 NAME = "claude-code"
-PREFIX = "cc"
 
 _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
                  "ai-title", "custom-title", "agent-name")
-_TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user"), "agent-name": ("agentName", "agent")}
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
                 "relocated", "worktree-state", "bridge-session", "atis-latch",
                 "stream_event")      # the SDK stream's partial deltas: the whole message follows as its own line
 _KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
-# Fields every line carries; what else a line of an unknown type holds is kept
-_ENVELOPE = frozenset(("type", "uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "cwd", "version",
-                       "gitBranch", "isSidechain", "userType", "slug", "entrypoint", "agentId"))
 # The sub-agent Claude Code runs to compact a session (subagents/agent-acompact-*.jsonl):
 # its user lines are Claude Code's summary request
 _COMPACTION_AGENT = "acompact"
-_SYSTEM_SAID = ("subtype", "content", "level", "isMeta")   # a system line's fields its event has already
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 # Bounds on what parsing remembers, so a huge log streams in flat memory.
@@ -133,21 +130,9 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
         yield from parser.release(held)
 
 
-@dataclass(slots=True)
-class _Line:
-    """What every draft of one source line shares."""
-    session_id: str
-    rid: str                    # record identity inside keys: the uuid, or uuid@line when missing/reused
-    line: int
-    uuid: str | None
-    ts: str | None
-    meta: dict                  # sidechain / agent_id flags
-    sidechain: bool
-    turn: str
-    content: str = ""           # "~<digest>" in keys of a line named by its uuid alone
-
-
 class _Parser:
+    _draft = staticmethod(draft)
+
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.session: str | None = ctx.session
@@ -221,14 +206,14 @@ class _Parser:
             or (self.agent_turns.get(f"{sid}\0{agent}") if isinstance(agent, str) else None) \
             or self.main_turn
 
-    def _start_turn(self, at: _Line, rec: dict) -> None:
+    def _start_turn(self, at: Line, rec: dict) -> None:
         at.turn = f"{at.session_id}/{at.rid}"
         if not at.sidechain:
             self.main_turn = at.turn
         elif isinstance(rec.get("agentId"), str):
             self.agent_turns[f"{at.session_id}\0{rec['agentId']}"] = at.turn
 
-    def _remember_side_turn(self, at: _Line) -> None:
+    def _remember_side_turn(self, at: Line) -> None:
         if at.sidechain and at.uuid:
             self._set_side_turn(f"{at.session_id}\0{at.uuid}", at.turn)
 
@@ -284,20 +269,13 @@ class _Parser:
         # The uuid alone is no identity across files: fixture sets reuse a
         # session's uuids for other content. The digest keeps such a line
         # apart, while a verbatim copy (a line written again) still dedupes.
-        at = _Line(session_id=sid, rid=rid, line=line, uuid=uuid,
+        at = Line(session_id=sid, rid=rid, line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
                    turn=self._turn_of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
         yield from handler(self, rec, at)
         self._remember_side_turn(at)
 
-    @staticmethod
-    def _draft(at: _Line, kind: str, text: str, part: int | str, *, meta: dict | None = None, **kw) -> Draft:
-        info = {**at.meta, **(meta or {})}
-        return Draft(kind=kind, text=text, session_id=at.session_id,
-                     key=f"{PREFIX}/{at.session_id}/{at.rid}{at.content}/{part}",
-                     turn_id=at.turn, ts=at.ts, line=at.line, uuid=at.uuid, meta=info or None, **kw)
-
-    def _result(self, at: _Line, part: int, call_id: str, body: Any, is_error: Any, name: Any = None,
+    def _result(self, at: Line, part: int, call_id: str, body: Any, is_error: Any, name: Any = None,
                 meta: dict | None = None) -> Draft:
         return self._draft(at, "tool_result", flatten_content(body), part, meta=meta,
                            tool={"name": name if isinstance(name, str) else self.tool_names.get(call_id),
@@ -306,7 +284,7 @@ class _Parser:
 
     # -- user ------------------------------------------------------------------
 
-    def user(self, rec: dict, at: _Line) -> Iterator[Draft | BadRecord]:
+    def user(self, rec: dict, at: Line) -> Iterator[Draft | BadRecord]:
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if rec.get("isCompactSummary") is True:
@@ -342,7 +320,7 @@ class _Parser:
         if run:
             yield from self._user_text(rec, at, kind, extra, run, first, media)
 
-    def _user_text(self, rec: dict, at: _Line, kind: str, extra: dict, parts: list[str], index: int,
+    def _user_text(self, rec: dict, at: Line, kind: str, extra: dict, parts: list[str], index: int,
                    media: list[dict]):
         text = "\n\n".join(p for p in parts if p != "")
         if text == "":
@@ -356,14 +334,14 @@ class _Parser:
             self._start_turn(at, rec)
         yield self._draft(at, kind, text, index, meta=extra, media=media or None)
 
-    def _user_result(self, rec: dict, at: _Line, index: int, block: dict) -> Draft:
+    def _user_result(self, rec: dict, at: Line, index: int, block: dict) -> Draft:
         call_id = block.get("tool_use_id")
         if not (isinstance(call_id, str) and call_id):
             call_id = self._orphan_call_id(rec, at, index)
         body = block["content"] if "content" in block else block.get("text", "")
         return self._result(at, index, call_id, body, block.get("is_error"))
 
-    def _orphan_call_id(self, rec: dict, at: _Line, index: int) -> str:
+    def _orphan_call_id(self, rec: dict, at: Line, index: int) -> str:
         """A result block without `tool_use_id` (2.1.x fixtures): the line's
         `sourceToolUseID` when that names a known call, else the oldest open
         id-less call of the assistant line it answers, else whatever id the
@@ -381,7 +359,7 @@ class _Parser:
 
     # -- assistant -------------------------------------------------------------
 
-    def assistant(self, rec: dict, at: _Line) -> Iterator[Draft | BadRecord]:
+    def assistant(self, rec: dict, at: Line) -> Iterator[Draft | BadRecord]:
         message = rec.get("message") if isinstance(rec.get("message"), dict) else {}
         mid = message.get("id")
         group = mid if isinstance(mid, str) and mid else at.rid
@@ -443,7 +421,7 @@ class _Parser:
         first_line = seen.setdefault(digest, line)
         return first_line != line
 
-    def _call(self, at: _Line, index: int, block: dict, extra: dict) -> Draft | None:
+    def _call(self, at: Line, index: int, block: dict, extra: dict) -> Draft | None:
         name = block.get("name") if isinstance(block.get("name"), str) else None
         call_id = block.get("id")
         if isinstance(call_id, str) and call_id:
@@ -465,129 +443,9 @@ class _Parser:
                            meta={**(extra or {}), **origin} if origin else extra,
                            tool={"name": name, "call_id": call_id, "input": block.get("input")})
 
-    # -- summary, system, attachment -------------------------------------------
-
-    def summary(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        text = rec.get("summary") if isinstance(rec.get("summary"), str) else rec.get("text")
-        if not isinstance(text, str) or not text:
-            return
-        leaf = rec.get("leafUuid")
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        # Keyed by what it summarises, not the line: the same summary written
-        # into two files of one session is one event.
-        draft = self._draft(at, "system", text, 0, meta={"subtype": "summary", "leafUuid": leaf})
-        draft.key = f"{PREFIX}/{at.session_id}/summary/{leaf}/{digest}"
-        yield draft
-
-    def title(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        """The session's title (named by Claude, or by the user): written
-        again and again, kept once per session and wording."""
-        field, by = _TITLES[rec["type"]]
-        text = rec.get(field)
-        if not isinstance(text, str) or not text.strip():
-            return
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        key = f"{PREFIX}/{at.session_id}/title/{by}/{digest}"
-        if key in self.titles_seen:
-            return
-        self.titles_seen.add(key)
-        draft = self._draft(at, "system", text, 0, meta={"subtype": "title", "by": by})
-        draft.key = key
-        yield draft
-
-    def system(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        subtype = rec.get("subtype")
-        if subtype == "compact_boundary":
-            cm = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), dict) else {}
-            details = " ".join(f"{k}={cm[k]}" for k in ("trigger", "preTokens") if k in cm)
-            yield self._draft(at, "system", f"[compact_boundary] {details}".rstrip(), 0,
-                              meta={"subtype": "compact_boundary"})
-            return
-        if subtype == "init" and "session_id" in rec:     # the SDK stream's opening line: what the run had
-            yield from self.sdk_init(rec, at)
-            return
-        content = rec.get("content")
-        content = content if isinstance(content, str) and content.strip() else ""
-        errors = system_error_text(rec)                # an API error being retried, hook errors
-        text = f"{content}\n{errors}" if content and errors else content or errors
-        if text:
-            # what else it says (the models of a refusal fallback, the hooks that ran) as written
-            fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in _SYSTEM_SAID and v is not None}
-            meta = {"subtype": subtype} if isinstance(subtype, str) else {}
-            yield self._draft(at, "system", text, 0, meta={**meta, "fields": fields} if fields else meta or None)
-
-    def sdk_init(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        said = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("subtype", "session_id")}
-        tools = rec.get("tools") if isinstance(rec.get("tools"), list) else []
-        text = "\n".join(f"{label}: {value}" for label, value in (
-            ("model", rec.get("model")), ("cwd", rec.get("cwd")), ("permission mode", rec.get("permissionMode")),
-            ("tools", ", ".join(t for t in tools if isinstance(t, str)))) if isinstance(value, str) and value)
-        yield self._draft(at, "system", text or "[init]", 0, meta={"subtype": "init", "fields": said})
-
-    def run_result(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        """The SDK stream's last line: how the run ended. Its `result` is the
-        final reply's text, which the assistant line before it already holds,
-        so the event says how it ended (and why, when it failed) and keeps
-        the figures beside it. A session log's own `result` lines stay
-        bookkeeping."""
-        if "session_id" not in rec or not isinstance(rec.get("subtype"), str):
-            return
-        subtype = rec["subtype"]
-        figures = " ".join(f"{label}={rec[k]}" for k, label in (
-            ("num_turns", "turns"), ("duration_ms", "duration_ms"), ("total_cost_usd", "cost_usd"))
-            if isinstance(rec.get(k), (int, float)) and not isinstance(rec.get(k), bool))
-        text = f"[result {subtype}] {figures}".rstrip()
-        failed = rec.get("is_error") is True or subtype != "success"
-        errors = rec.get("errors") if isinstance(rec.get("errors"), list) else []
-        why = [e if isinstance(e, str) else compact_json(e) for e in errors]
-        if failed and isinstance(rec.get("result"), str) and rec["result"]:
-            why.append(rec["result"])
-        if why:
-            text += "\n" + "\n".join(why)
-        fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("subtype", "session_id")}
-        yield self._draft(at, "system", text, 0, meta={"subtype": "result", "is_error": failed, "fields": fields})
-
-    def unknown(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        """A line of a type this parser does not know and without a message
-        (a newer version's bookkeeping, a pointer to the next session): kept
-        as a system event holding what it says beyond the usual fields."""
-        said = {k: v for k, v in rec.items() if k not in _ENVELOPE}
-        if said:
-            yield self._draft(at, "system", compact_json(said), 0, meta={"subtype": rec["type"]})
-
-    def wrapper(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        """A record a tool that exported the session wrote beside Claude
-        Code's own lines (hive-mind's {"_type": "hive-mind-meta", ...}):
-        not the model's, so a system event holding the record as written."""
-        wrapped = rec["wrapped"]
-        yield self._draft(at, "system", compact_json(wrapped), 0,
-                          meta={"subtype": "wrapper", "wrapper": wrapped["_type"]})
-
-    def attachment(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        att = rec.get("attachment")
-        if not isinstance(att, dict) or not isinstance(att.get("type"), str):
-            return
-        text = attachment_text(att)
-        if text and text.strip():
-            extra = {"attachment": att["type"]}
-            if att["type"] in ("edited_text_file", "file") and isinstance(att.get("filename"), str):
-                extra["file"] = att["filename"]
-            yield self._draft(at, "system", text, 0, meta=extra)
-
-    def queue(self, rec: dict, at: _Line) -> Iterator[Draft]:
-        """Text typed while the agent worked, as the input queue saw it
-        (added, removed to steer the running turn...). It may reach the
-        model later as a user line or a queued_command attachment; here it
-        is kept as it was queued."""
-        content = rec.get("content")
-        if isinstance(content, str) and content.strip():
-            operation = rec.get("operation")
-            yield self._draft(at, "system", content, 0, meta={
-                "subtype": "queue", **({"operation": operation} if isinstance(operation, str) else {})})
-
     # -- the old schema: top-level tool_use / tool_result lines -----------------
 
-    def drift_call(self, rec: dict, at: _Line) -> Iterator[Draft]:
+    def drift_call(self, rec: dict, at: Line) -> Iterator[Draft]:
         name = rec.get("name") if isinstance(rec.get("name"), str) else None
         call_id = rec.get("id") if isinstance(rec.get("id"), str) and rec["id"] else at.rid
         self.drift_calls.append((name, call_id))
@@ -597,7 +455,7 @@ class _Parser:
         yield self._draft(at, "tool_call", tool_call_text(name, rec.get("input")), 0,
                           tool={"name": name, "call_id": call_id, "input": rec.get("input")})
 
-    def drift_result(self, rec: dict, at: _Line) -> Iterator[Draft]:
+    def drift_result(self, rec: dict, at: Line) -> Iterator[Draft]:
         if not any(k in rec for k in ("tool_use_id", "output", "content")) and isinstance(rec.get("message"), dict):
             yield from self.user(rec, at)                   # the result is a block of the line's message
             return
@@ -638,7 +496,7 @@ def _message_handler(rec: dict, rtype: str):
         return None
     message = rec.get("message")
     role = message.get("role") if isinstance(message, dict) else None
-    return _HANDLERS[role] if role in ("user", "assistant") else _Parser.unknown
+    return _HANDLERS[role] if role in ("user", "assistant") else _UNKNOWN
 
 
 def _input_digest(value: Any) -> int:
@@ -662,18 +520,25 @@ def _line_digest(rec: dict) -> str:
     return hashlib.blake2b(raw, digest_size=5).hexdigest()
 
 
+def _side(read):
+    """A reader of claude_code_side_lines.py as a handler: they need none of
+    the parser's state."""
+    return lambda _parser, rec, at: read(rec, at)
+
+
 _HANDLERS = {
     "user": _Parser.user,
     "assistant": _Parser.assistant,
-    "summary": _Parser.summary,
-    "system": _Parser.system,
-    "attachment": _Parser.attachment,
+    "summary": _side(side.summary),
+    "system": _side(side.system),
+    "attachment": _side(side.attachment),
     "tool_use": _Parser.drift_call,
     "tool_result": _Parser.drift_result,
-    "queue-operation": _Parser.queue,
-    "result": _Parser.run_result,
-    "ai-title": _Parser.title,
-    "custom-title": _Parser.title,
-    "agent-name": _Parser.title,
-    "wrapper": _Parser.wrapper,
+    "queue-operation": _side(side.queue),
+    "result": _side(side.run_result),
+    "ai-title": lambda parser, rec, at: side.title(rec, at, parser.titles_seen),
+    "custom-title": lambda parser, rec, at: side.title(rec, at, parser.titles_seen),
+    "agent-name": lambda parser, rec, at: side.title(rec, at, parser.titles_seen),
+    "wrapper": _side(side.wrapper),
 }
+_UNKNOWN = _side(side.unknown)
