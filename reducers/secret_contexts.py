@@ -52,6 +52,12 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("curl", ("-u> ", "-u>\t", "-u>=", "--user"), rf"""
      {B}(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
      (?P<curl_user>[^\s:'"`\[\]\\{_CTRL}-][^\s:'"`\[\]\\{_CTRL}]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\{_CTRL}-]|-(?!----)){{1,{m}}})"""),
+        # a login's password as -p after its user (docker login -u u -p pw, sqlcmd -U sa -P pw)
+        ("userpass", ("-u> ", "-u>\t", "--user"), rf"""
+     {B}(?:-[uU]|--user(?:name)?)(?:[ \t]{{1,8}}|=)["']?[^\s'"`\\{_CTRL}-][^\s'"`\\{_CTRL}]{{0,100}}["']?
+     [ \t]{{1,8}}-[pP](?:[ \t]{{1,8}})?
+     (?:'(?P<userpass_sq>[^'\n]{{1,{m}}})'|\\{{0,7}}"(?P<userpass_dq>[^"\\\n]{{1,{m}}})\\{{0,7}}"
+       |(?P<userpass_bare>[^\s'"`;&|<>\\{_CTRL}-][^\s'"`;&|<>\\{_CTRL}]{{0,{m}}}))"""),
         ("flag", ("-|-pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
                   "--|api>-key", "--|api>key"), rf"""
      {B}--(?P<flag_name>(?i:{flags}))(?:[ \t]{{1,8}}|=)
@@ -71,6 +77,11 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      (?:'(?P<sshpass_sq>[^'\n]{{1,{m}}})'|"(?P<sshpass_dq>[^"\n]{{1,{m}}})"|(?P<sshpass_bare>[^\s'"`;&|{_CTRL}]{{1,{m}}}))"""),
         ("cookie", ("cookie",), rf"""
      {B_WORD}(?i:cookie)[ \t]{{0,8}}:[ \t]{{0,8}}(?P<cookie_val>[^\r\n"'\\{_CTRL}]{{1,{m}}})"""),
+        # an UPPERCASE env name ending in _PASS (SMTP_PASS, RABBITMQ_DEFAULT_PASS) holds a password
+        ("envpass", ("_PASS",), rf"""
+     _PASS(?:PHRASE)?(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})
+     (?:\\{{0,7}}"(?P<envpass_dq>[^"\\\n]{{1,{m}}})\\{{0,7}}"|'(?P<envpass_sq>[^'\n]{{1,{m}}})'
+       |(?P<envpass_bare>[^\s"'`;&|<>\\{_CTRL}]{{1,{m}}}))"""),
         ("envkey", ("_key",), rf"""
      _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
