@@ -87,6 +87,15 @@ def _not_a_word(secret: str) -> bool:
     return any(not ("a" <= c <= "z" or c in "-_") for c in secret)
 
 
+def _base64_private_key(secret: str) -> bool:
+    """Base64 whose text opens with a PEM header naming a private key."""
+    head = re.sub(r"\\*[rn]|\s", "", secret[:160])[:64]
+    try:
+        return b"PRIVATE KEY-----" in base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+
+
 def _discord_id(secret: str) -> bool:
     """A Discord bot token opens with the bot's numeric id in base64."""
     head = secret.split(".", 1)[0]
@@ -120,7 +129,7 @@ SHAPES: tuple[Shape, ...] = (
     # -- code hosts and registries ---------------------------------------------------------
     Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           rf"{B_WORD}(?:gh[pousr]_[A-Za-z0-9]{{36,%M%}}|github_pat_[A-Za-z0-9_]{{22,%M%}})", skip=4),
-    Shape("gitlab", "gitlab_token", ("glpat-", "glrt-", "gldt-", "glptt-", "gloas-", "GR1348941"),
+    Shape("gitlab", "gitlab_token", ("glp>at-", "glrt-", "gldt-", "glp>tt-", "gloas-", "GR1348941"),
           rf"{B}(?:gl(?:pat|rt|dt|ptt|oas)-|GR1348941)"
           rf"(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=6),
     Shape("bitbucket", "bitbucket_token", ("ATBB",), rf"{B}ATBB[A-Za-z0-9]{{32,40}}{E}", skip=4, check=_mixed),
@@ -207,6 +216,11 @@ SHAPES: tuple[Shape, ...] = (
           rf"{B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{E}", skip=6),
     Shape("shippo", "shippo_token", ("shippo_",), rf"{B}shippo_(?:live|test)_[0-9a-f]{{40}}{E}", skip=12),
     Shape("mapbox", "mapbox_token", ("sk>.",), rf"{B}sk\.eyJ{U}{{20,%M%}}\.{U}{{20,60}}", skip=3),
+    # a PEM private key in base64 (a Kubernetes secret's tls.key, `base64 key.pem`, wrapped
+    # at 76 or not): "LS0tLS1CRUdJTi" is "-----BEGIN"; a certificate or a public key stays
+    Shape("pem_base64", "private_key", ("LS0tLS1CRUdJTi",),
+          rf"{after_none_of('A-Za-z0-9+/')}LS0tLS1CRUdJTi(?:[A-Za-z0-9+/]|\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n){{20,%T%}}={{0,2}}",
+          check=_base64_private_key),
     # a Django project's generated SECRET_KEY (startproject): its symbols and an `=` read
     # as code or a glob to the key-name rules, so it is known by its prefix
     Shape("django", "django_secret_key", ("django-insecure-",),

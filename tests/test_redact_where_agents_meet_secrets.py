@@ -145,3 +145,34 @@ def test_a_known_shape_behind_a_percent_encoded_separator_is_redacted(template, 
 @pytest.mark.parametrize("text", ["%3Dsk_live_", "100%25AKIAISH", "progress%20ghp_count", "a%2Fskeleton-key"])
 def test_percent_encoded_text_without_a_secret_stays(text):
     assert redact(text) == (text, 0)
+
+
+# ---- a private key in base64 -----------------------------------------------------------------
+
+def _pem_base64(label: str, wrap: int | None) -> tuple[str, str]:
+    import base64
+    body = "\n".join(_r(B64, 64) for _ in range(8))
+    encoded = base64.b64encode(f"-----BEGIN {label}-----\n{body}\n-----END {label}-----\n".encode()).decode()
+    if wrap:
+        encoded = "\n".join(encoded[i:i + wrap] for i in range(0, len(encoded), wrap))
+    return encoded, body
+
+
+@pytest.mark.parametrize("wrap", [None, 76])
+@pytest.mark.parametrize("label", ["RSA PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY"])
+def test_a_private_key_in_base64_is_redacted_as_a_private_key(label, wrap):
+    # kubectl get secret -o yaml (tls.key), `base64 key.pem`, a key kept base64 in an env var
+    encoded, _ = _pem_base64(label, wrap)
+    for text in (f"data:\n  tls.crt: LS0tCg==\n  tls.key: {encoded}\nkind: Secret",
+                 f"$ base64 deploy.pem\n{encoded}", f"GITHUB_APP_KEY_B64={encoded}"):
+        for stored in _encodings(text):
+            out, n = redact(stored)
+            assert "[REDACTED:private_key]" in out, stored[:80]
+            assert not any(part in out for part in encoded.split("\n")[1:-1] or [encoded[20:80]])
+
+
+@pytest.mark.parametrize("label", ["CERTIFICATE", "PUBLIC KEY", "RSA PUBLIC KEY"])
+def test_a_certificate_or_a_public_key_in_base64_stays(label):
+    encoded, _ = _pem_base64(label, None)
+    text = f"  tls.crt: {encoded}"
+    assert redact(text) == (text, 0)
