@@ -84,7 +84,7 @@ def _hex_key(secret: str) -> bool:
 
 def _not_a_word(secret: str) -> bool:
     """A digit or a symbol in it: a generated key, not words joined by dashes."""
-    return any(not ("a" <= c <= "z" or c in "-_") for c in secret)
+    return any(not ("a" <= c <= "z" or "A" <= c <= "Z" or c in "-_") for c in secret)
 
 
 def _base64_private_key(secret: str) -> bool:
@@ -224,7 +224,7 @@ SHAPES: tuple[Shape, ...] = (
     # a Django project's generated SECRET_KEY (startproject): its symbols and an `=` read
     # as code or a glob to the key-name rules, so it is known by its prefix
     Shape("django", "django_secret_key", ("django-insecure-",),
-          r"(?<![A-Za-z0-9_])django-insecure-(?P<S>[a-z0-9!@#$%^&*(=+)_-]{50})", check=_not_a_word),
+          r"(?<![A-Za-z0-9_])django-insecure-(?P<S>[A-Za-z0-9!@#$%^&*(=+)_-]{50})", check=_not_a_word),
     # -- tokens anyone signs, and credentials inside URLs -------------------------------------
     Shape("jwt", "jwt", ("eyj",), rf"{B}eyJ{KEY}{{8,%T%}}\.eyJ{KEY}{{8,%T%}}\.{KEY}{{0,%T%}}", skip=3),
     Shape("age", "age_secret_key", ("AGE-|SECRET",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),

@@ -113,7 +113,7 @@ def test_env_names_ending_in_pass_that_hold_no_password_stay(line):
 
 # ---- a Django project's generated key --------------------------------------------------------
 
-_DJANGO = string.ascii_lowercase + string.digits + "!@#$%^&*(-_=+)"
+_DJANGO = string.ascii_lowercase + string.digits + "!@#$%^&*(-_=+)"     # what startproject draws from
 
 
 @pytest.mark.parametrize("line", ["SECRET_KEY = 'django-insecure-{k}'", "SECRET_KEY=django-insecure-{k}",
@@ -126,9 +126,16 @@ def test_a_django_generated_key_goes_whatever_its_symbols(line):
             assert n >= 1 and key not in out and json.dumps(key)[1:-1] not in out, stored
 
 
+def test_a_hand_made_django_key_with_capitals_goes_too():
+    key = "".join(_RNG.choice(_DJANGO + string.ascii_uppercase) for _ in range(49)) + "Q"
+    out, n = redact(f"SECRET_KEY=django-insecure-{key}")
+    assert n == 1 and key not in out
+
+
 def test_prose_about_djangos_insecure_prefix_stays():
-    text = "Keys that start with django-insecure- are for development only."
-    assert redact(text) == (text, 0)
+    for text in ("Keys that start with django-insecure- are for development only.",
+                 "django-insecure-Keys-Are-For-Development-Only-And-Must-Be-Rotated-Now"):
+        assert redact(text) == (text, 0)
 
 
 # ---- inside a URL-encoded query --------------------------------------------------------------
