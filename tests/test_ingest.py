@@ -387,8 +387,8 @@ def test_session_override_puts_everything_in_one_session(tmp_path):
 
 
 def test_sessions_leaving_memory_mid_ingest_are_indexed_once_and_completed_later(tmp_path, monkeypatch):
-    import stores.fulltext
-    monkeypatch.setattr(stores.fulltext, "OPEN_SESSIONS", 1)         # force the LRU path
+    import stores.index.fulltext
+    monkeypatch.setattr(stores.index.fulltext, "OPEN_SESSIONS", 1)         # force the LRU path
     files = {}
     for name in ("a", "b", "c"):
         files[name] = tmp_path / f"{name}.jsonl"

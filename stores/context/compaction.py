@@ -29,7 +29,7 @@ from stores.context.bulk import BULK_FACTOR, bulk_cache
 from stores.context.cache_file import WINDOW_CEILING, load_cache, read_saved, save_cache, working_set_tokens
 from stores.context.sessions import require_session
 from stores.errors import UsageError
-from stores.fulltext import FulltextIndex
+from stores.index.fulltext import FulltextIndex
 
 TOPIC_SAMPLE = 512
 REFLECTION_SAMPLE = 5

@@ -263,7 +263,7 @@ def _append_acknowledgements(store, log, state, lost: list[tuple[int, int]], pro
 def _index_reach(store_dir: Path) -> int:
     """How far the full-text index says the log reached (0 when it is
     missing or damaged: then it vouches for nothing)."""
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     from stores.integrity.derived import fulltext_damage
     if fulltext_damage(store_dir):
         return 0

@@ -74,7 +74,7 @@ def note_view(event: dict) -> dict:
 def _note_events(store):
     """Every note event: those the full-text index knows (one seek each),
     then the log past its watermark; the whole log when there is no index."""
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     from stores.segments import read_event_at
     index = FulltextIndex(store.dir)
     try:

@@ -246,7 +246,7 @@ def _episode_rows(store: Path, spool: _Spool, segmenter: Segmenter) -> Iterator[
 def _doc_freq(store):
     """How many events hold a word (0 without a full-text index: then
     nothing is tuned, as nothing can be checked)."""
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     index = FulltextIndex(store.dir)
     if index.open() is None:
         index.close()

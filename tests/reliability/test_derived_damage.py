@@ -112,7 +112,7 @@ def test_the_sample_store_has_a_file_of_every_derived_kind(pristine):
 def test_reindex_keeps_the_old_index_until_the_new_one_is_ready(tmp_path, trace_home, monkeypatch):
     """A rebuild that fails half-way leaves the index it was replacing:
     recall still answers from it."""
-    import stores.indexes
+    import stores.index.indexes
     src = openai_conversations(tmp_path / "c.jsonl", 30, tool_every=2)
     assert cli("ingest", str(src)).code == 0
     before = [h["seq"] for h in cli("recall", "config_7_1.yaml", "--mode", "fulltext").lines()]
@@ -121,7 +121,7 @@ def test_reindex_keeps_the_old_index_until_the_new_one_is_ready(tmp_path, trace_
     def broken(self, ft, start_seq):
         raise OSError(28, "No space left on device")
     with monkeypatch.context() as m:
-        m.setattr(stores.indexes.DerivedIndexes, "_index_from", broken)
+        m.setattr(stores.index.indexes.DerivedIndexes, "_index_from", broken)
         failed = cli("reindex")
     assert failed.code == 1 and "No space left on device" in failed.err
     from stores.lock import WriterLock

@@ -83,7 +83,7 @@ def test_a_full_disk_at_the_artifact_write_is_one_clear_line(tmp_path, trace_hom
 
 
 def test_a_full_disk_when_the_index_is_saved_keeps_the_log_and_catches_up(tmp_path, trace_home, monkeypatch):
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "a.jsonl", 1, prefix="a"))).code == 0
     src = openai_conversations(tmp_path / "c.jsonl", 20)
 

@@ -36,8 +36,8 @@ from pathlib import Path
 import orjson
 
 from reducers.speakers import speaker_of
-from stores.fulltext_documents import document, exact_analyzer, schema, tool_body, ts_millis
-from stores.fulltext_search import FulltextSearch
+from stores.index.fulltext_documents import document, exact_analyzer, schema, tool_body, ts_millis
+from stores.index.fulltext_search import FulltextSearch
 from stores.hit_records import FILE as HIT_RECORDS_FILE
 from stores.hit_records import HitRecords
 from stores.sql_in import select_in
