@@ -203,7 +203,7 @@ def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     add("secret_value", lpw, f"docker login -u deploy -p {lpw} registry.example.com")
     epw = r(ALNUM, 18)
     add("secret_value", epw, f"SMTP_PASS={epw}")
-    pem64 = base64.b64encode(("-----BEGIN EC PRIVATE KEY-----\n" + r(B64, 64) + "\n" + r(B64, 64)
+    pem64 = base64.b64encode(("-----BEGIN EC PRIVATE KEY-----\n" + r(B64, 32)
                               + "\n-----END EC PRIVATE KEY-----\n").encode()).decode()
     add("private_key", pem64, f"  tls.key: {pem64}")
     return samples
