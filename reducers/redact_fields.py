@@ -1,5 +1,5 @@
 """Redaction of everything a draft carries, not only its text: the
-append chokepoint (stores/appender.py) runs every draft through here, so
+append chokepoint (stores/log/appender.py) runs every draft through here, so
 each string a parser copies into an event -- a hook's output kept in
 `meta`, a repository URL, an API error's fields, a tool's input, an
 imported event's `source` -- passes the redactor before it reaches the
@@ -113,7 +113,7 @@ def _redact_identity(d: Draft) -> Draft:
 
 def redact_drafts(drafts: list[Draft], spilled: Callable[[str], bool] | None = None) -> tuple[list[Draft], int]:
     """(the drafts with secrets out of every field, how many). `spilled`
-    says whether a text holds spilled strings (stores/big_lines): such text
+    says whether a text holds spilled strings (stores/ingest/big_lines): such text
     is redacted as it streams to the artifact store, not here. One trigger
     scan over the batch's texts and fields decides which drafts are
     searched at all (most are not)."""

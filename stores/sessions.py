@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from stores.api.result import Result
 from stores.errors import TraceError
-from stores.segments import read_event_at
+from stores.log.segments import read_event_at
 
 TITLE_SCAN = 200              # system events looked at (newest first) for a session title
 FIRST_LINE_CHARS = 120

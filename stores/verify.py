@@ -28,11 +28,11 @@ from reducers.canonical import GENESIS, check_line
 from reducers.event_schema import NOT_CARRIED, conform, event_problem
 from stores.api.result import Result
 from stores.errors import IntegrityError
-from stores.event_log import LOST_EVENTS
+from stores.log.event_log import LOST_EVENTS
 from stores.ingest_state import recorded_seq, tally
 from stores.integrity.derived import FULL, Damage, derived_damage
 from stores.integrity.seals import LOST_KIND, LOST_SESSION
-from stores.segments import NotASegment, RawLine, iter_log_lines, last_event, read_last_line, segment_name
+from stores.log.segments import NotASegment, RawLine, iter_log_lines, last_event, read_last_line, segment_name
 
 _MAX_PROBLEMS = 100
 EXIT_DERIVED = 6          # only derived files are damaged: the log is intact, `trace verify --repair` rebuilds them

@@ -7,8 +7,8 @@ import os
 import orjson
 import pytest
 
-from stores.artifacts import ArtifactStore, BadArtifactId, check_artifact_id
-from stores.lookup import export_events, full_text
+from stores.log.artifacts import ArtifactStore, BadArtifactId, check_artifact_id
+from stores.log.lookup import export_events, full_text
 from stores.store import Store
 from tests.helpers import cli, openai_conversations
 
@@ -103,7 +103,7 @@ def test_a_file_given_twice_in_one_run_is_added_once_while_its_last_batch_is_sti
         tmp_path, monkeypatch, batch):
     """The next batch is built while the previous one's fsync runs, before
     the ingest state knows its keys: they are looked up in memory too."""
-    import stores.appender as appender
+    import stores.log.appender as appender
     monkeypatch.setattr(appender, "BATCH_EVENTS", batch)
     src = openai_conversations(tmp_path / "chat.jsonl", 3, tool_every=2)
     copy = tmp_path / "again.jsonl"
@@ -119,8 +119,8 @@ def test_a_file_given_twice_in_one_run_is_added_once_while_its_last_batch_is_sti
 def test_the_ingest_state_never_records_a_batch_before_the_log_has_synced_it(tmp_path, monkeypatch):
     """After a crash the state may lag the log but never lead it: a key
     recorded for an event the disk lost would make re-ingest skip it."""
-    import stores.appender as appender
-    from stores.event_log import EventLog
+    import stores.log.appender as appender
+    from stores.log.event_log import EventLog
     from stores.ingest_state import IngestState
     monkeypatch.setattr(appender, "BATCH_EVENTS", 3)
     durable, violations, recorded = [0], [], []
@@ -217,8 +217,8 @@ def test_strict_writes_nothing_from_a_file_with_a_bad_line(tmp_path):
 
 
 def test_strict_writes_nothing_even_when_the_bad_line_comes_batches_later(tmp_path, monkeypatch):
-    import stores.appender
-    monkeypatch.setattr(stores.appender, "BATCH_EVENTS", 2)       # many batches before the bad line
+    import stores.log.appender
+    monkeypatch.setattr(stores.log.appender, "BATCH_EVENTS", 2)       # many batches before the bad line
     src = openai_conversations(tmp_path / "chat.jsonl", 20, tool_every=1)
     with open(src, "a") as f:
         f.write("not json at all\n")
@@ -447,7 +447,7 @@ def test_a_file_of_whole_conversations_is_decided_from_its_first_records(tmp_pat
     """Each record shows a whole conversation, so reading on (and holding up
     to 2,000 of them in memory) would add little: only message-per-line
     chats read on."""
-    import stores.ingest as ingest
+    import stores.ingest.run as ingest
     limits = []
     real_sniff = ingest.sniff
     monkeypatch.setattr(ingest, "sniff", lambda records, limit=None: limits.append(limit) or real_sniff(records, limit))
@@ -616,17 +616,17 @@ def test_an_export_that_carries_an_artifact_restores_it_to_a_store_that_lacks_it
 
 
 def test_a_file_gone_between_listing_and_reading_is_one_error_and_the_rest_ingests(tmp_path, monkeypatch):
-    import stores.sources
+    import stores.ingest.sources
     (tmp_path / "in").mkdir()
     gone = openai_conversations(tmp_path / "in" / "a.jsonl", 1, prefix="a")
     kept = openai_conversations(tmp_path / "in" / "b.jsonl", 1, prefix="b")
-    real = stores.sources.Source.fingerprint
+    real = stores.ingest.sources.Source.fingerprint
 
     def vanishing(source):
         if source.path == gone:
             gone.unlink()                              # deleted right after the directory was listed
         return real(source)
-    monkeypatch.setattr(stores.sources.Source, "fingerprint", vanishing)
+    monkeypatch.setattr(stores.ingest.sources.Source, "fingerprint", vanishing)
     results, errors = _ingest(Store(tmp_path / "s"), tmp_path / "in", embed=False)
     assert [(r.source, r.errors) for r in results] == [(str(gone), 1), (str(kept), 0)]
     assert errors == [f"{gone}: cannot read it (No such file or directory)"] and results[1].added > 0

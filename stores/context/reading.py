@@ -15,7 +15,7 @@ from typing import Iterator
 
 from reducers.event_schema import conform
 from stores.index.fulltext_search import KIND_NAMES
-from stores.segments import misplaced_event, sealed_event, segment_name
+from stores.log.segments import misplaced_event, sealed_event, segment_name
 
 PAGE = 256
 FIRST_WINDOW = 1024              # seqs in the first backward window; it doubles while it comes back thin

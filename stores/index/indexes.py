@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from reducers.event_schema import conform
-from stores.artifacts import ArtifactStore
+from stores.log.artifacts import ArtifactStore
 from stores.errors import UsageError
 from stores.index.fulltext import INDEX_MAX_CHARS, FulltextIndex
 from stores.index.fulltext_documents import index_rows
 from stores.index.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
 from stores.integrity.derived import OPEN, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
 from stores.paths import exchange
-from stores.segments import iter_log_lines, list_segments, segments_from, writer_pass
+from stores.log.segments import iter_log_lines, list_segments, segments_from, writer_pass
 from stores.index.vectors import VectorIndex
 
 CATCH_UP_BATCH = 5000

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reducers.canonical import check_line
 from stores.errors import IntegrityError
-from stores.segments import iter_raw_lines, list_segments, read_last_line, sealed_event
+from stores.log.segments import iter_raw_lines, list_segments, read_last_line, sealed_event
 
 LOST_KIND = "system"
 LOST_SESSION = "trace"
@@ -174,7 +174,7 @@ def _last_sealed_event(path: Path) -> dict | None:
 
 
 def path_name(first_seq: int) -> str:
-    from stores.segments import segment_name
+    from stores.log.segments import segment_name
     return segment_name(first_seq)
 
 
@@ -208,7 +208,7 @@ def check_before_append(store, log, state, accept: bool, lost: list[tuple[int, i
     True when events were lost or lines changed: the indexes must be rebuilt
     (they still hold what was lost, or a line as it read before, and point
     into the log by offsets an edit of another length has moved)."""
-    from stores.event_log import note_lost_events
+    from stores.log.event_log import note_lost_events
     seals = state.seals()
     keys_seq = state.keys_seq
     if not seals and keys_seq == 0:
@@ -243,7 +243,7 @@ def _append_acknowledgements(store, log, state, lost: list[tuple[int, int]], pro
     (verify reads it as acknowledging the gap), and one naming the other
     changes, so a rewrite accepted once is still on record."""
     from reducers.drafts import Draft
-    from stores.appender import Appender
+    from stores.log.appender import Appender
     if lost:
         log.reserve(max(b for _, b in lost))
     after = log.tail.seq

@@ -53,7 +53,7 @@ from stores.index.fulltext_documents import key63
 from stores.index.fulltext_search import FulltextHit, QueryTerm, stems
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
-from stores.segments import SegmentReader, tail_seq
+from stores.log.segments import SegmentReader, tail_seq
 from stores.sweep.tuning import load_boosts
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]

@@ -83,8 +83,8 @@ def run_sweep(store, *, dry_run: bool = False, wait: float = 0.0, allow_delete: 
               on_decision: Callable[[dict], None] | None = None,
               on_progress: Callable[[int, int], None] | None = None) -> SweepReport:
     """One sweep; `model` is a stores.sweep.llm.ModelExtractor or None."""
-    from stores.lock import WriterLock
-    from stores.segments import tail_seq
+    from stores.log.lock import WriterLock
+    from stores.log.segments import tail_seq
     store.require()
     t0 = time.perf_counter()
     report = SweepReport(dry_run=dry_run)

@@ -2,7 +2,7 @@
 
 A source is JSONL (one record per line) or one whole JSON document. Lines
 are decoded one at a time, so memory stays flat in file size; a line over
-BIG_LINE_BYTES is decoded by stores.big_lines, which spills its long
+BIG_LINE_BYTES is decoded by stores.ingest.big_lines, which spills its long
 strings to temp files. Lines that are not JSON or not UTF-8 come out as
 `SourceError(line, reason)` for the caller to report as `file:line: reason`.
 """
@@ -22,7 +22,7 @@ from typing import Iterator
 
 import orjson
 
-from stores.big_lines import BigLineError, SpillRegistry, decode_big_line
+from stores.ingest.big_lines import BigLineError, SpillRegistry, decode_big_line
 from stores.paths import tmp_prefix
 
 BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bounded memory
@@ -320,7 +320,7 @@ def restart_point(path: Path, before: int, resumes_at, min_back: int = 0,
             except orjson.JSONDecodeError:
                 continue
             if resumes_at(record):
-                from stores.segments import _line_number     # the log's own line counter
+                from stores.log.segments import _line_number     # the log's own line counter
                 offset = low + start
                 return offset, _line_number(path, offset) - 1
     return None
