@@ -206,8 +206,10 @@ def basic_payload(value: str) -> bool:
     return ":" in text and text.isprintable()
 
 
-_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=]|\s|\\{1,8}[nrt]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]{0,200})*",
-                       _A)
+# A key file read through Claude Code's Read tool has each line behind its number
+# and an arrow ("     2\u2192MIIE..."): the arrow, raw or \u-escaped, is part of the body.
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=]|\s|\\{1,8}[nrt]|\u2192|\\{1,8}u2192"
+                       r"|(?:Proc-Type|DEK-Info|Comment):[^\n\\]{0,200})*", _A)
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16}", _A)
 
 

@@ -98,7 +98,7 @@ def _artifact_problem(artifact) -> str | None:
         return "artifact is not {id: <64 hex>, ...}"
     for name in ("bytes", "tokens"):
         if not _opt_count(artifact.get(name)):
-            return f"artifact.{name} is not a whole number"
+            return f"artifact.{name} is not a whole number (0 or more)"
     return None
 
 
@@ -152,7 +152,7 @@ def _common_problem(get: Callable[[str], Any], tokens_required: bool) -> str | N
             return reason
     tokens = get("tokens")
     if not (_count(tokens) if tokens_required else _opt_count(tokens)):
-        return "tokens is not a whole number"
+        return "tokens is not a whole number (0 or more)"
     return (_tool_problem(get("tool")) or _artifact_problem(get("artifact"))
             or _source_problem(get("source")) or _meta_problem(get("meta")))
 

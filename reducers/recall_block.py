@@ -80,13 +80,26 @@ def detail_seqs(block: str) -> list[int]:
     return list(dict.fromkeys(int(m.group(1)) for m in _DETAIL_HEAD.finditer(inner)))
 
 
+# The block's own tags inside a recalled text (a fetched page, a file that
+# quotes them) would close it, and what follows would read as the user's own
+# words: they are quoted with &lt; so that the block's framing is the block's.
+_TAG = re.compile(r"<(?=\s*/?\s*(?:recalled-context|detail|knowledge)\b)", re.I)
+
+
+def _quoted(text: str) -> str:
+    text = strip_recalled(text)
+    return _TAG.sub("&lt;", text) if "<" in text else text
+
+
 def _knowledge_line(h: dict) -> str:
-    return f"- [{h['kind']}] {' '.join(strip_recalled(h['text']).split())}"
+    return f"- [{h['kind']}] {' '.join(_quoted(h['text']).split())}"
 
 
 def _detail_entry(h: dict) -> str:
     ts = (h.get("ts") or "")[:16].replace("T", " ")
-    return f"[{ts} {h['kind']} #{h['seq']}] {strip_recalled(h['text']).strip()}"
+    # a line inside the text shaped like an entry's head is not one (detail_seqs)
+    body = _DETAIL_HEAD.sub(lambda m: " " + m.group(0), _quoted(h["text"]).strip())
+    return f"[{ts} {h['kind']} #{h['seq']}] {body}"
 
 
 def _fit(entries: list[str], scores: list[float], budget: int) -> list[int]:

@@ -82,8 +82,8 @@ _REDACTED = re.compile(r"\[REDACTED:\w+\]", _A)
 
 # The order rules are tried in at one position: PEM blocks, then the shapes,
 # then the contexts (a shape inside a context's value keeps its own kind).
-_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "flag", "netrc", "dockerauth", "passarg",
-                           "mysqlp", "sshpass", "cookie", "kv", "envkey")
+_FIRST, _LAST = ("pem",), ("authz", "bearer", "basic", "url", "curl", "userpass", "flag", "netrc", "dockerauth",
+                           "passarg", "mysqlp", "sshpass", "cookie", "kv", "envkey", "envpass")
 _CONTEXT_KINDS = ("private_key", "bearer", "basic_auth", "url_password", "netrc_password", "secret_value")
 KINDS = tuple(dict.fromkeys([*(s.kind for s in SHAPES), *_CONTEXT_KINDS]))
 
@@ -304,6 +304,14 @@ class _Rules:
             return self._value(m, group, "secret_value", _judge.password_like, depth, since=since)
         if rule == "cookie":
             return self._cookie(m, depth, since)
+        if rule in ("userpass", "envpass"):
+            # a password literal of two classes at least: not a port (-p 5432), a
+            # database name (mysql -u root -p app), a variable, nor a setting (SKIP_PASS=true)
+            group = next(g for g in _SECRET_GROUPS[rule] if m.group(g) is not None)
+            return self._value(m, group, "secret_value",
+                               lambda v: _judge.credential_like(v, password=True, keep_ids=False, one_case=False),
+                               depth, decline=rule == "envpass" and since is None
+                               and not env_key_name(m.string, m.start()), since=since)
         if rule == "envkey":
             # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at.
             # A name glued to a secret (sk-…_STORAGE_KEY=) is no code identifier.
@@ -451,7 +459,8 @@ _SECRET_GROUPS = {"pem": ("pem_body", "pem_open"), "authz": ("authz_val",), "bea
                   "flag": ("flag_dq", "flag_sq", "flag_bare"), "netrc": ("netrc_pw",), "envkey": ("envkey_val",),
                   "dockerauth": ("dockerauth_val",), "passarg": ("passarg_val",),
                   "mysqlp": ("mysqlp_sq", "mysqlp_bare"), "sshpass": ("sshpass_sq", "sshpass_dq", "sshpass_bare"),
-                  "cookie": ("cookie_val",), "kv": ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare")}
+                  "cookie": ("cookie_val",), "userpass": ("userpass_sq", "userpass_dq", "userpass_bare"),
+                  "envpass": ("envpass_dq", "envpass_sq", "envpass_bare"), "kv": ("kv_dq", "kv_eq", "kv_deep", "kv_sq", "kv_bare")}
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "partitioned",
                                 "secure", "httponly"})
 

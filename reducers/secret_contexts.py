@@ -20,6 +20,11 @@ _AFTER_LETTER = after_none_of(r"A-Za-z\]")       # bearer9x is a word; 9 Bearer 
 # one. A quoted value ends at its quote.
 _CTRL = "\\x00-\\x1f\\x7f\udc80-\udcff"
 
+# A line's number as Claude Code's Read tool shows it ("     2\u2192" or "     2\t"),
+# raw or JSON-escaped: a key file read that way is still one key (also when the
+# read stopped before its END line: numbered lines of up to 100 base64 characters).
+_LINE_NUMBER = r"[ ]{0,8}[0-9]{1,7}(?:\u2192|\t|\\{1,8}t|\\{1,8}u2192)"
+
 PASSWORD_FLAGS = ("password", "passwd", "pass", "passphrase")
 TOKEN_FLAGS = ("token", "api-key", "apikey", "secret", "client-secret", "auth-token", "access-token")
 
@@ -31,7 +36,8 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("pem", ("-----begin",), rf"""
      -----BEGIN[ ](?P<pem_label>(?:[A-Z0-9]{{1,16}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?)-----
      (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
-       |(?P<pem_open>(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}}))"""),
+       |(?P<pem_open>(?:(?:\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n){_LINE_NUMBER}[A-Za-z0-9+/=]{{1,100}}){{1,{max(m // 128, 1)}}}
+                   |(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}}))"""),
         ("authz", ("authoriz",), rf"""
      {B_WORD}(?i:authorization)(?:\\{{0,7}}["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\{{0,7}}["'])?
      (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|bot|sso-key|ssws|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
@@ -46,6 +52,12 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("curl", ("-u> ", "-u>\t", "-u>=", "--user"), rf"""
      {B}(?:-u|--user)(?:[ \t]{{1,8}}|=)["']?
      (?P<curl_user>[^\s:'"`\[\]\\{_CTRL}-][^\s:'"`\[\]\\{_CTRL}]{{0,{m}}}):(?P<curl_pw>(?:[^\s'"`\\{_CTRL}-]|-(?!----)){{1,{m}}})"""),
+        # a login's password as -p after its user (docker login -u u -p pw, sqlcmd -U sa -P pw)
+        ("userpass", ("-u> ", "-u>\t", "--user"), rf"""
+     {B}(?:-[uU]|--user(?:name)?)(?:[ \t]{{1,8}}|=)["']?[^\s'"`\\{_CTRL}-][^\s'"`\\{_CTRL}]{{0,100}}["']?
+     [ \t]{{1,8}}-[pP](?:[ \t]{{1,8}})?
+     (?:'(?P<userpass_sq>[^'\n]{{1,{m}}})'|\\{{0,7}}"(?P<userpass_dq>[^"\\\n]{{1,{m}}})\\{{0,7}}"
+       |(?P<userpass_bare>[^\s'"`;&|<>\\{_CTRL}-][^\s'"`;&|<>\\{_CTRL}]{{0,{m}}}))"""),
         ("flag", ("-|-pass", "--|token", "--auth-|token", "--access-|token", "--|secret", "--client-|secret",
                   "--|api>-key", "--|api>key"), rf"""
      {B}--(?P<flag_name>(?i:{flags}))(?:[ \t]{{1,8}}|=)
@@ -65,6 +77,11 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      (?:'(?P<sshpass_sq>[^'\n]{{1,{m}}})'|"(?P<sshpass_dq>[^"\n]{{1,{m}}})"|(?P<sshpass_bare>[^\s'"`;&|{_CTRL}]{{1,{m}}}))"""),
         ("cookie", ("cookie",), rf"""
      {B_WORD}(?i:cookie)[ \t]{{0,8}}:[ \t]{{0,8}}(?P<cookie_val>[^\r\n"'\\{_CTRL}]{{1,{m}}})"""),
+        # an UPPERCASE env name ending in _PASS (SMTP_PASS, RABBITMQ_DEFAULT_PASS) holds a password
+        ("envpass", ("_PASS",), rf"""
+     _PASS(?:PHRASE)?(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})
+     (?:\\{{0,7}}"(?P<envpass_dq>[^"\\\n]{{1,{m}}})\\{{0,7}}"|'(?P<envpass_sq>[^'\n]{{1,{m}}})'
+       |(?P<envpass_bare>[^\s"'`;&|<>\\{_CTRL}]{{1,{m}}}))"""),
         ("envkey", ("_key",), rf"""
      _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),

@@ -35,8 +35,9 @@ from typing import Callable
 def after_none_of(chars: str) -> str:
     """Not glued to any of `chars` (a word; a redaction's "]", so that
     redacting twice changes nothing) -- a JSON escape before it (\\n, \\t)
-    is a line break or a tab, not a letter."""
-    return rf"(?:(?<![{chars}])|(?<=\\[nrt]))"
+    is a line break or a tab, not a letter, and a percent-encoded byte
+    (token%3Dghp_…, %2F) is a separator in a URL-encoded query."""
+    return rf"(?:(?<![{chars}])|(?<=\\[nrt])|(?<=%[0-9A-Fa-f]{{2}}))"
 
 
 # Pieces of patterns. A dash never starts "-----": a key glued to a PEM
@@ -81,6 +82,20 @@ def _hex_key(secret: str) -> bool:
     return any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
 
 
+def _not_a_word(secret: str) -> bool:
+    """A digit or a symbol in it: a generated key, not words joined by dashes."""
+    return any(not ("a" <= c <= "z" or "A" <= c <= "Z" or c in "-_") for c in secret)
+
+
+def _base64_private_key(secret: str) -> bool:
+    """Base64 whose text opens with a PEM header naming a private key."""
+    head = re.sub(r"\\*[rn]|\s", "", secret[:160])[:64]
+    try:
+        return b"PRIVATE KEY-----" in base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+
+
 def _discord_id(secret: str) -> bool:
     """A Discord bot token opens with the bot's numeric id in base64."""
     head = secret.split(".", 1)[0]
@@ -104,7 +119,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("groq", "groq_key", ("gsk_",), rf"{B}gsk_[A-Za-z0-9]{{48,56}}{E}", skip=4, check=_mixed),
     Shape("pplx", "perplexity_key", ("pplx-",), rf"{B}pplx-[A-Za-z0-9]{{40,56}}{E}", skip=5, check=_mixed),
     Shape("xai", "xai_key", ("xai-",), rf"{B}xai-[A-Za-z0-9]{{70,90}}{E}", skip=4, check=_mixed),
-    Shape("hf", "huggingface_token", ("hf_", "api_org_"), rf"{B}(?:hf_|api_org_)[A-Za-z0-9]{{30,40}}{E}",
+    Shape("hf", "huggingface_token", ("hf_", "api>_org_"), rf"{B}(?:hf_|api_org_)[A-Za-z0-9]{{30,40}}{E}",
           skip=3, check=_mixed),
     Shape("r8", "replicate_token", ("r8_",), rf"{B}r8_[A-Za-z0-9]{{37}}{E}", skip=3, check=_mixed),
     Shape("fireworks", "fireworks_key", ("fw_",), rf"{B}fw_[A-Za-z0-9]{{20,48}}{E}", skip=3, check=_url_userinfo),
@@ -114,7 +129,7 @@ SHAPES: tuple[Shape, ...] = (
     # -- code hosts and registries ---------------------------------------------------------
     Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           rf"{B_WORD}(?:gh[pousr]_[A-Za-z0-9]{{36,%M%}}|github_pat_[A-Za-z0-9_]{{22,%M%}})", skip=4),
-    Shape("gitlab", "gitlab_token", ("glpat-", "glrt-", "gldt-", "glptt-", "gloas-", "GR1348941"),
+    Shape("gitlab", "gitlab_token", ("glp>at-", "glrt-", "gldt-", "glp>tt-", "gloas-", "GR1348941"),
           rf"{B}(?:gl(?:pat|rt|dt|ptt|oas)-|GR1348941)"
           rf"(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=6),
     Shape("bitbucket", "bitbucket_token", ("ATBB",), rf"{B}ATBB[A-Za-z0-9]{{32,40}}{E}", skip=4, check=_mixed),
@@ -201,6 +216,15 @@ SHAPES: tuple[Shape, ...] = (
           rf"{B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{E}", skip=6),
     Shape("shippo", "shippo_token", ("shippo_",), rf"{B}shippo_(?:live|test)_[0-9a-f]{{40}}{E}", skip=12),
     Shape("mapbox", "mapbox_token", ("sk>.",), rf"{B}sk\.eyJ{U}{{20,%M%}}\.{U}{{20,60}}", skip=3),
+    # a PEM private key in base64 (a Kubernetes secret's tls.key, `base64 key.pem`, wrapped
+    # at 76 or not): "LS0tLS1CRUdJTi" is "-----BEGIN"; a certificate or a public key stays
+    Shape("pem_base64", "private_key", ("LS0tLS1CRUdJTi",),
+          rf"{after_none_of('A-Za-z0-9+/')}LS0tLS1CRUdJTi(?:[A-Za-z0-9+/]|\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n){{20,%T%}}={{0,2}}",
+          check=_base64_private_key),
+    # a Django project's generated SECRET_KEY (startproject): its symbols and an `=` read
+    # as code or a glob to the key-name rules, so it is known by its prefix
+    Shape("django", "django_secret_key", ("django-insecure-",),
+          r"(?<![A-Za-z0-9_])django-insecure-(?P<S>[A-Za-z0-9!@#$%^&*(=+)_-]{50})", check=_not_a_word),
     # -- tokens anyone signs, and credentials inside URLs -------------------------------------
     Shape("jwt", "jwt", ("eyj",), rf"{B}eyJ{KEY}{{8,%T%}}\.eyJ{KEY}{{8,%T%}}\.{KEY}{{0,%T%}}", skip=3),
     Shape("age", "age_secret_key", ("AGE-|SECRET",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),

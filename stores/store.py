@@ -108,12 +108,12 @@ class Store(CommandMethods):
                 discard(self.dir, damage)
                 state = IngestState(self.dir)
                 closing.push(_closer(state.close))
-                lost_events = check_before_append(self, log, state, accept_changed_log, list(lost))
+                log_changed = check_before_append(self, log, state, accept_changed_log, list(lost))
                 indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder,
                                          lock_fd=lock.fd)
                 closing.push(_closer(indexes.close))
-                indexes.force_rebuild = rebuild_fulltext or lost_events       # they still hold what was lost
-                indexes.force_rebuild_vectors = rebuild_vectors or lost_events
+                indexes.force_rebuild = rebuild_fulltext or log_changed       # they hold what the log no longer does
+                indexes.force_rebuild_vectors = rebuild_vectors or log_changed
                 with damage_named_when_met(self.dir):
                     state.catch_up(self.segments_dir, log.tail.seq)
                     with derived_write_failure("the indexes"):

@@ -196,6 +196,16 @@ def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     add("secret_value", sid, f"Cookie: theme=dark; sessionid={sid}; lang=en")
     ek = r(B64, 44)
     add("secret_value", ek, '{"encryptionKey": "' + ek + '"}')
+    # forms a held-out probe found uncovered: a Django key, -p after a user, an env name in _PASS
+    django = "".join(rng.choice(string.ascii_lowercase + string.digits + "!@#$%^&*(-_=+)") for _ in range(49)) + "7"
+    add("django_secret_key", django, f"SECRET_KEY = 'django-insecure-{django}'")
+    lpw = r(ALNUM, 16)
+    add("secret_value", lpw, f"docker login -u deploy -p {lpw} registry.example.com")
+    epw = r(ALNUM, 18)
+    add("secret_value", epw, f"SMTP_PASS={epw}")
+    pem64 = base64.b64encode(("-----BEGIN EC PRIVATE KEY-----\n" + r(B64, 32)
+                              + "\n-----END EC PRIVATE KEY-----\n").encode()).decode()
+    add("private_key", pem64, f"  tls.key: {pem64}")
     return samples
 
 

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from reducers.event_schema import conform
 from stores.index.fulltext_search import KIND_NAMES
-from stores.log.segments import damaged_line, sealed_event, segment_name
+from stores.log.segments import misplaced_event, sealed_event, segment_name
 
 PAGE = 256
 FIRST_WINDOW = 1024              # seqs in the first backward window; it doubles while it comes back thin
@@ -157,6 +157,6 @@ class SessionReader:
                     line = f.readline()
                     event = sealed_event(line) if line.endswith(b"\n") else None
                     if event is None or event["seq"] != locations[i].seq:
-                        raise damaged_line(path, 0)
+                        raise misplaced_event(path, locations[i].seq)
                     out[i] = conform(event)
         return out                                      # type: ignore[return-value]

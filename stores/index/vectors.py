@@ -66,9 +66,12 @@ class VectorIndex:
     def meta(self) -> dict:
         if self._meta is None:
             try:
-                self._meta = orjson.loads(self.meta_path.read_bytes())
-            except (FileNotFoundError, orjson.JSONDecodeError):
-                self._meta = {}
+                meta = orjson.loads(self.meta_path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                meta = None
+            # missing, unreadable (a file where vectors/ belongs) or not an object:
+            # an index to rebuild, which `trace verify` names as derived damage
+            self._meta = meta if type(meta) is dict else {}
         return self._meta
 
     def set_aside(self) -> None:

@@ -205,7 +205,9 @@ def check_before_append(store, log, state, accept: bool, lost: list[tuple[int, i
     """Refuse (LogChanged, exit 5) to append onto a log that no longer
     matches its seals; with `accept`, acknowledge what it lost (loss records
     naming the seqs, which are never used again) and trust it as it is.
-    True when events were lost (the indexes must be rebuilt without them)."""
+    True when events were lost or lines changed: the indexes must be rebuilt
+    (they still hold what was lost, or a line as it read before, and point
+    into the log by offsets an edit of another length has moved)."""
     from stores.log.event_log import note_lost_events
     seals = state.seals()
     keys_seq = state.keys_seq
@@ -228,7 +230,7 @@ def check_before_append(store, log, state, accept: bool, lost: list[tuple[int, i
     state.catch_up(store.segments_dir, log.tail.seq)
     _append_acknowledgements(store, log, state, lost, findings.problems)
     seal(store.segments_dir, state)
-    return bool(lost)
+    return bool(lost or findings.problems)
 
 
 def seal(segments_dir: Path, state) -> None:

@@ -149,6 +149,15 @@ def damaged_line(segment: Path, line_no: int) -> IntegrityError:
                           f"run `trace verify` to list every damaged line")
 
 
+def misplaced_event(segment: Path, seq: int) -> IntegrityError:
+    """An event an index points to is not at its place in the log: the log
+    was cut (a copy taken mid-write, a restored backup) or a line changed
+    after the index saw it."""
+    return IntegrityError(f"segments/{segment.name}: event {seq} is not where the indexes recorded it (the log was "
+                          f"cut or changed after they saw it); run `trace verify` to see what, then "
+                          f"`trace verify --repair`")
+
+
 def iter_log_lines(segments: list[Segment], wanted: Callable[[bytes], bool] | None = None, *,
                    ends_log: bool = True, on_damaged: Callable[[RawLine], None] | None = None,
                    on_torn: Callable[[RawLine], None] | None = None) -> Iterator[tuple[RawLine, dict]]:

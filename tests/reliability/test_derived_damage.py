@@ -201,7 +201,13 @@ def _link_loop(path: Path) -> None:
     path.symlink_to(path.name)
 
 
+def _file_in_place(path: Path) -> None:
+    shutil.rmtree(path)
+    path.write_bytes(b"not a folder")
+
+
 @pytest.mark.parametrize("rel, make", [
+    ("vectors", _file_in_place), ("fulltext", _file_in_place),
     ("state.db", _folder_in_place), ("state.db", _link_loop), ("state.db-shm", _folder_in_place),
     ("state.db-wal", _folder_in_place), ("fulltext/.tantivy-writer.lock", _folder_in_place),
     ("fulltext/.tantivy-writer.lock", _link_loop), ("fulltext/positions.db-journal", _folder_in_place),
@@ -253,3 +259,26 @@ def test_a_folder_where_the_lock_file_belongs_is_one_clear_line(tmp_path, trace_
     (trace_home / "LOCK").mkdir()
     run = cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "b.jsonl", 1)))
     assert run.code == 1 and "is a folder, not TRACE's lock file" in run.err
+
+
+@pytest.mark.parametrize("content", [b"[1, 2]", b"null", b'"text"', b"5"])
+def test_a_derived_json_record_holding_json_of_the_wrong_type_is_derived_damage(pristine, tmp_path, content):
+    """Valid JSON that is not the object a record holds (a list, null, a
+    string, a number) in any derived JSON file -- the vector index's
+    description, Tantivy's meta, a checksum list, a context cache -- is
+    damage like any other: verify exits 0 or 6, never an internal error;
+    recall answers as before; `verify --repair` leaves a clean store."""
+    store_src, files, expected = pristine
+    for rel in [f for f in files if f.endswith(".json")]:
+        store = tmp_path / rel.replace("/", "_") / content.decode()[:4].strip('"[')
+        shutil.copytree(store_src, store, symlinks=True)
+        (store / rel).write_bytes(content)
+
+        def trace(*args):
+            run = cli("--store", str(store), *args)
+            assert "Traceback" not in run.err and "please report" not in run.err, (rel, args, run.err)
+            return run
+        assert trace("verify").code in (0, 6), rel
+        assert [h["seq"] for h in trace(*QUERY).lines()] == expected, rel
+        assert trace("verify", "--repair").code == 0, rel
+        assert trace("verify").code == 0, rel

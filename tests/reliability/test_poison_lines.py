@@ -125,3 +125,10 @@ def test_an_imported_reference_to_content_never_carried_leaves_a_store_that_veri
     held = next(e for e in Store(trace_home).events() if e["seq"] == 4)["artifact"]["id"]
     next((trace_home / "artifacts").rglob(f"{held}*")).unlink()
     assert cli("verify").code == 5
+
+
+@pytest.mark.parametrize("value", [-5, -1])
+def test_a_negative_count_is_named_as_out_of_range_not_as_a_fraction(tmp_path, trace_home, value):
+    bad = trace_events(tmp_path / "neg.trace.jsonl", [trace_line(1), trace_line(2, tokens=value), trace_line(3)])
+    run = cli("ingest", "--format", "trace", str(bad))
+    assert run.code == 1 and "neg.trace.jsonl:2: tokens is not a whole number (0 or more)" in run.err, run.err

@@ -295,3 +295,41 @@ def test_a_segment_name_on_something_that_is_no_file_is_an_integrity_failure_nam
     assert cli("verify", "--repair").code == 0
     assert cli("verify").code == 0
     assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "c.jsonl", 1))).code == 0
+
+
+@pytest.mark.parametrize("grow", [b" and a phrase someone added by hand", b""])
+def test_after_repair_accepts_a_line_edited_to_a_new_length_every_reader_works_again(store, grow):
+    """An edit that changes a line's length moves every line after it: the
+    indexes (which point into the log by offset) no longer match it, so
+    accepting the change rebuilds them -- recall and context answer again,
+    and find the line as it now reads; verify keeps naming the line."""
+    seg = _sealed_with_lines(store)
+    lines = _lines(seg)
+    i = next(i for i, line in enumerate(lines) if b"question" in line)
+    edited = orjson.loads(lines[i])
+    lines[i] = lines[i].replace(b"question", b"questionnaire" + grow, 1)
+    seg.write_bytes(b"".join(lines))
+    assert cli("verify", "--repair").code == 5                     # the altered line stays named
+    for args in (["recall", "questionnaire", "--mode", "fulltext"], ["context", "--session", edited["session_id"]],
+                 ["stats"], ["recall", "question"]):
+        run = cli(*args)
+        assert run.code == 0, (args, run.err)
+    hits = cli("recall", "questionnaire", "--mode", "fulltext", "--json").lines()
+    assert any(h.get("seq") == edited["seq"] for h in hits)
+
+
+def test_a_copy_taken_mid_write_names_the_cut_tail_in_every_reader_never_line_zero(store):
+    """A store copied while a writer was at work: the last line is cut short
+    (a torn write) though the indexes had already seen it. `context`, which
+    reads events where the index says they are, names the event that is not
+    there and the command to run -- not "line 0 is not an event"."""
+    seg = store.segments()[-1].path
+    data = seg.read_bytes()
+    last = orjson.loads(_lines(seg)[-1])
+    seg.write_bytes(data[:-40])
+    run = cli("context", "--session", last["session_id"])
+    assert run.code == 5 and "Traceback" not in run.err, run.err
+    assert ":0:" not in run.err and f"event {last['seq']}" in run.err and "trace verify" in run.err, run.err
+    assert cli("verify").code == 5
+    assert cli("verify", "--repair").code == 0
+    assert cli("context", "--session", last["session_id"]).code == 0
