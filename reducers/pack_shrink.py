@@ -50,6 +50,9 @@ def shrink_protected(conv, order, render, k: int, budget: int):
     # The smallest pack does not depend on how much of the session was read:
     # everything that may go has gone, and its pointer names no topics.
     floor = {i: c for i in cuttable if _size(c := cut(conv[i], FLOOR)) < _size(conv[i])}
+    pack = render(k, floor, None)                  # its pointer with topics to recall by, when they fit
+    if pack.tokens <= budget:
+        return pack
     pack = render(k, floor, [])
     if pack.tokens <= budget:
         return pack
