@@ -103,7 +103,7 @@ def marker_text(seq_from: int, seq_to: int, ts_from: str | None, ts_to: str | No
     (another session's, interleaved in the log), the show directive names
     the session, so following it prints this session's events only."""
     directive = show_directive(ranges or [(seq_from, seq_to)], count, session_id)
-    return (f"[Events {seq_from}–{seq_to} ({time_span(ts_from, ts_to)}) evicted: {count} events."
+    return (f"[Events {seq_from}–{seq_to} ({time_span(ts_from, ts_to)}) evicted: {count} event{'s' if count != 1 else ''}."
             f"{_topics_and_directive(topics, directive)}]")
 
 

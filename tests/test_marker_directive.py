@@ -51,3 +51,8 @@ def test_the_smallest_pack_s_pointer_never_says_recall_of_nothing():
         assert all(q.strip("… ") for q in _recall_queries(pack.elision.text)), pack.elision.text
     roomy = assemble(SessionView.of_items("s", items), err.value.needed + 40, "", policy)
     assert _recall_queries(roomy.elision.text) == ["output answer"]      # topics come back once they fit
+
+
+def test_a_marker_counts_its_events_in_plain_english():
+    assert "evicted: 1 event." in marker_text(172, 172, None, None, 1, ["retry"], "s")
+    assert "evicted: 2 events." in marker_text(172, 173, None, None, 2, ["retry"], "s")
