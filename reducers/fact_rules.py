@@ -178,7 +178,7 @@ RULES: tuple[Rule, ...] = (
     Rule("my-preferred", "preference", rx(rf"\bmy\s+(?:preferred|favou?rite)\s+{SUBJ}\s+is\s+{VAL}"),
          _subject_value),
     Rule("always-never", "preference",
-         rx(rf"^(?:please\s+)?(?P<how>always|never|don'?t|do not|stop|avoid)\s+(?P<val>(?:use|using|add|run|write|"
+         rx(r"^(?:please\s+)?(?P<how>always|never|don'?t|do not|stop|avoid)\s+(?P<val>(?:use|using|add|run|write|"
              rf"put|commit|push|call|include|leave|make|create|format|indent|prefix|name)\b[^.;!?]{{2,80}})"),
          _always_never, allow_negation=True, allow_plan=True, max_value_words=10),
     # -- decisions

@@ -8,7 +8,7 @@ Each candidate gets a logit, a weighted sum of what recall knows about it:
     x_bm25       the lexical score, / BM25_SCALE (fixed, not per query: a
                  strong match is strong in any query): BM25 over body (+ ctx)
                  and exact terms, plus the IDF of each rare query term the
-                 event holds, counted once (stores/fulltext_search.py lexical)
+                 event holds, counted once (stores/index/fulltext_search.py lexical)
     x_coverage   the share of the query's IDF the event's own text holds: an
                  event with the query's rarest terms beats one that repeats
                  its common terms, however long it is (BM25's length

@@ -1,5 +1,5 @@
 """Redaction of everything a draft carries, not only its text: the
-append chokepoint (stores/appender.py) runs every draft through here, so
+append chokepoint (stores/log/appender.py) runs every draft through here, so
 each string a parser copies into an event -- a hook's output kept in
 `meta`, a repository URL, an API error's fields, a tool's input, an
 imported event's `source` -- passes the redactor before it reaches the

@@ -18,7 +18,7 @@ import orjson
 from reducers.media import block_bytes, looks_like_payload, media_type
 from reducers.redact_payload import redacted_base64, secrets_in_base64
 from reducers.redact_stream import StreamRedactor
-from stores.artifacts import ArtifactStore
+from stores.log.artifacts import ArtifactStore
 from stores.big_lines import SpillRegistry
 
 

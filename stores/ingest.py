@@ -26,10 +26,10 @@ from reducers.redact import redact as redact_text
 from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.api.result import Result
-from stores.appender import FLUSH, Appender, AppendCounts
+from stores.log.appender import FLUSH, Appender, AppendCounts
 from stores.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
-from stores.event_log import utc_now_iso
+from stores.log.event_log import utc_now_iso
 from stores.integrity.bad_records import MAX_PARSER_RESTARTS, BadLines, RecordFeed
 from stores.paths import TMP, ensure_dir
 from stores.working_state import STATE_FORMAT, WorkingStateTracker

@@ -17,7 +17,7 @@ from typing import Iterable
 
 import orjson
 
-from stores.segments import iter_events
+from stores.log.segments import iter_events
 from stores.sql_in import select_in
 
 _SCHEMA = """

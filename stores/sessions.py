@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from stores.api.result import Result
 from stores.errors import TraceError
-from stores.segments import read_event_at
+from stores.log.segments import read_event_at
 
 TITLE_SCAN = 200              # system events looked at (newest first) for a session title
 FIRST_LINE_CHARS = 120
@@ -36,7 +36,7 @@ def list_sessions(store, *, source: str | None = None, since: str | None = None,
     is that name or whose source path contains it; `since` (ISO time or an
     age such as 3d) keeps sessions active since then; `grep` keeps sessions
     whose id, title or source path contains it (case-insensitive)."""
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     from stores.recall import parse_time
     from stores.stats import stats
 
@@ -126,5 +126,5 @@ def _first_line(text: str) -> str:
 
 
 def _millis(ts: str | None) -> int:
-    from stores.fulltext_documents import ts_millis
+    from stores.index.fulltext_documents import ts_millis
     return ts_millis(ts) if ts else 0

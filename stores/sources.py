@@ -320,7 +320,7 @@ def restart_point(path: Path, before: int, resumes_at, min_back: int = 0,
             except orjson.JSONDecodeError:
                 continue
             if resumes_at(record):
-                from stores.segments import _line_number     # the log's own line counter
+                from stores.log.segments import _line_number     # the log's own line counter
                 offset = low + start
                 return offset, _line_number(path, offset) - 1
     return None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from stores.api.result import Result
 from stores.ingest_state import IngestState, tally
-from stores.segments import iter_events
+from stores.log.segments import iter_events
 
 
 @dataclass

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from stores.api.commands import CommandMethods
-from stores.artifacts import ArtifactStore
+from stores.log.artifacts import ArtifactStore
 from stores.errors import IntegrityError, TraceError
 from stores.paths import clear_tmp, ensure_dir, private_umask, store_dir, tighten
-from stores.segments import iter_events, list_segments
+from stores.log.segments import iter_events, list_segments
 
 
 class Writer:
@@ -84,12 +84,12 @@ class Store(CommandMethods):
         (damage verify found) is removed before anything opens it; `lost`
         (seq ranges verify found missing) is acknowledged with the rest."""
         # Imported here: readers (a cold `trace recall`) never pay for the write path.
-        from stores.event_log import EventLog
-        from stores.indexes import DerivedIndexes
+        from stores.log.event_log import EventLog
+        from stores.index.indexes import DerivedIndexes
         from stores.ingest_state import IngestState
         from stores.integrity.derived import OPEN, damage_named_when_met, derived_write_failure, discard, state_damage
         from stores.integrity.seals import check_before_append, seal
-        from stores.lock import WriterLock
+        from stores.log.lock import WriterLock
         with private_umask():
             ensure_dir(self.dir)
             self.exists()                                   # raises when segments/ or artifacts/ is no folder
@@ -171,9 +171,9 @@ class Store(CommandMethods):
         return IndexResult(before=before, after=self.index_status(), seconds=round(time.perf_counter() - t, 3))
 
     def index_status(self) -> dict:
-        from stores.fulltext import FulltextIndex
-        from stores.segments import tail_seq
-        from stores.vectors import VectorIndex
+        from stores.index.fulltext import FulltextIndex
+        from stores.log.segments import tail_seq
+        from stores.index.vectors import VectorIndex
         ft, vec = FulltextIndex(self.dir), VectorIndex(self.dir)
         status = {"log_seq": tail_seq(self.segments_dir) if self.exists() else 0,
                   "fulltext_seq": ft.watermark, "vector_seq": vec.watermark,

@@ -28,11 +28,11 @@ from reducers.canonical import GENESIS, check_line
 from reducers.event_schema import NOT_CARRIED, conform, event_problem
 from stores.api.result import Result
 from stores.errors import IntegrityError
-from stores.event_log import LOST_EVENTS
+from stores.log.event_log import LOST_EVENTS
 from stores.ingest_state import recorded_seq, tally
 from stores.integrity.derived import FULL, Damage, derived_damage
 from stores.integrity.seals import LOST_KIND, LOST_SESSION
-from stores.segments import NotASegment, RawLine, iter_log_lines, last_event, read_last_line, segment_name
+from stores.log.segments import NotASegment, RawLine, iter_log_lines, last_event, read_last_line, segment_name
 
 _MAX_PROBLEMS = 100
 EXIT_DERIVED = 6          # only derived files are damaged: the log is intact, `trace verify --repair` rebuilds them
@@ -342,8 +342,8 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
 
 
 def _index_watermarks(store_dir: Path) -> dict[str, tuple[str, int]]:
-    from stores.fulltext import FulltextIndex
-    from stores.vectors import VectorIndex
+    from stores.index.fulltext import FulltextIndex
+    from stores.index.vectors import VectorIndex
     ft = FulltextIndex(store_dir)
     try:
         return {"the full-text index": ("fulltext", ft.watermark),
@@ -364,8 +364,8 @@ def _check_indexes(store, report: VerifyReport) -> None:
     """The derived indexes must match the log they cover: a full-text index
     missing or holding other documents is derived damage; one that lags (an
     interrupted ingest, deferred embedding) only a note."""
-    from stores.fulltext import FulltextIndex
-    from stores.vectors import VectorIndex
+    from stores.index.fulltext import FulltextIndex
+    from stores.index.vectors import VectorIndex
     if any(d.part == "fulltext" for d in report.damage):
         return                                    # named already; opening it could crash the engine
     ft = FulltextIndex(store.dir)

@@ -77,8 +77,8 @@ def trace_events(path: Path, events: list[dict]) -> Path:
 def log_ending_with(directory: Path, events: list[dict], raw: bytes) -> Path:
     """A log of `events` whose last segment then gets `raw` appended (a torn
     or damaged tail); returns that segment's path."""
-    from stores.event_log import EventLog
-    from stores.segments import list_segments
+    from stores.log.event_log import EventLog
+    from stores.log.segments import list_segments
     log = EventLog(directory)
     log.append(events)
     log.close()

@@ -8,7 +8,7 @@ import re
 
 from reducers.pack_formats import to_openai
 from reducers.tokens import count_tokens
-from stores.lookup import events_by_selector, marker_events
+from stores.log.lookup import events_by_selector, marker_events
 from stores.store import Store
 from tests.helpers import cli
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stores.artifacts import ArtifactDamaged, ArtifactStore
+from stores.log.artifacts import ArtifactDamaged, ArtifactStore
 from tests.helpers import cli
 
 OUTPUT = "".join(f"line {i}: build step ok\n" for i in range(3000))

@@ -10,7 +10,7 @@ import pytest
 
 import stores.big_lines
 import stores.sources
-from stores.segments import list_segments
+from stores.log.segments import list_segments
 from tests.helpers import cli, openai_conversations
 
 

@@ -9,7 +9,7 @@ import tempfile
 
 import zstandard
 
-from stores.lookup import export_events
+from stores.log.lookup import export_events
 from stores.store import Store
 
 

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reducers.canonical import GENESIS
-from stores.event_log import EventLog
-from stores.ids import IdGenerator, decode_ulid, encode_ulid, is_ulid
-from stores.segments import iter_events, list_segments
+from stores.log.event_log import EventLog
+from stores.log.ids import IdGenerator, decode_ulid, encode_ulid, is_ulid
+from stores.log.segments import iter_events, list_segments
 from stores.store import Store
 from tests.helpers import log_ending_with
 
@@ -267,8 +267,8 @@ def test_a_background_fsync_that_fails_is_reported_by_the_next_wait(tmp_path, mo
 
     import pytest
 
-    from stores import event_log
-    from stores.event_log import LogWriteError
+    from stores.log import event_log
+    from stores.log.event_log import LogWriteError
 
     log = EventLog(tmp_path)
     log.append([_event(0)])                              # the segment exists: the next append only writes

@@ -7,12 +7,12 @@ import hashlib
 
 import pytest
 
-import stores.externalize
+import stores.log.externalize
 from reducers.tokens import count_tokens
 from reducers.truncate import middle_stub
-from stores.artifacts import ArtifactStore
+from stores.log.artifacts import ArtifactStore
 from stores.big_lines import SpillRegistry
-from stores.externalize import Externalizer
+from stores.log.externalize import Externalizer
 
 OUTPUT = "".join(f"row {i}: é 🙂 \"quoted\"\n" for i in range(4000)) + "last row, no newline"
 
@@ -73,7 +73,7 @@ def test_without_redaction_a_streamed_text_is_stored_as_it_came(tmp_path, spills
 
 def test_an_output_seen_again_gets_its_first_preview_without_making_it_again(tmp_path, monkeypatch):
     made = []
-    monkeypatch.setattr(stores.externalize, "middle_stub",
+    monkeypatch.setattr(stores.log.externalize, "middle_stub",
                         lambda *a, **kw: made.append(1) or middle_stub(*a, **kw))
     ext = Externalizer(ArtifactStore(tmp_path), None, redact_secrets=True)
     first_ref, first = ext.text(OUTPUT)
@@ -90,7 +90,7 @@ def test_a_preview_the_event_already_has_is_kept(tmp_path):
 
 
 def test_the_preview_cache_stays_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(stores.externalize, "_PREVIEWS", 3)
+    monkeypatch.setattr(stores.log.externalize, "_PREVIEWS", 3)
     ext = Externalizer(ArtifactStore(tmp_path), None, redact_secrets=True)
     refs = [ext.text(f"{i}\n{OUTPUT}")[0]["id"] for i in range(5)]
     assert list(ext._previews) == refs[-3:]

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-import stores.fulltext as fulltext
-import stores.fulltext_search as fulltext_search
-import stores.fulltext_documents as fulltext_documents
+import stores.index.fulltext as fulltext
+import stores.index.fulltext_search as fulltext_search
+import stores.index.fulltext_documents as fulltext_documents
 from stores.store import Store
 
 
@@ -92,7 +92,7 @@ def test_a_query_word_finds_the_spellings_that_share_its_stem(tmp_path, monkeypa
 
 
 def test_spelling_candidates_cover_common_inflections():
-    from stores.fulltext_search import _forms
+    from stores.index.fulltext_search import _forms
     assert {"stop", "stops", "stopped", "stopping"} <= set(_forms("stopping"))
     assert {"study", "studies", "studied", "studying"} <= set(_forms("studies"))
     assert {"deploy", "deployed", "deployment", "deployments"} <= set(_forms("deploy"))

@@ -1,5 +1,5 @@
 """A long ingest hands full-text indexing to a child process
-(stores/fulltext_process.py). The index it builds is the one the writer
+(stores/index/fulltext_process.py). The index it builds is the one the writer
 would have built in process, and a child that fails hands the work back:
 the index still ends up holding every event."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-import stores.fulltext_process as fulltext_process
-from stores.fulltext import FulltextIndex
-from stores.fulltext_documents import index_rows
+import stores.index.fulltext_process as fulltext_process
+from stores.index.fulltext import FulltextIndex
+from stores.index.fulltext_documents import index_rows
 from stores.store import Store
 from tests.helpers import openai_conversations
 
@@ -51,7 +51,7 @@ def test_a_failed_child_hands_the_work_back_and_the_index_still_holds_everything
         def __init__(self, store, lock_fd):
             self.proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); sys.exit(3)"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    monkeypatch.setattr("stores.indexes.IndexerProcess", DyingIndexer)
+    monkeypatch.setattr("stores.index.indexes.IndexerProcess", DyingIndexer)
     notes: list[str] = []
     store = _ingest(tmp_path, "s", "0", monkeypatch, notes)
     assert any("indexer process stopped" in n and "status 3" in n for n in notes), notes

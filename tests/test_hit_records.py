@@ -12,8 +12,8 @@ import shutil
 
 import pytest
 
-from stores.fulltext import FulltextIndex
-from stores.fulltext_search import HIT_COLUMNS
+from stores.index.fulltext import FulltextIndex
+from stores.index.fulltext_search import HIT_COLUMNS
 from stores.hit_records import FILE, HitRecords, Record
 from stores.hit_records.records import SIZE
 from stores.recall import Recaller, RecallQuery
@@ -149,8 +149,8 @@ def test_latest_finds_the_newest_event_of_the_kinds_in_a_session(store, monkeypa
     """latest() picks the newest of the matches it finds unordered (or, past
     LATEST_SCAN matches, lets the index order them): the event with the
     highest seq of those kinds in that session, as the log says."""
-    import stores.fulltext_search as fs
-    from stores.segments import iter_events, read_event_at
+    import stores.index.fulltext_search as fs
+    from stores.log.segments import iter_events, read_event_at
     st, _ = store
     if scan:
         monkeypatch.setattr(fs, "LATEST_SCAN", scan)
@@ -188,8 +188,8 @@ def test_latest_each_answers_as_latest_asked_session_by_session(mixed_store, mon
     else the newest of the others holding the words (some sessions have
     the first kinds, some do not); and gives up (None) when the matches
     fill a scan, so the caller asks one by one."""
-    import stores.fulltext_search as fs
-    from stores.segments import iter_events
+    import stores.index.fulltext_search as fs
+    from stores.log.segments import iter_events
     st = mixed_store
     ft = FulltextIndex(st.dir)
     gp = {seq: row[3] for seq, row in _columns(ft).items()}
@@ -243,7 +243,7 @@ def test_a_sessions_todo_call_is_found_by_the_tools_whole_name_not_by_its_words(
     "update", "plan", "todo" or "write" is not that call: `update_plan`
     matches as one name, never as its words."""
     from reducers.tasks import TODO_TOOLS
-    from stores.segments import iter_events, read_event_at
+    from stores.log.segments import iter_events, read_event_at
 
     def call(i, name, args):
         return {"role": "assistant", "content": None, "tool_calls": [

@@ -118,7 +118,7 @@ def test_bad_payloads_are_logged_exit_0_and_write_nothing(installed, tmp_path, p
 
 
 def test_a_busy_store_is_logged_and_left_for_the_next_run(installed, tmp_path):
-    from stores.lock import WriterLock
+    from stores.log.lock import WriterLock
     transcript = tmp_path / "session.jsonl"
     shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
     store_dir = tmp_path / "store"

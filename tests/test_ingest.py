@@ -7,8 +7,8 @@ import os
 import orjson
 import pytest
 
-from stores.artifacts import ArtifactStore, BadArtifactId, check_artifact_id
-from stores.lookup import export_events, full_text
+from stores.log.artifacts import ArtifactStore, BadArtifactId, check_artifact_id
+from stores.log.lookup import export_events, full_text
 from stores.store import Store
 from tests.helpers import cli, openai_conversations
 
@@ -103,7 +103,7 @@ def test_a_file_given_twice_in_one_run_is_added_once_while_its_last_batch_is_sti
         tmp_path, monkeypatch, batch):
     """The next batch is built while the previous one's fsync runs, before
     the ingest state knows its keys: they are looked up in memory too."""
-    import stores.appender as appender
+    import stores.log.appender as appender
     monkeypatch.setattr(appender, "BATCH_EVENTS", batch)
     src = openai_conversations(tmp_path / "chat.jsonl", 3, tool_every=2)
     copy = tmp_path / "again.jsonl"
@@ -119,8 +119,8 @@ def test_a_file_given_twice_in_one_run_is_added_once_while_its_last_batch_is_sti
 def test_the_ingest_state_never_records_a_batch_before_the_log_has_synced_it(tmp_path, monkeypatch):
     """After a crash the state may lag the log but never lead it: a key
     recorded for an event the disk lost would make re-ingest skip it."""
-    import stores.appender as appender
-    from stores.event_log import EventLog
+    import stores.log.appender as appender
+    from stores.log.event_log import EventLog
     from stores.ingest_state import IngestState
     monkeypatch.setattr(appender, "BATCH_EVENTS", 3)
     durable, violations, recorded = [0], [], []
@@ -217,8 +217,8 @@ def test_strict_writes_nothing_from_a_file_with_a_bad_line(tmp_path):
 
 
 def test_strict_writes_nothing_even_when_the_bad_line_comes_batches_later(tmp_path, monkeypatch):
-    import stores.appender
-    monkeypatch.setattr(stores.appender, "BATCH_EVENTS", 2)       # many batches before the bad line
+    import stores.log.appender
+    monkeypatch.setattr(stores.log.appender, "BATCH_EVENTS", 2)       # many batches before the bad line
     src = openai_conversations(tmp_path / "chat.jsonl", 20, tool_every=1)
     with open(src, "a") as f:
         f.write("not json at all\n")
@@ -387,8 +387,8 @@ def test_session_override_puts_everything_in_one_session(tmp_path):
 
 
 def test_sessions_leaving_memory_mid_ingest_are_indexed_once_and_completed_later(tmp_path, monkeypatch):
-    import stores.fulltext
-    monkeypatch.setattr(stores.fulltext, "OPEN_SESSIONS", 1)         # force the LRU path
+    import stores.index.fulltext
+    monkeypatch.setattr(stores.index.fulltext, "OPEN_SESSIONS", 1)         # force the LRU path
     files = {}
     for name in ("a", "b", "c"):
         files[name] = tmp_path / f"{name}.jsonl"

@@ -10,7 +10,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stores.lookup import export_events, full_text
+from stores.log.lookup import export_events, full_text
 from stores.store import Store
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300).filter(str.strip)

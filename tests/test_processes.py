@@ -51,7 +51,7 @@ def test_export_into_head_closes_cleanly_on_epipe(tmp_path):
 def test_a_locked_store_exits_4_unless_the_writer_waits(tmp_path):
     home = tmp_path / "home"
     src = str(openai_conversations(tmp_path / "c.jsonl", 1))
-    from stores.lock import WriterLock
+    from stores.log.lock import WriterLock
     home.mkdir()
     lock = WriterLock(home).acquire()
     try:

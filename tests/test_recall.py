@@ -332,7 +332,7 @@ def test_wordllama_vectors_equal_the_packages_own():
     from wordllama import WordLlama
 
     import wordllama
-    from stores.embedders import WordLlamaEmbedder
+    from stores.index.embedders import WordLlamaEmbedder
     texts = ["docker build failed on the ssl cert", "where is the payments config?", "ok"]
     ours = WordLlamaEmbedder(256).embed(texts)
     theirs = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True).embed(texts)
@@ -349,7 +349,7 @@ def test_query_tokens_in_python_equal_the_rust_tokenizers():
     if importlib.util.find_spec("wordllama") is None:
         pytest.skip("wordllama not installed")
     from reducers.bpe import bpe_ids
-    from stores.embedders import WordLlamaEmbedder
+    from stores.index.embedders import WordLlamaEmbedder
     emb = WordLlamaEmbedder(128)
     texts = ["which port does payroll-sync listen on?", "  two  spaces\tand a tab\nnew line",
              "Ünïcödé naïve café — “quotes” 🚀 emoji and 漢字", "E_PAYROLL_SYNC_4242 at /srv/app/conf/main-123.yaml",
@@ -393,7 +393,7 @@ def test_a_question_crediting_the_asker_with_the_answer_scores_below_the_same_qu
 def test_a_candidate_carries_every_number_of_its_index_hit():
     # _candidate builds Candidates positionally (the cheap call): each field
     # must land where its name says, whatever order Candidate declares.
-    from stores.fulltext_search import FulltextHit
+    from stores.index.fulltext_search import FulltextHit
     from stores.recall.recaller import _candidate
     h = FulltextHit(seq=11, score=2.5, segment=3, offset=4096, gp=7 << 32 | 5, kind="tool_result", ts_ms=1_700_000_000_000,
                     speaker_key=99, chars=321)

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from stores.fulltext_search import Filters
+from stores.index.fulltext_search import Filters
 from stores.recall import Recaller, RecallQuery
 from stores.recall.recaller import NEIGHBOUR_ANCHORS
 from stores.store import Store
@@ -83,11 +83,11 @@ def test_hits_are_the_same_when_held_is_measured_apart(recaller, monkeypatch):
 def test_optional_clauses_chained_score_as_a_union_of_them_does(recaller, monkeypatch):
     """The lexical query's common terms (and the neighbours' held terms)
     are optional clauses chained onto the required part instead of a
-    union of Shoulds beside it (stores/fulltext_search.py _scored_by):
+    union of Shoulds beside it (stores/index/fulltext_search.py _scored_by):
     the same events with the same scores, to the last bit."""
     import tantivy
 
-    import stores.fulltext_search as fs
+    import stores.index.fulltext_search as fs
     rc, needles = recaller
     monkeypatch.setattr(fs, "COMMON_MIN_DOCS", 20)      # a small index has common terms too
     monkeypatch.setattr(fs, "COMMON_SHARE", 0.01)
@@ -113,7 +113,7 @@ def test_optional_clauses_chained_score_as_a_union_of_them_does(recaller, monkey
 def test_stored_vectors_read_from_the_file_are_hnswlibs_own(recaller):
     import numpy as np
 
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
     rc, _ = recaller
     seqs = list(range(0, 2000, 3)) + [10 ** 9]                 # embedded ones, tool events (never embedded), absent
     fast = VectorIndex(rc.store.dir)
@@ -127,7 +127,7 @@ def test_stored_vectors_read_from_the_file_are_hnswlibs_own(recaller):
 
 
 def test_cosines_at_once_are_each_vectors_own_dot_product(recaller):
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
     rc, _ = recaller
     seqs = list(range(0, 2000, 3)) + [10 ** 9]
     query = rc.vectors.embedder().embed_query("which build failed on the release branch")
@@ -143,7 +143,7 @@ def test_cosines_at_once_are_each_vectors_own_dot_product(recaller):
 def test_an_unexpected_hnsw_file_layout_falls_back_to_hnswlib(recaller, tmp_path):
     import shutil
 
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
     rc, _ = recaller
     copy = tmp_path / "store"
     shutil.copytree(rc.store.dir / "vectors", copy / "vectors")
@@ -160,7 +160,7 @@ def test_a_vector_graph_that_reaches_fewer_than_k_answers_with_what_it_reaches(t
     damaged index and rebuilt)."""
     import numpy as np
 
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
 
     class Islands:                     # a graph whose entry reaches 7 elements
         def get_current_count(self):
@@ -186,7 +186,7 @@ def test_a_vector_graph_that_reaches_fewer_than_k_answers_with_what_it_reaches(t
 def test_a_process_first_lookup_asks_hnswlib_then_the_file_rows_with_the_same_floats(recaller, monkeypatch):
     import numpy as np
 
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
     rc, needles = recaller
     laid_out = _calls(monkeypatch, "_level0_rows")
     index = VectorIndex(rc.store.dir)
@@ -206,7 +206,7 @@ def test_a_process_first_search_scans_the_stored_vectors_then_uses_the_graph(rec
     search scores every stored vector where it lies, exactly. A second
     search loads the graph; on a store this small both find the same
     neighbours, with the same cosines up to float rounding."""
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
     rc, needles = recaller
     for needle in needles[:6]:
         index = VectorIndex(rc.store.dir)
@@ -221,8 +221,8 @@ def test_a_process_first_search_scans_the_stored_vectors_then_uses_the_graph(rec
 
 
 def test_a_file_laid_out_otherwise_is_searched_through_the_graph(recaller, monkeypatch):
-    from stores import vectors as vectors_module
-    from stores.vectors import VectorIndex
+    from stores.index import vectors as vectors_module
+    from stores.index.vectors import VectorIndex
     rc, needles = recaller
     monkeypatch.setattr(vectors_module, "_level0_block", lambda *a: ())     # another hnswlib's layout
     index = VectorIndex(rc.store.dir)
@@ -231,7 +231,7 @@ def test_a_file_laid_out_otherwise_is_searched_through_the_graph(recaller, monke
 
 
 def test_a_scan_and_the_row_lookups_after_it_map_the_file_once(recaller, monkeypatch):
-    from stores.vectors import VectorIndex
+    from stores.index.vectors import VectorIndex
     rc, needles = recaller
     mapped = _calls(monkeypatch, "_level0_block")
     index = VectorIndex(rc.store.dir)
@@ -241,8 +241,8 @@ def test_a_scan_and_the_row_lookups_after_it_map_the_file_once(recaller, monkeyp
 
 
 def _calls(monkeypatch, name: str) -> list:
-    """A list that grows by one each time stores.vectors' `name` is called."""
-    from stores import vectors as vectors_module
+    """A list that grows by one each time stores.index.vectors' `name` is called."""
+    from stores.index import vectors as vectors_module
     calls, real = [], getattr(vectors_module, name)
     monkeypatch.setattr(vectors_module, name, lambda *a: calls.append(1) or real(*a))
     return calls

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import stores.big_lines
 import stores.sources
-from stores.externalize import Externalizer
+from stores.log.externalize import Externalizer
 from tests.helpers import cli
 from tests.planted_inputs import MALFORMED, SID, Planter, build_inputs, claude_code_lines
 from tests.secret_samples import shape_samples

@@ -149,7 +149,7 @@ def test_rerank_embeds_a_passage_once_per_recaller(needle_recaller):
 
 def _reads(monkeypatch) -> list[str]:
     """A list that grows by the artifact's id each time an artifact is read."""
-    from stores.artifacts import ArtifactStore
+    from stores.log.artifacts import ArtifactStore
     reads, real = [], ArtifactStore.read
     monkeypatch.setattr(ArtifactStore, "read", lambda self, aid: reads.append(aid) or real(self, aid))
     return reads

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stores.errors import StoreLocked
-from stores.lock import WriterLock
+from stores.log.lock import WriterLock
 from stores.store import Store
 from stores.sweep import facts, ledger_rows, run_sweep
 from tests.helpers import cli

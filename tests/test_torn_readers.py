@@ -7,8 +7,8 @@ import orjson
 import pytest
 
 from stores.errors import IntegrityError
-from stores.event_log import EventLog
-from stores.segments import iter_events, last_event, list_segments, read_event_at
+from stores.log.event_log import EventLog
+from stores.log.segments import iter_events, last_event, list_segments, read_event_at
 from stores.store import Store
 from tests.helpers import cli, log_ending_with, openai_conversations
 
@@ -141,7 +141,7 @@ def test_a_segment_reader_with_files_kept_open_reads_what_read_event_at_reads(tm
     with pread) serves each line as read_event_at does: long lines whole,
     a torn tail not at all, damage named, a missing segment as None, and a
     segment unlinked and made again under its name from its new file."""
-    from stores.segments import SegmentReader
+    from stores.log.segments import SegmentReader
     log = EventLog(tmp_path)
     long_text = "word " * 5_000                     # past the reader's first read
     log.append([_event(0), {**_event(1), "text": long_text}, _event(2)])

@@ -7,7 +7,7 @@ import shutil
 import sqlite3
 
 import stores.verify
-from stores.segments import list_segments
+from stores.log.segments import list_segments
 from stores.store import Store
 from tests.helpers import cli, openai_conversations
 
@@ -137,7 +137,7 @@ def test_an_index_that_only_lags_the_log_is_a_note_not_a_failure(tmp_path, trace
     # an interrupted ingest leaves the index behind; recall (or `trace index`) catches it up
     store = _ingested(tmp_path, trace_home)
     indexed = store.stats().last_seq
-    from stores.event_log import EventLog
+    from stores.log.event_log import EventLog
     log = EventLog(store.dir)                         # appended, then killed before the index caught up
     log.append([{"session_id": "s", "turn_id": "t", "ts": None, "kind": "user", "text": "late", "tokens": 1,
                  "source": {"key": "late"}}])

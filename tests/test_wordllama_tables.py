@@ -68,7 +68,7 @@ def test_wordllama_query_vectors_are_the_same_with_the_cache(tmp_path, monkeypat
         pytest.skip("wordllama not installed")
     import numpy as np
 
-    from stores.embedders import WordLlamaEmbedder
+    from stores.index.embedders import WordLlamaEmbedder
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = WordLlamaEmbedder(128)
     first.embed_query("build the cache")

@@ -91,7 +91,7 @@ class TraceTools:
     def show(self, selector: str | None = None, marker: str | None = None, session: str | None = None,
              tail: int | None = None, full: bool = False, offset: int = 0, max_chars: int = SHOW_MAX_CHARS) -> dict:
         from reducers.markers import merge_ranges, show_selector
-        from stores.lookup import full_text, select_events
+        from stores.log.lookup import full_text, select_events
         events = select_events(self.store, selector, session, marker, tail)
         if len(events) == 1:                     # one event: any long text is read on from `offset`
             event = events[0]

@@ -71,7 +71,7 @@ def _nothing(q, store=None) -> str:
 
 def _empty(store) -> bool:
     """Whether the store's log holds no event (read only when nothing was found)."""
-    from stores.segments import tail_seq
+    from stores.log.segments import tail_seq
     return tail_seq(store.segments_dir) == 0
 
 

@@ -11,8 +11,8 @@ from reducers.anatomy.decompose import decompose
 from reducers.anatomy.records import request_record
 from reducers.pack_formats import to_openai
 from stores.anatomy.writer import Pending, write_records
-from stores.event_log import utc_now_iso
-from stores.ids import IdGenerator
+from stores.log.event_log import utc_now_iso
+from stores.log.ids import IdGenerator
 
 
 def pack_contents(result) -> dict:

@@ -18,7 +18,7 @@ from reducers.anatomy.thread_window import sent_to_model
 from stores.anatomy.log import AnatomyLog
 from stores.errors import TraceError
 from stores.ingest_state import event_keys
-from stores.lookup import session_events
+from stores.log.lookup import session_events
 
 
 def resolve_session(store, text: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from reducers.anatomy.records import sequence
 from reducers.anatomy.slices import measure_text
 from stores.anatomy.log import AnatomyLog
-from stores.ids import IdGenerator
+from stores.log.ids import IdGenerator
 
 
 @dataclass

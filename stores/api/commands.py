@@ -37,7 +37,7 @@ class CommandMethods:
         open the indexes once, and catch them up only when the log has grown."""
         from stores.api.recall_result import RecallResult
         from stores.recall import Recaller, RecallQuery
-        from stores.segments import tail_seq
+        from stores.log.segments import tail_seq
         q = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **options)
         warnings = q.validate()
         recaller = self.__dict__.get("_recaller")
@@ -110,7 +110,7 @@ class CommandMethods:
         too, one event with an artifact gives its bytes as they were
         (`result.original`) instead."""
         from stores.api.results import ShowResult
-        from stores.lookup import attachment_blocks, full_text, select_events
+        from stores.log.lookup import attachment_blocks, full_text, select_events
         events = select_events(self, selector, session, marker, tail)
         if full and original and len(events) == 1 and events[0].get("artifact"):
             return ShowResult(events, original=self.artifacts.iter_bytes(events[0]["artifact"]["id"]))
@@ -125,7 +125,7 @@ class CommandMethods:
         events with artifacts (and attachments) inlined; `trace ingest
         --format trace` reads it back."""
         from stores.api.results import ExportResult
-        from stores.lookup import export_events
+        from stores.log.lookup import export_events
         self.require()
         if session:
             from stores.sessions import resolve_session

@@ -21,7 +21,7 @@ import orjson
 from reducers.cache import Cache, project
 from stores.context.reading import SessionReader
 from stores.context.sessions import session_tokens
-from stores.fulltext import FulltextIndex
+from stores.index.fulltext import FulltextIndex
 from stores.integrity.json_record import ABSENT, read_record
 
 SCHEMA = 3                       # 3: a checksum of the content (`sum`)

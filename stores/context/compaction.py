@@ -24,12 +24,12 @@ from reducers.narrative import summarize
 from reducers.terms import exact_terms, query_words
 from reducers.tokens import encoding
 from stores.api.result import Result
-from stores.appender import Appender
+from stores.log.appender import Appender
 from stores.context.bulk import BULK_FACTOR, bulk_cache
 from stores.context.cache_file import WINDOW_CEILING, load_cache, read_saved, save_cache, working_set_tokens
 from stores.context.sessions import require_session
 from stores.errors import UsageError
-from stores.fulltext import FulltextIndex
+from stores.index.fulltext import FulltextIndex
 
 TOPIC_SAMPLE = 512
 REFLECTION_SAMPLE = 5

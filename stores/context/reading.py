@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from reducers.event_schema import conform
-from stores.fulltext_search import KIND_NAMES
-from stores.segments import damaged_line, sealed_event, segment_name
+from stores.index.fulltext_search import KIND_NAMES
+from stores.log.segments import damaged_line, sealed_event, segment_name
 
 PAGE = 256
 FIRST_WINDOW = 1024              # seqs in the first backward window; it doubles while it comes back thin
@@ -25,7 +25,7 @@ def _reopen(ft):
     """A second try at opening the index (a concurrent commit can make one
     open fail), then an error that says why."""
     from stores.errors import TraceError
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     again = FulltextIndex(ft.dir.parent)
     index = again.open()
     if index is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Callable, TypeVar
 
-from stores.segments import iter_events
+from stores.log.segments import iter_events
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """Tool output kept in artifacts/ shows only its ingest preview in the
-event (stores/externalize.py: ~500 tokens). When the pack may show more
+event (stores/log/externalize.py: ~500 tokens). When the pack may show more
 (`--tool-max-tokens`, TRACE_TOOL_MAX_TOKENS), the stub is rebuilt from the
 artifact at the size allowed — the same 50/50 head and tail with both
 markers — streaming it and keeping only its first and last few hundred KB.

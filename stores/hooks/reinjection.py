@@ -9,7 +9,7 @@ HEADER = "[TRACE memory: this session's full history is kept verbatim and can be
 def session_memory(store, session_id: str, max_chars: int = 9_000) -> str:
     """The additionalContext for a compacted session ('' when the store has
     nothing of it). Oldest markers go first when it is over max_chars."""
-    from stores.lookup import session_events
+    from stores.log.lookup import session_events
     if not store.exists():
         return ""
     count, first, last, markers = 0, None, None, []

@@ -218,7 +218,7 @@ def derived_damage(store: Path, depth: int = FULL) -> list[Damage]:
 def _folder_damage(store: Path, part: str, directory: Path, depth: int) -> list[Damage]:
     found = _recorded_files_damage(part, directory, depth)
     if found and depth != OPEN:
-        from stores.lock import writer_at_work
+        from stores.log.lock import writer_at_work
         if writer_at_work(store):          # mid-commit, not damaged: the writer records them when done
             return []
         # A writer may have committed, recorded and left between our reading

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reducers.canonical import check_line
 from stores.errors import IntegrityError
-from stores.segments import iter_raw_lines, list_segments, read_last_line, sealed_event
+from stores.log.segments import iter_raw_lines, list_segments, read_last_line, sealed_event
 
 LOST_KIND = "system"
 LOST_SESSION = "trace"
@@ -174,7 +174,7 @@ def _last_sealed_event(path: Path) -> dict | None:
 
 
 def path_name(first_seq: int) -> str:
-    from stores.segments import segment_name
+    from stores.log.segments import segment_name
     return segment_name(first_seq)
 
 
@@ -206,7 +206,7 @@ def check_before_append(store, log, state, accept: bool, lost: list[tuple[int, i
     matches its seals; with `accept`, acknowledge what it lost (loss records
     naming the seqs, which are never used again) and trust it as it is.
     True when events were lost (the indexes must be rebuilt without them)."""
-    from stores.event_log import note_lost_events
+    from stores.log.event_log import note_lost_events
     seals = state.seals()
     keys_seq = state.keys_seq
     if not seals and keys_seq == 0:
@@ -241,7 +241,7 @@ def _append_acknowledgements(store, log, state, lost: list[tuple[int, int]], pro
     (verify reads it as acknowledging the gap), and one naming the other
     changes, so a rewrite accepted once is still on record."""
     from reducers.drafts import Draft
-    from stores.appender import Appender
+    from stores.log.appender import Appender
     if lost:
         log.reserve(max(b for _, b in lost))
     after = log.tail.seq
@@ -261,7 +261,7 @@ def _append_acknowledgements(store, log, state, lost: list[tuple[int, int]], pro
 def _index_reach(store_dir: Path) -> int:
     """How far the full-text index says the log reached (0 when it is
     missing or damaged: then it vouches for nothing)."""
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     from stores.integrity.derived import fulltext_damage
     if fulltext_damage(store_dir):
         return 0

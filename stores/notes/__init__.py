@@ -40,7 +40,7 @@ def add_note(store, text: str, category: str, session: str | None = None, *, wai
     digest = hashlib.blake2b(f"{category}\0{text}".encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
     draft = Draft(kind="note", text=text, session_id=session, key=f"{NOTE_FORMAT}/{session}/{ts}/{digest}", ts=ts,
                   meta={"note": {"category": category}})
-    from stores.appender import Appender
+    from stores.log.appender import Appender
     sealed: list[dict] = []
     with store.writer(wait=wait, embed=False) as w:
         appender = Appender(w.log, w.state, w.artifacts, warn=store.warn,
@@ -74,8 +74,8 @@ def note_view(event: dict) -> dict:
 def _note_events(store):
     """Every note event: those the full-text index knows (one seek each),
     then the log past its watermark; the whole log when there is no index."""
-    from stores.fulltext import FulltextIndex
-    from stores.segments import read_event_at
+    from stores.index.fulltext import FulltextIndex
+    from stores.log.segments import read_event_at
     index = FulltextIndex(store.dir)
     try:
         usable = index.usable() and index.open() is not None

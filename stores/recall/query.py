@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from reducers.event_kinds import KINDS
 from reducers.terms import STOPWORDS, exact_query_terms, words
 from stores.errors import NoResult, UsageError
-from stores.fulltext_search import Filters
+from stores.index.fulltext_search import Filters
 
 MAX_QUERY_CHARS = 10_000        # a longer query is cut...
 TRUNCATED_QUERY_CHARS = 2_000   # ...to its first 2,000 characters

@@ -48,12 +48,12 @@ from reducers.speakers import named_speakers
 from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, query_words, words
 from stores.errors import IntegrityError
-from stores.fulltext import FulltextIndex
-from stores.fulltext_documents import key63
-from stores.fulltext_search import FulltextHit, QueryTerm, stems
+from stores.index.fulltext import FulltextIndex
+from stores.index.fulltext_documents import key63
+from stores.index.fulltext_search import FulltextHit, QueryTerm, stems
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
-from stores.segments import SegmentReader, tail_seq
+from stores.log.segments import SegmentReader, tail_seq
 from stores.sweep.tuning import load_boosts
 
 __all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "Recaller", "RecallQuery", "parse_time"]
@@ -145,7 +145,7 @@ class Recaller:
     @property
     def vectors(self):
         if self._vectors is None:
-            from stores.vectors import VectorIndex
+            from stores.index.vectors import VectorIndex
             self._vectors = VectorIndex(self.store.dir)
             if self._vectors_unusable:        # damaged and not yet rebuilt: answer by full text alone
                 self._vectors.set_aside()
@@ -267,7 +267,7 @@ class Recaller:
             for seq in unheld:
                 cands[seq].held = held.get(seq, 0.0)
         if qvec is not None:
-            from stores.vectors import EMBED_KINDS, MIN_CHARS
+            from stores.index.vectors import EMBED_KINDS, MIN_CHARS
             missing = [c.seq for c in todo if c.cosine is None and c.kind in EMBED_KINDS and c.chars >= MIN_CHARS]
             for seq, cos in self.vectors.cosines(missing, qvec).items():
                 cands[seq].cosine = cos
@@ -377,7 +377,7 @@ class Recaller:
             return ranked[:k]
         pool = ranked[:max(k * 3, 60)]
         self._read(pool)
-        from stores.vectors import EMBED_KINDS
+        from stores.index.vectors import EMBED_KINDS
         vecs = self.vectors.vectors_for([c.seq for c in pool if c.kind in EMBED_KINDS]) if qvec is not None else {}
         sim = similarity_matrix([set() if c.seq in vecs else self._word_set(c.seq) for c in pool],
                                 [vecs.get(c.seq) for c in pool])

@@ -21,7 +21,7 @@ from stores.sweep.tuning import read_tuning, revert_tune, tuning_bytes
 def revert_decision(store, ledger_id: str, *, wait: float = 0.0) -> dict:
     """Undo one decision; returns the REVERT row. TraceError (exit 1) for an
     unknown id or a decision that cannot be undone as it stands."""
-    from stores.lock import WriterLock
+    from stores.log.lock import WriterLock
     store.require()
     lock = WriterLock(store.dir, LOCK, "a sweep").acquire(wait)
     try:
@@ -62,7 +62,7 @@ def _tune_revert_row(target: dict, ts: str) -> dict:
 
 def repair(store, *, wait: float = 0.0) -> dict:
     """Rebuild a damaged ledger (and knowledge file); reports what it did."""
-    from stores.lock import WriterLock
+    from stores.log.lock import WriterLock
     store.require()
     lock = WriterLock(store.dir, LOCK, "a sweep").acquire(wait)
     try:

@@ -83,8 +83,8 @@ def run_sweep(store, *, dry_run: bool = False, wait: float = 0.0, allow_delete: 
               on_decision: Callable[[dict], None] | None = None,
               on_progress: Callable[[int, int], None] | None = None) -> SweepReport:
     """One sweep; `model` is a stores.sweep.llm.ModelExtractor or None."""
-    from stores.lock import WriterLock
-    from stores.segments import tail_seq
+    from stores.log.lock import WriterLock
+    from stores.log.segments import tail_seq
     store.require()
     t0 = time.perf_counter()
     report = SweepReport(dry_run=dry_run)
@@ -246,7 +246,7 @@ def _episode_rows(store: Path, spool: _Spool, segmenter: Segmenter) -> Iterator[
 def _doc_freq(store):
     """How many events hold a word (0 without a full-text index: then
     nothing is tuned, as nothing can be checked)."""
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     index = FulltextIndex(store.dir)
     if index.open() is None:
         index.close()

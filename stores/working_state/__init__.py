@@ -40,8 +40,8 @@ def _from_log(store, session_id: str) -> tuple[int, dict] | None:
     """The session's newest task_state event found through the full-text
     index, when state.db does not (yet) know it (it is derived: a writer
     rebuilds it)."""
-    from stores.fulltext import FulltextIndex
-    from stores.segments import read_event_at
+    from stores.index.fulltext import FulltextIndex
+    from stores.log.segments import read_event_at
     index = FulltextIndex(store.dir)
     try:
         at = index.latest(session_id, ["task_state"]) if index.open() is not None else None

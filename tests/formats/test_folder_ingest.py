@@ -12,7 +12,7 @@ import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic, claude_code, codex, gemini_cli, openai, opencode, trace_events
-from stores.lookup import export_events
+from stores.log.lookup import export_events
 from stores.store import Store
 from tests.formats.real_files import records
 

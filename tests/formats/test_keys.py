@@ -1,6 +1,6 @@
 """Every dedupe key a parser builds names its session: `<format>/<session>/…`.
 Ingest relies on it to skip looking up the keys of sessions a store has
-never seen (stores/appender.py), so it must hold for every format, on the
+never seen (stores/log/appender.py), so it must hold for every format, on the
 sample sessions, on the shared real transcripts and under --session."""
 from __future__ import annotations
 

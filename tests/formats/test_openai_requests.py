@@ -11,7 +11,7 @@ import orjson
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic, openai
 from reducers.formats.registry import detect_format
-from stores.lookup import export_events
+from stores.log.lookup import export_events
 from stores.store import Store
 
 

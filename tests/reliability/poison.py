@@ -35,7 +35,7 @@ def old_version_store(root: Path, extra_good: int = 3) -> list[tuple[str, object
     """A store whose log holds, besides good events, one line per wrong
     field, written straight to the log as a version without the checks did.
     Returns the wrong fields in log order (after the good events)."""
-    from stores.event_log import EventLog
+    from stores.log.event_log import EventLog
     log = EventLog(root)
     good = [{"session_id": "good", "turn_id": f"good/t{i}", "ts": f"2026-01-01T00:00:0{i}.000Z", "kind": "user",
              "text": f"good marmalade event {i}", "tokens": 4, "source": {"key": f"good/{i}"}}

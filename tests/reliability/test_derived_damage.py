@@ -112,7 +112,7 @@ def test_the_sample_store_has_a_file_of_every_derived_kind(pristine):
 def test_reindex_keeps_the_old_index_until_the_new_one_is_ready(tmp_path, trace_home, monkeypatch):
     """A rebuild that fails half-way leaves the index it was replacing:
     recall still answers from it."""
-    import stores.indexes
+    import stores.index.indexes
     src = openai_conversations(tmp_path / "c.jsonl", 30, tool_every=2)
     assert cli("ingest", str(src)).code == 0
     before = [h["seq"] for h in cli("recall", "config_7_1.yaml", "--mode", "fulltext").lines()]
@@ -121,10 +121,10 @@ def test_reindex_keeps_the_old_index_until_the_new_one_is_ready(tmp_path, trace_
     def broken(self, ft, start_seq):
         raise OSError(28, "No space left on device")
     with monkeypatch.context() as m:
-        m.setattr(stores.indexes.DerivedIndexes, "_index_from", broken)
+        m.setattr(stores.index.indexes.DerivedIndexes, "_index_from", broken)
         failed = cli("reindex")
     assert failed.code == 1 and "No space left on device" in failed.err
-    from stores.lock import WriterLock
+    from stores.log.lock import WriterLock
     lock = WriterLock(trace_home).acquire()          # as while a rebuild still runs: recall may not write
     try:
         during = cli("recall", "config_7_1.yaml", "--mode", "fulltext")
@@ -137,7 +137,7 @@ def test_reindex_keeps_the_old_index_until_the_new_one_is_ready(tmp_path, trace_
 def test_recall_during_a_rebuild_is_an_error_never_an_empty_answer(tmp_path, trace_home):
     """The index is damaged and another process holds the store (rebuilding
     it): recall says so with exit 4 instead of returning nothing with exit 0."""
-    from stores.lock import WriterLock
+    from stores.log.lock import WriterLock
     src = openai_conversations(tmp_path / "c.jsonl", 5)
     assert cli("ingest", str(src)).code == 0
     seg = next(p for p in (trace_home / "fulltext").iterdir() if p.suffix == ".idx")

@@ -32,7 +32,7 @@ def _fail_after(n: int):
             os.write(self._fd, data[: len(data) // 2])
             raise ENOSPC
         return real(self, parts, size)
-    from stores.event_log import EventLog
+    from stores.log.event_log import EventLog
     real = EventLog._write
     return write
 
@@ -46,7 +46,7 @@ def _assert_whole(home, src, expected: int):
 
 def test_a_full_disk_at_the_log_write_reports_what_got_in_and_loses_nothing(tmp_path, trace_home, monkeypatch):
     src = openai_conversations(tmp_path / "big.jsonl", 700, turns=2)       # 3,500 events: two batches and more
-    from stores.event_log import EventLog
+    from stores.log.event_log import EventLog
     with monkeypatch.context() as m:
         m.setattr(EventLog, "_write", _fail_after(1))
         run = cli("ingest", "--no-embed", str(src))
@@ -63,7 +63,7 @@ def test_a_full_disk_at_the_log_write_reports_what_got_in_and_loses_nothing(tmp_
 
 
 def test_a_full_disk_at_the_artifact_write_is_one_clear_line(tmp_path, trace_home, monkeypatch):
-    from stores.artifacts import ArtifactStore
+    from stores.log.artifacts import ArtifactStore
     src = tmp_path / "big-output.jsonl"
     import json
     src.write_text(json.dumps({"messages": [
@@ -83,7 +83,7 @@ def test_a_full_disk_at_the_artifact_write_is_one_clear_line(tmp_path, trace_hom
 
 
 def test_a_full_disk_when_the_index_is_saved_keeps_the_log_and_catches_up(tmp_path, trace_home, monkeypatch):
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     assert cli("ingest", "--no-embed", str(openai_conversations(tmp_path / "a.jsonl", 1, prefix="a"))).code == 0
     src = openai_conversations(tmp_path / "c.jsonl", 20)
 
@@ -100,7 +100,7 @@ def test_a_full_disk_when_the_index_is_saved_keeps_the_log_and_catches_up(tmp_pa
 
 
 def test_a_full_disk_when_the_fsync_fails_is_one_clear_line(tmp_path, trace_home, monkeypatch):
-    import stores.event_log
+    import stores.log.event_log
     src = openai_conversations(tmp_path / "c.jsonl", 700, turns=2)
     real_fsync = os.fsync
     calls = [0]
@@ -111,7 +111,7 @@ def test_a_full_disk_when_the_fsync_fails_is_one_clear_line(tmp_path, trace_home
             raise OSError(errno.EIO, "Input/output error")
         return real_fsync(fd)
     with monkeypatch.context() as m:
-        m.setattr(stores.event_log.os, "fsync", fsync)
+        m.setattr(stores.log.event_log.os, "fsync", fsync)
         run = cli("ingest", "--no-embed", str(src))
     assert run.code == 1 and "Input/output error" in run.err and "please report" not in run.err
     assert cli("ingest", "--no-embed", str(src)).code == 0

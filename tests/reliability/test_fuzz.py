@@ -184,7 +184,7 @@ def test_the_big_line_decoder_decodes_or_says_why(tmp_path_factory, body, cut):
 
 @pytest.fixture(scope="module")
 def sealed_log(tmp_path_factory):
-    from stores.event_log import EventLog
+    from stores.log.event_log import EventLog
     root = tmp_path_factory.mktemp("log")
     log = EventLog(root)
     log.append([{"session_id": "s", "turn_id": f"t{i}", "ts": None, "kind": "user", "text": f"event {i}",

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from reducers.canonical import seal_line
-from stores.segments import list_segments, segment_name
+from stores.log.segments import list_segments, segment_name
 from stores.store import Store
 from tests.helpers import cli, openai_conversations
 

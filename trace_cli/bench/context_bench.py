@@ -87,7 +87,7 @@ def _cold_calls(store_dir: Path, session: str, env: dict | None = None) -> tuple
 
 def _full_read(store, session: str) -> float:
     from stores.context.reading import SessionReader
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     ft = FulltextIndex(store.dir)
     t = time.perf_counter()
     reader = SessionReader(store, ft, session)

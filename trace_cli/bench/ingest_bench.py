@@ -47,7 +47,7 @@ def run_ingest_bench(events: int, corpus: str | None, workdir: str | None, repea
         note(f"one copy of the corpus, cold (nothing memoised yet): {probe['events'] / probe['seconds']:.0f} events/s")
         per_copy = probe["events"]
         template = base / "template.jsonl"
-        from stores.lookup import export_events
+        from stores.log.lookup import export_events
         from stores.store import Store
         with open(template, "wb") as f:
             for e in export_events(Store(base / "probe-store"), with_artifacts=False):

@@ -169,7 +169,7 @@ def run_locomo_bench(locomo_json: str, workdir: str | None, k: int, mode: str, h
     import tempfile
 
     from stores.recall import Recaller, RecallQuery
-    from stores.segments import iter_events
+    from stores.log.segments import iter_events
     from stores.store import Store
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trace-bench-locomo-"))
     try:

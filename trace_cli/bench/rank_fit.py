@@ -48,7 +48,7 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
     from reducers.query_dates import named_spans
     from reducers.speakers import named_speakers
     from reducers.terms import exact_query_terms, query_words, words
-    from stores.fulltext_documents import key63
+    from stores.index.fulltext_documents import key63
     from stores.recall import RecallQuery
     q = RecallQuery(query=query, k=K, mode=mode, session=session)
     recaller._events = {}
@@ -76,7 +76,7 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
 def _needle_queries(root: Path, note) -> tuple[Path, list[tuple]]:
     """A store of generated needle sessions (seeds of our own) and its queries."""
     from reducers.terms import query_words
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     from stores.store import Store
     src = root / "needles.jsonl"
     queries, sessions = [], []

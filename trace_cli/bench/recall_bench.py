@@ -183,7 +183,7 @@ def _fts5(store_dir: Path, root: Path, needles) -> tuple[float, float, float]:
     """SQLite FTS5 over the same event texts; an OR of the question's words
     ordered by rank (what a text query to FTS5 looks like)."""
     from reducers.terms import query_words
-    from stores.segments import iter_events
+    from stores.log.segments import iter_events
     (root / "fts5.db").unlink(missing_ok=True)           # built afresh each run, even on a reused store
     db = sqlite3.connect(root / "fts5.db")
     db.execute("CREATE VIRTUAL TABLE ev USING fts5(text, seq UNINDEXED)")
@@ -215,7 +215,7 @@ def _raw_tantivy(store_dir: Path, root: Path, needles) -> tuple[float, float, fl
     import tantivy
 
     from reducers.terms import query_words
-    from stores.segments import iter_events
+    from stores.log.segments import iter_events
     path = root / "raw-tantivy"
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir()

@@ -46,7 +46,7 @@ def _stream(template: list[dict], n: int):
 
 
 def phase_append(store: str, template: str, n: int) -> dict:
-    from stores.event_log import EventLog
+    from stores.log.event_log import EventLog
     log = EventLog(Path(store))
     spent, batch = 0.0, []
     for e in _stream(_template(template), n):

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from reducers.event_schema import conform
-from stores.artifacts import ArtifactStore
+from stores.log.artifacts import ArtifactStore
 from stores.errors import UsageError
-from stores.fulltext import INDEX_MAX_CHARS, FulltextIndex
-from stores.fulltext_documents import index_rows
-from stores.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
+from stores.index.fulltext import INDEX_MAX_CHARS, FulltextIndex
+from stores.index.fulltext_documents import index_rows
+from stores.index.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
 from stores.integrity.derived import OPEN, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
 from stores.paths import exchange
-from stores.segments import iter_log_lines, list_segments, segments_from, writer_pass
-from stores.vectors import VectorIndex
+from stores.log.segments import iter_log_lines, list_segments, segments_from, writer_pass
+from stores.index.vectors import VectorIndex
 
 CATCH_UP_BATCH = 5000
 REBUILDING = "fulltext.rebuilding"   # a new full-text index being built beside the one in use
@@ -207,7 +207,7 @@ class DerivedIndexes:
         except IndexerFailed as exc:
             self._indexer_gone(exc)
 
-    # -- the indexer process (stores/fulltext_process.py) -----------------------
+    # -- the indexer process (stores/index/fulltext_process.py) -----------------------
 
     def _should_hand_off(self) -> bool:
         return (self._handoff_after is not None and self._appended > self._handoff_after

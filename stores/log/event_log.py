@@ -22,9 +22,9 @@ from typing import Callable
 
 from reducers.canonical import GENESIS, line_suffix, seal
 from stores.errors import TraceError, UsageError
-from stores.ids import IdGenerator
+from stores.log.ids import IdGenerator
 from stores.paths import ensure_dir, fsync_dir
-from stores.segments import last_event, list_segments, read_last_line, sealed_event, segment_name
+from stores.log.segments import last_event, list_segments, read_last_line, sealed_event, segment_name
 
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 

@@ -5,7 +5,7 @@ documents and Tantivy's own thread need about as much again. In one
 process they share one interpreter lock, so a long ingest hands full-text
 indexing to a child process after its first `TRACE_INDEX_PROCESS_AFTER`
 events (default 20,000; `never` keeps it in process). Each appended batch
-goes to the child as the rows the index takes (stores/fulltext_documents.index_rows:
+goes to the child as the rows the index takes (stores/index/fulltext_documents.index_rows:
 seq, location, session, kind, time, tool name, searchable text), which
 cost the parent less than parsing the log lines again cost the child:
 
@@ -51,10 +51,10 @@ class IndexerProcess:
     """The parent's handle on the child."""
 
     def __init__(self, store: Path, lock_fd: int | None):
-        root = str(Path(__file__).resolve().parents[1])
+        root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "stores.fulltext_process", str(store)],
+            [sys.executable, "-m", "stores.index.fulltext_process", str(store)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             pass_fds=(lock_fd,) if lock_fd is not None else ())
         _widen_pipe(self.proc.stdin.fileno())
@@ -122,7 +122,7 @@ def _widen_pipe(fd: int) -> None:
 
 
 def serve(store: Path, messages, reply) -> None:
-    from stores.fulltext import FulltextIndex
+    from stores.index.fulltext import FulltextIndex
     ft = FulltextIndex(store)
     for line in messages:
         msg = orjson.loads(line)

@@ -10,7 +10,7 @@ Per turn, in order:
      name it before dedupe: reducers/redact_fields.py);
   4. the hot-path reconciler decides the turn: ADD or NONE per event;
   5. large tool output goes to the artifact store and the event keeps a
-     head/tail preview (stores/externalize.py); images and documents go
+     head/tail preview (stores/log/externalize.py); images and documents go
      there whole, as attachments;
   6. token counts; then `EventLog.append`, one fsync per batch;
   7. the derived state (keys, counters) and any index hooks catch up; the
@@ -28,11 +28,11 @@ from reducers.reconcile import ADD, AddAll, WorkingSet, output_digest
 from reducers.redact import redact
 from reducers.redact_fields import redact_drafts, redact_identities
 from reducers.tokens import count_tokens
-from stores.artifacts import ArtifactStore, BadArtifactId
+from stores.log.artifacts import ArtifactStore, BadArtifactId
 from stores.attachments import store_media
 from stores.big_lines import SpillRegistry
-from stores.event_log import EventLog
-from stores.externalize import Externalizer
+from stores.log.event_log import EventLog
+from stores.log.externalize import Externalizer
 from stores.ingest_state import IngestState, all_keys
 
 ARTIFACT_THRESHOLD_TOKENS = 2000      # tool output above this lives in artifacts/

@@ -1,6 +1,6 @@
 """What the full-text index holds of an event: the row a writer hands
 over (`index_rows`), the Tantivy document built from it and the schema it
-fits (stores/fulltext.py has the fields' reasons and keeps the index).
+fits (stores/index/fulltext.py has the fields' reasons and keeps the index).
 Pure building: nothing here opens or writes an index."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from functools import lru_cache
 from reducers.blake2 import blake2b
 from reducers.recall_block import strip_recalled
 from reducers.terms import exact_text
-from stores.fulltext_search import KIND_CODES
+from stores.index.fulltext_search import KIND_CODES
 
 
 def ts_millis(ts: str | None) -> int:

@@ -8,7 +8,7 @@ system prompts and tiny texts carry little meaning for a dense model and
 would only slow ingest, which vector indexing bounds.
 
 What to embed was chosen by measurement (`trace bench recall`, LoCoMo dev):
-see EMBED_KINDS and stores/embedders.py EMBED_MAX_CHARS.
+see EMBED_KINDS and stores/index/embedders.py EMBED_MAX_CHARS.
 
 Saved with a temp file and a rename after each writer session, meta last,
 so a crash leaves the previous index and watermark intact."""
@@ -92,7 +92,7 @@ class VectorIndex:
 
     def embedder(self):
         if self._embedder is None:
-            from stores.embedders import load_embedder
+            from stores.index.embedders import load_embedder
             name = self.meta().get("embedder") or self.embedder_name or _default_embedder()
             self._embedder = load_embedder(name, self.meta().get("dim"))
         return self._embedder

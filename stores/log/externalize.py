@@ -14,7 +14,7 @@ from typing import Iterator
 from reducers.redact_stream import StreamRedactor
 from reducers.tokens import count_tokens
 from reducers.truncate import count_lines, middle_stub
-from stores.artifacts import ArtifactStore
+from stores.log.artifacts import ArtifactStore
 from stores.big_lines import SpillRegistry
 
 PREVIEW_TOKENS = 500                  # the head/tail preview kept in the event

@@ -36,8 +36,8 @@ from pathlib import Path
 import orjson
 
 from reducers.speakers import speaker_of
-from stores.fulltext_documents import document, exact_analyzer, schema, tool_body, ts_millis
-from stores.fulltext_search import FulltextSearch
+from stores.index.fulltext_documents import document, exact_analyzer, schema, tool_body, ts_millis
+from stores.index.fulltext_search import FulltextSearch
 from stores.hit_records import FILE as HIT_RECORDS_FILE
 from stores.hit_records import HitRecords
 from stores.sql_in import select_in
@@ -244,8 +244,8 @@ class FulltextIndex(FulltextSearch):
     def _reload_body(self, entry: dict) -> str:
         """An entry kept without its text (its session left memory) is
         re-read from the log when it must be indexed again."""
-        from stores.artifacts import ArtifactStore
-        from stores.segments import read_event_at
+        from stores.log.artifacts import ArtifactStore
+        from stores.log.segments import read_event_at
         store = self.dir.parent
         event = read_event_at(store / "segments", entry["seg"], entry["off"]) or {}
         text = event.get("text") or ""

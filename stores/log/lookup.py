@@ -11,8 +11,8 @@ import orjson
 
 from reducers.event_schema import NOT_CARRIED, conform
 from stores.errors import UsageError
-from stores.ids import is_ulid
-from stores.segments import iter_events, iter_log_lines
+from stores.log.ids import is_ulid
+from stores.log.segments import iter_events, iter_log_lines
 
 _RANGE = re.compile(r"^(\d+)\s*(?:\.\.|-|–)\s*(\d+)$")
 

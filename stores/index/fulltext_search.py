@@ -1,6 +1,6 @@
 """Reading the full-text index: BM25 search inside filters, lookups by
 seq, an event's neighbours in its session, the newest event of some kinds,
-and document frequencies. `FulltextIndex` (stores/fulltext.py) owns the
+and document frequencies. `FulltextIndex` (stores/index/fulltext.py) owns the
 index's files and writing; this is the query side it inherits.
 
 A hit's numbers (where it lives in the log, its session key, position,
