@@ -58,9 +58,14 @@ def shrink_protected(conv, order, render, k: int, budget: int):
         return pack
     parts = {p: sum(m.tokens for m in pack.messages if m.part == p)
              for p in ("system", "task", "notes", "markers", "conversation")}
+    # A protected tool's latest state (TodoWrite) may sit turns back and is
+    # never cut: named apart, or a big one reads as "current turn".
+    pinned = {e["seq"] for e in conv if (e.get("meta") or {}).get("pinned")}
+    state = sum(m.tokens for m in pack.messages if m.part == "conversation" and m.seqs and set(m.seqs) <= pinned)
     raise BudgetTooSmall(pack.tokens, budget, {"system/persona": parts["system"], "task state": parts["task"],
                                                "notes": parts["notes"], "markers": parts["markers"],
-                                               "current turn": parts["conversation"]})
+                                               "protected tools' latest state": state,
+                                               "current turn": parts["conversation"] - state})
 
 
 def _size(e: dict) -> int:

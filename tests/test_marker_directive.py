@@ -56,3 +56,18 @@ def test_the_smallest_pack_s_pointer_never_says_recall_of_nothing():
 def test_a_marker_counts_its_events_in_plain_english():
     assert "evicted: 1 event." in marker_text(172, 172, None, None, 1, ["retry"], "s")
     assert "evicted: 2 events." in marker_text(172, 173, None, None, 2, ["retry"], "s")
+
+
+def test_the_smallest_pack_names_a_big_protected_state_apart_from_the_current_turn():
+    """The latest TodoWrite is pinned and never cut; when it is what makes
+    the minimum big, the error says so instead of blaming the current turn."""
+    from tests.test_render import _agentic_turn
+    items = _agentic_turn(pairs=3, words=5)
+    todo = "- [ ] " + "migrate the billing tables " * 300
+    items[1] = {**items[1], "tool": {**items[1]["tool"], "name": "TodoWrite"}}
+    items[2] = {**items[2], "text": todo, "tokens": count_tokens(todo)}
+    with pytest.raises(BudgetTooSmall) as err:
+        assemble(SessionView.of_items("s", items), 100, "", RenderPolicy())
+    named = dict(part.rsplit(" ", 1) for part in str(err.value).split("(", 1)[1].split(")", 1)[0].split(", "))
+    assert int(named["protected tools' latest state"]) >= count_tokens(todo)
+    assert int(named["current turn"]) < count_tokens(todo) // 4
