@@ -113,7 +113,7 @@ def _redact_identity(d: Draft) -> Draft:
 
 def redact_drafts(drafts: list[Draft], spilled: Callable[[str], bool] | None = None) -> tuple[list[Draft], int]:
     """(the drafts with secrets out of every field, how many). `spilled`
-    says whether a text holds spilled strings (stores/big_lines): such text
+    says whether a text holds spilled strings (stores/ingest/big_lines): such text
     is redacted as it streams to the artifact store, not here. One trigger
     scan over the batch's texts and fields decides which drafts are
     searched at all (most are not)."""

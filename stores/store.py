@@ -147,7 +147,7 @@ class Store(CommandMethods):
         return list_segments(self.segments_dir)
 
     def ingest(self, paths: list[str], **options):
-        from stores.ingest import ingest
+        from stores.ingest.run import ingest
         return ingest(self, paths, **options)
 
     def index(self, wait: float = 0.0, embedder: str | None = None):

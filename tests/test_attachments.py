@@ -211,12 +211,12 @@ def test_a_text_document_sent_as_base64_has_its_secrets_redacted_inside_and_stay
 def test_a_text_document_too_big_for_memory_is_redacted_as_it_streams_into_its_attachment(tmp_path, monkeypatch):
     """A spilled string inside a block (a log attached whole) is streamed
     through the redactor; a spilled image (above) is kept byte for byte."""
-    import stores.big_lines
-    import stores.sources
-    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
-    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
-    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
-    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    import stores.ingest.big_lines
+    import stores.ingest.sources
+    monkeypatch.setattr(stores.ingest.sources, "_READ_CHUNK", 8192)
+    monkeypatch.setattr(stores.ingest.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "_CHUNK", 4096)
     keys = [f"ghp_{i:02d}" + "Ab3" * 12 for i in range(8)]
     log = "".join(f"line {i}: all good\n" + (f"export GITHUB_TOKEN={keys[i // 500]}\n" if i % 500 == 250 else "")
                   for i in range(4000))
@@ -267,12 +267,12 @@ def test_a_payload_too_big_for_memory_has_the_secrets_in_its_bytes_redacted_as_i
     """A base64 payload spilled to disk (over SPILL_CHARS) is decoded and
     scanned as it streams; one with a secret is streamed again, encoded
     with the secret replaced; one without stays byte for byte."""
-    import stores.big_lines
-    import stores.sources
-    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
-    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
-    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
-    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    import stores.ingest.big_lines
+    import stores.ingest.sources
+    monkeypatch.setattr(stores.ingest.sources, "_READ_CHUNK", 8192)
+    monkeypatch.setattr(stores.ingest.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "_CHUNK", 4096)
     keys = [f"ghp_{i:02d}" + "Ab3" * 12 for i in range(4)]
     raw = b"".join(b"\xe9t\xe9 line %d\n" % i + (f"export GITHUB_TOKEN={keys[i // 1000]}\n".encode()
                                                    if i % 1000 == 500 else b"") for i in range(4000))

@@ -8,8 +8,8 @@ import os
 import orjson
 import pytest
 
-import stores.big_lines
-import stores.sources
+import stores.ingest.big_lines
+import stores.ingest.sources
 from stores.log.segments import list_segments
 from tests.helpers import cli, openai_conversations
 
@@ -104,10 +104,10 @@ def test_show_full_returns_the_original_bytes_exactly(tmp_path):
 def test_a_huge_single_line_output_streams_to_an_artifact(tmp_path, monkeypatch):
     # Same code path as a 100 MB line (`make soak` runs that one), scaled down
     # (read in pieces smaller than the line, or it is never "big").
-    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 4096)
-    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
-    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
-    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    monkeypatch.setattr(stores.ingest.sources, "_READ_CHUNK", 4096)
+    monkeypatch.setattr(stores.ingest.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "_CHUNK", 4096)
     output = "".join(f"line {i}: \"x\" \\ é 🙂\n" for i in range(5000)) + "api_key=sk-" + "Q" * 40 + "\n"
     run = cli("ingest", str(_tool_output_conversation(tmp_path / "t.jsonl", output)))
     assert run.code == 0, run.err

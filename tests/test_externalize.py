@@ -11,7 +11,7 @@ import stores.log.externalize
 from reducers.tokens import count_tokens
 from reducers.truncate import middle_stub
 from stores.log.artifacts import ArtifactStore
-from stores.big_lines import SpillRegistry
+from stores.ingest.big_lines import SpillRegistry
 from stores.log.externalize import Externalizer
 
 OUTPUT = "".join(f"row {i}: é 🙂 \"quoted\"\n" for i in range(4000)) + "last row, no newline"

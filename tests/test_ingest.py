@@ -447,7 +447,7 @@ def test_a_file_of_whole_conversations_is_decided_from_its_first_records(tmp_pat
     """Each record shows a whole conversation, so reading on (and holding up
     to 2,000 of them in memory) would add little: only message-per-line
     chats read on."""
-    import stores.ingest as ingest
+    import stores.ingest.run as ingest
     limits = []
     real_sniff = ingest.sniff
     monkeypatch.setattr(ingest, "sniff", lambda records, limit=None: limits.append(limit) or real_sniff(records, limit))
@@ -616,17 +616,17 @@ def test_an_export_that_carries_an_artifact_restores_it_to_a_store_that_lacks_it
 
 
 def test_a_file_gone_between_listing_and_reading_is_one_error_and_the_rest_ingests(tmp_path, monkeypatch):
-    import stores.sources
+    import stores.ingest.sources
     (tmp_path / "in").mkdir()
     gone = openai_conversations(tmp_path / "in" / "a.jsonl", 1, prefix="a")
     kept = openai_conversations(tmp_path / "in" / "b.jsonl", 1, prefix="b")
-    real = stores.sources.Source.fingerprint
+    real = stores.ingest.sources.Source.fingerprint
 
     def vanishing(source):
         if source.path == gone:
             gone.unlink()                              # deleted right after the directory was listed
         return real(source)
-    monkeypatch.setattr(stores.sources.Source, "fingerprint", vanishing)
+    monkeypatch.setattr(stores.ingest.sources.Source, "fingerprint", vanishing)
     results, errors = _ingest(Store(tmp_path / "s"), tmp_path / "in", embed=False)
     assert [(r.source, r.errors) for r in results] == [(str(gone), 1), (str(kept), 0)]
     assert errors == [f"{gone}: cannot read it (No such file or directory)"] and results[1].added > 0

@@ -18,8 +18,8 @@ import json
 import random
 from pathlib import Path
 
-import stores.big_lines
-import stores.sources
+import stores.ingest.big_lines
+import stores.ingest.sources
 from stores.log.externalize import Externalizer
 from tests.helpers import cli
 from tests.planted_inputs import MALFORMED, SID, Planter, build_inputs, claude_code_lines
@@ -120,10 +120,10 @@ def _follow(store_dir: Path, p: Planter, redact: bool) -> None:
 
 def _exercise(store: Path, inputs: list[Path], planter: Planter, *, redact: bool, monkeypatch, commands: bool) -> None:
     # the huge line is read in pieces and its long string spilled and streamed (scaled down)
-    monkeypatch.setattr(stores.sources, "_READ_CHUNK", 8192)
-    monkeypatch.setattr(stores.sources, "BIG_LINE_BYTES", 20_000)
-    monkeypatch.setattr(stores.big_lines, "SPILL_CHARS", 5_000)
-    monkeypatch.setattr(stores.big_lines, "_CHUNK", 4096)
+    monkeypatch.setattr(stores.ingest.sources, "_READ_CHUNK", 8192)
+    monkeypatch.setattr(stores.ingest.sources, "BIG_LINE_BYTES", 20_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "SPILL_CHARS", 5_000)
+    monkeypatch.setattr(stores.ingest.big_lines, "_CHUNK", 4096)
     streamed = []
     stream = Externalizer.stream
     monkeypatch.setattr(Externalizer, "stream", lambda self, text: streamed.append(1) or stream(self, text))

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-import stores.sources
+import stores.ingest.sources
 from stores.store import Store
 from tests.helpers import cli, transcript_events
 from trace_cli.bench.hooks_bench import _write_turns
@@ -27,12 +27,12 @@ def _essence(store_dir: Path) -> list[tuple]:
 def restarts(monkeypatch):
     """Where ingest restarted parsing (None: it read the whole file)."""
     seen = []
-    real = stores.sources.restart_point
+    real = stores.ingest.sources.restart_point
 
     def spy(*args, **kwargs):
         seen.append(real(*args, **kwargs))
         return seen[-1]
-    monkeypatch.setattr(stores.sources, "restart_point", spy)
+    monkeypatch.setattr(stores.ingest.sources, "restart_point", spy)
     return seen
 
 

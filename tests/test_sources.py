@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import stores.sources as sources
-from stores.big_lines import SpillRegistry
-from stores.sources import Source, SourceError, read_records, sniff
+import stores.ingest.sources as sources
+from stores.ingest.big_lines import SpillRegistry
+from stores.ingest.sources import Source, SourceError, read_records, sniff
 
 LINES = [b'{"n": 1}', b"", b"   ", b'{"n": 2}\r', b"not json", b'{"n": "three \xc3\xa9"}', b"", b'[4]']
 

@@ -38,6 +38,7 @@ from reducers.anatomy.records import SCHEMA, request_key, request_record
 from reducers.anatomy.slices import Measure, measure_text, ordered
 from reducers.anatomy.thread_window import ASSISTANT_SIDE, Window
 from reducers.anatomy.usage import normalise
+from reducers.formats.claude_code_sdk import sdk_line
 from reducers.drafts import Draft
 from reducers.formats.common import content_digest, to_utc_iso
 
@@ -142,6 +143,7 @@ class CallCollector:
     def _claude_code(self, line: int, rec: Any) -> None:
         if not isinstance(rec, dict) or rec.get("type") != "assistant":
             return
+        rec = sdk_line(rec)                           # the SDK stream names its session and sub-agents its own way
         msg = rec.get("message")
         if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict) or msg.get("model") == "<synthetic>":
             return

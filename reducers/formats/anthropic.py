@@ -24,6 +24,7 @@ import re
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats.claude_ai_export import is_export, parse_export
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, api_error_text, call_origin, conversation_session_id, error_draft, failure_text,
                                      flatten_content, media_blocks, one_message, to_utc_iso, tool_call_text)
@@ -38,6 +39,13 @@ _ID_KEYS = ("id", "session_id", "conversation_id")
 _TS_KEYS = ("timestamp", "created_at", "created")
 _SERVER_TOOL_TYPE = re.compile(r"_\d{8}$")         # web_search_20250305, bash_20250124...
 _BATCH_RESULTS = ("succeeded", "errored", "canceled", "expired")
+
+
+def _cites(block: Any) -> bool:
+    """A text block that quotes its sources (`citations` a list); a
+    document's `citations` is only the setting that allows them."""
+    return isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("citations"), list) \
+        and bool(block["citations"])
 
 
 def _is_result_block(btype: Any) -> bool:
@@ -129,6 +137,8 @@ def _classify(rec: Any) -> str:
     either chat format could read), 'openai', 'foreign' or 'other'."""
     if foreign_record(rec):
         return "foreign"
+    if is_export(rec):                              # Claude.ai's conversations.json
+        return "anthropic"
     exchange = exchange_body(rec)
     if exchange is not None:                        # a captured call: what it sent decides
         return _classify(exchange)
@@ -213,6 +223,9 @@ class _Parser:
         return Conversation(PREFIX, conversation_session_id(self.ctx, index, source_id, opening), index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
+        if is_export(rec):
+            yield from parse_export(rec, line, self.ctx)
+            return
         if record_list(rec):
             for item in rec:
                 yield from self.record(line, item)
@@ -380,7 +393,7 @@ class _Parser:
             else:
                 if not run:
                     run_start = bi
-                if isinstance(block, dict) and block.get("citations"):
+                if _cites(block):
                     cited[0] = True
                 run.append(_block_text(block))
                 media.extend(media_blocks(block))

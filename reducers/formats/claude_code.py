@@ -17,7 +17,10 @@ One JSON object per line; `type` says what it is. What becomes an event:
   conversation's turns.
 Snapshots, titles, progress, modes and other bookkeeping carry nothing the
 model read and are skipped. What a line's own fields put in front of the
-model (attachments, error reports) is read in claude_code_text.py."""
+model (attachments, error reports) is read in claude_code_text.py. The
+Agent SDK's message stream (stream-json, or one JSON array of it) is read
+as the same lines once claude_code_sdk.py renames its fields; its `init`
+and `result` lines are kept as `system`, its partial deltas skipped."""
 from __future__ import annotations
 
 import hashlib
@@ -28,6 +31,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
+from reducers.formats.claude_code_sdk import elements, sdk_line, sdk_marked
 from reducers.formats.claude_code_text import attachment_text, fallback_text, injected_kind, system_error_text
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
@@ -40,7 +44,8 @@ _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_u
 _TITLES = {"ai-title": ("aiTitle", "ai"), "custom-title": ("customTitle", "user"), "agent-name": ("agentName", "agent")}
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode",
                 "last-prompt", "frame-link", "pr-link", "started", "result",
-                "relocated", "worktree-state", "bridge-session", "atis-latch")
+                "relocated", "worktree-state", "bridge-session", "atis-latch",
+                "stream_event")      # the SDK stream's partial deltas: the whole message follows as its own line
 _KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
 # Fields every line carries; what else a line of an unknown type holds is kept
 _ENVELOPE = frozenset(("type", "uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "cwd", "version",
@@ -63,6 +68,8 @@ _OPEN_IDLESS = 4096          # assistant lines with id-less calls still waiting 
 def _looks_like_claude_code(d: dict) -> bool:
     if "payload" in d or "role" in d or ("seq" in d and "hash" in d):
         return False                         # Codex rollout line, a bare message, a trace event
+    if sdk_marked(d):
+        d = sdk_line(d)
     rtype = d.get("type")
     if not isinstance(rtype, str):
         return False
@@ -96,7 +103,7 @@ def resumes_at(rec: Any) -> bool:
 
 
 def sniff(samples: list) -> bool:
-    dicts = [s for s in samples if isinstance(s, dict)]
+    dicts = [d for s in samples for d in (s if isinstance(s, list) else (s,)) if isinstance(d, dict)]
     if not dicts or any("payload" in d and "type" in d for d in dicts):
         return False
     hits = sum(1 for d in dicts if _looks_like_claude_code(d))
@@ -110,7 +117,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
     # Lines before the first `sessionId` (a leading summary, a snapshot) belong
     # to the file's session: hold them back until the file names it.
     held: list[tuple[int, Any]] = []
-    for line, rec in records:
+    for line, rec in elements(records):
         if parser.session is None:
             parser.learn_session(rec)
             if parser.session is None and len(held) < _HOLD_BACK:
@@ -160,6 +167,8 @@ class _Parser:
 
     def learn_session(self, rec: Any) -> None:
         # (a line without `type` is not Claude Code's: an exporter's header names its own idea of the session)
+        if isinstance(rec, dict) and "session_id" in rec:
+            rec = sdk_line(rec)
         if isinstance(rec, dict) and rec.get("type") and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
             self.session = rec["sessionId"]
 
@@ -245,6 +254,8 @@ class _Parser:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
             return
+        if "session_id" in rec:
+            rec = sdk_line(rec)
         rtype = rec.get("type")
         if (not isinstance(rtype, str) or not rtype) and isinstance(rec.get("_type"), str):
             # a line an exporting tool added: kept whole, in the session the file's own lines name
@@ -295,7 +306,7 @@ class _Parser:
 
     # -- user ------------------------------------------------------------------
 
-    def user(self, rec: dict, at: _Line) -> Iterator[Draft]:
+    def user(self, rec: dict, at: _Line) -> Iterator[Draft | BadRecord]:
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if rec.get("isCompactSummary") is True:
@@ -370,7 +381,7 @@ class _Parser:
 
     # -- assistant -------------------------------------------------------------
 
-    def assistant(self, rec: dict, at: _Line) -> Iterator[Draft]:
+    def assistant(self, rec: dict, at: _Line) -> Iterator[Draft | BadRecord]:
         message = rec.get("message") if isinstance(rec.get("message"), dict) else {}
         mid = message.get("id")
         group = mid if isinstance(mid, str) and mid else at.rid
@@ -383,6 +394,8 @@ class _Parser:
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
+            # as for a user line: a message with no readable content is reported, not lost
+            yield BadRecord(at.line, "assistant line without a readable message.content")
             return
         for i, block in enumerate(content):
             if isinstance(block, str):
@@ -490,6 +503,9 @@ class _Parser:
             yield self._draft(at, "system", f"[compact_boundary] {details}".rstrip(), 0,
                               meta={"subtype": "compact_boundary"})
             return
+        if subtype == "init" and "session_id" in rec:     # the SDK stream's opening line: what the run had
+            yield from self.sdk_init(rec, at)
+            return
         content = rec.get("content")
         content = content if isinstance(content, str) and content.strip() else ""
         errors = system_error_text(rec)                # an API error being retried, hook errors
@@ -499,6 +515,37 @@ class _Parser:
             fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in _SYSTEM_SAID and v is not None}
             meta = {"subtype": subtype} if isinstance(subtype, str) else {}
             yield self._draft(at, "system", text, 0, meta={**meta, "fields": fields} if fields else meta or None)
+
+    def sdk_init(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        said = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("subtype", "session_id")}
+        tools = rec.get("tools") if isinstance(rec.get("tools"), list) else []
+        text = "\n".join(f"{label}: {value}" for label, value in (
+            ("model", rec.get("model")), ("cwd", rec.get("cwd")), ("permission mode", rec.get("permissionMode")),
+            ("tools", ", ".join(t for t in tools if isinstance(t, str)))) if isinstance(value, str) and value)
+        yield self._draft(at, "system", text or "[init]", 0, meta={"subtype": "init", "fields": said})
+
+    def run_result(self, rec: dict, at: _Line) -> Iterator[Draft]:
+        """The SDK stream's last line: how the run ended. Its `result` is the
+        final reply's text, which the assistant line before it already holds,
+        so the event says how it ended (and why, when it failed) and keeps
+        the figures beside it. A session log's own `result` lines stay
+        bookkeeping."""
+        if "session_id" not in rec or not isinstance(rec.get("subtype"), str):
+            return
+        subtype = rec["subtype"]
+        figures = " ".join(f"{label}={rec[k]}" for k, label in (
+            ("num_turns", "turns"), ("duration_ms", "duration_ms"), ("total_cost_usd", "cost_usd"))
+            if isinstance(rec.get(k), (int, float)) and not isinstance(rec.get(k), bool))
+        text = f"[result {subtype}] {figures}".rstrip()
+        failed = rec.get("is_error") is True or subtype != "success"
+        errors = rec.get("errors") if isinstance(rec.get("errors"), list) else []
+        why = [e if isinstance(e, str) else compact_json(e) for e in errors]
+        if failed and isinstance(rec.get("result"), str) and rec["result"]:
+            why.append(rec["result"])
+        if why:
+            text += "\n" + "\n".join(why)
+        fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("subtype", "session_id")}
+        yield self._draft(at, "system", text, 0, meta={"subtype": "result", "is_error": failed, "fields": fields})
 
     def unknown(self, rec: dict, at: _Line) -> Iterator[Draft]:
         """A line of a type this parser does not know and without a message
@@ -624,6 +671,7 @@ _HANDLERS = {
     "tool_use": _Parser.drift_call,
     "tool_result": _Parser.drift_result,
     "queue-operation": _Parser.queue,
+    "result": _Parser.run_result,
     "ai-title": _Parser.title,
     "custom-title": _Parser.title,
     "agent-name": _Parser.title,

@@ -34,13 +34,15 @@ the model per turn; `compacted` marks a compaction.
   Reasoning, Plan, tool runs, SubAgentActivity, ContextCompaction): read by
   reducers.formats.codex_items, with the same twin rules. A sub-agent's
   copy of its parent's history is marked `inherited`.
-Tool calls and outputs are read in codex_calls.py.
+Tool calls and outputs are read in codex_calls.py; `codex exec --json`
+output (thread events) in codex_exec.py.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.formats import codex_exec
 from reducers.formats.codex_calls import legacy_call, legacy_result, model_call, model_output
 from reducers.formats.codex_items import UI_TOOL_EVENTS, completed_item, ui_tool
 from reducers.formats.codex_rollout import (Rollout, compaction, harness_draft, harness_kind, message_parts, texts, thinking,
@@ -69,11 +71,16 @@ def _bare_header(d: dict) -> bool:
 
 
 def _bare_state(d: dict) -> bool:
-    return "record_type" in d and "payload" not in d and d.get("type") not in _BARE_ITEMS
+    return "record_type" in d and "payload" not in d and _item_type(d) not in _BARE_ITEMS
 
 
 def _bare_item(d: dict) -> bool:
-    return "payload" not in d and d.get("type") in _BARE_ITEMS
+    return "payload" not in d and _item_type(d) in _BARE_ITEMS
+
+
+def _item_type(d: dict) -> str | None:
+    kind = d.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _enveloped(rec: dict) -> dict | None:
@@ -90,6 +97,8 @@ def _enveloped(rec: dict) -> dict | None:
 
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
+    if codex_exec.sniff(dicts):
+        return True
     shaped = [d for d in dicts if isinstance(d.get("type"), str) and isinstance(d.get("payload"), dict)]
     if shaped:
         return 2 * len(shaped) >= len(dicts) and any(d["type"] in _CORE_TYPES for d in shaped)
@@ -101,9 +110,14 @@ def sniff(samples: list) -> bool:
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
     st = Rollout(ctx)
+    stream: codex_exec.ExecStream | None = None        # `codex exec --json` output, read by codex_exec.py
     for line, rec in records:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
+            continue
+        if stream is not None or codex_exec.is_event(rec):
+            stream = stream or codex_exec.ExecStream(ctx)
+            yield from stream.record(line, rec)
             continue
         if "payload" not in rec:
             rec = _enveloped(rec)
@@ -254,8 +268,12 @@ def _message(st: Rollout, p: dict) -> Iterator[Draft]:
 def _event_images(p: dict) -> list[dict]:
     """A user_message event's images (data URLs, or paths of local files) as
     media blocks, so they are kept when the event is the copy that is stored."""
-    return [{"type": "input_image", "image_url": url} for url in p.get("images") or () if isinstance(url, str)] + \
-        [{"type": "input_image", "local_path": path} for path in p.get("local_images") or () if isinstance(path, str)]
+    return [{"type": "input_image", "image_url": url} for url in _listed(p.get("images")) if isinstance(url, str)] + \
+        [{"type": "input_image", "local_path": path} for path in _listed(p.get("local_images")) if isinstance(path, str)]
+
+
+def _listed(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _agent_message(st: Rollout, text: str, author: Any, recipient: Any, source: str) -> Iterator[Draft]:

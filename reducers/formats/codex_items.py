@@ -58,7 +58,7 @@ def completed_item(st: Rollout, item: dict) -> Iterator[Draft]:
     """An `item_completed` event: in paginated rollouts the UI's only record
     of the user's prompt, the replies, reasoning and tool runs (the model's
     own response_items repeat them, and are matched as twins)."""
-    itype = item.get("type")
+    itype = item.get("type") if isinstance(item.get("type"), str) else None
     if itype == "UserMessage":
         yield from _user_message(st, item)
     elif itype == "AgentMessage":

@@ -215,10 +215,15 @@ def flatten_content(content: Any) -> str:
         btype = block.get("type")
         if isinstance(block.get("text"), str) and btype in (None, "text", "input_text", "output_text"):
             parts.append(block["text"])
+        elif btype == "text" and isinstance(block.get("text"), dict) and isinstance(block["text"].get("value"), str):
+            parts.append(block["text"]["value"])                      # Assistants API: {"value", "annotations"}
+        elif btype == "image_file":                                      # Assistants API: an uploaded file's id
+            file_id = (block.get("image_file") or {}).get("file_id") if isinstance(block.get("image_file"), dict) else None
+            parts.append(f"[image: {file_id}]" if isinstance(file_id, str) and file_id else "[image]")
         elif btype in ("image", "image_url", "input_image"):
             parts.append("[image]")
         elif btype in ("document", "file", "input_file"):
-            title = block.get("title") or block.get("filename") or ""
+            title = next((block[k] for k in ("title", "filename") if isinstance(block.get(k), str) and block[k]), "")
             parts.append(f"[document{': ' + title if title else ''}]")
             parts.append(_document_text(block.get("source")))        # a plain-text document is readable
         elif btype == "search_result":                                # cited search results the caller supplied

@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
+from reducers.formats.chatgpt_export import is_export, parse_export
 from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, traffic_draft
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
                                      media_blocks, one_message, tool_call_text)
@@ -90,6 +91,9 @@ class _Parser(ResponsesItems, TrajectoryParts):
         return Conversation(PREFIX, session_id, index)
 
     def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
+        if is_export(rec):                                  # ChatGPT's conversations.json: message trees
+            yield from parse_export(rec, line, self.ctx)
+            return
         if record_array(rec):                               # an array of conversations or replies
             for item in rec:
                 yield from self.record(line, item)
@@ -105,7 +109,10 @@ class _Parser(ResponsesItems, TrajectoryParts):
         elif isinstance(rec, dict) and "model" in rec and isinstance(rec.get("messages"), list):
             yield from self.exchange(line, rec, rec)        # a request body: a later one may resend its history
         elif isinstance(rec, dict) and (msgs := conversation_list(rec)) is not None:
-            conv = self.open(next((rec[k] for k in ID_KEYS if rec.get(k)), None), msgs[0] if msgs else rec)
+            named = next((rec[k] for k in ID_KEYS if rec.get(k)), None)
+            if named is None and msgs and isinstance(msgs[0], dict) and msgs[0].get("object") == "thread.message":
+                named = msgs[0].get("thread_id")            # an Assistants API thread names itself
+            conv = self.open(named, msgs[0] if msgs else rec)
             yield from self.conversation(line, msgs, conv, rec)
         elif isinstance(rec, dict) and (sims := simulations(rec)):
             for sim in sims:                                # tau2-bench results: one conversation each
@@ -288,6 +295,8 @@ class _Parser(ResponsesItems, TrajectoryParts):
                         key=conv.key(index, part), meta={**(meta or {}), "thinking": True}, **base)
             part += 1
         if text:
+            if _refuses(content):                           # the refusal came as a content part
+                meta = {**(meta or {}), "refusal": True}
             yield Draft(kind="assistant", text=text, key=conv.key(index, part), meta=meta, **base)
             part += 1
         if isinstance(msg.get("refusal"), str) and msg["refusal"]:
@@ -411,3 +420,8 @@ def _meta(msg: dict) -> dict | None:
     if isinstance(msg.get("message_type"), str):          # SWE-agent: action / observation / ...
         meta["message_type"] = msg["message_type"]
     return meta or None
+
+
+def _refuses(content: Any) -> bool:
+    """Content parts holding a refusal ({"type": "refusal", "refusal"})."""
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "refusal" for p in content)

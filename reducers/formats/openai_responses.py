@@ -211,6 +211,8 @@ class ResponsesItems:
             text = "\n".join(o["logs"] if isinstance(o, dict) and isinstance(o.get("logs"), str) else flatten_content([o])
                              for o in item["outputs"])
             media = None
+        elif isinstance(item.get("results"), list):          # file_search_call: the passages it found
+            text, media = "\n\n".join(_search_hit(r) for r in item["results"]), None
         else:
             return
         yield Draft(kind="tool_result", text=text, tool={"name": name, "call_id": call_id, "is_error": failed},
@@ -231,6 +233,15 @@ class ResponsesItems:
                      tool={"name": self.call_names.get(call_id or ""), "call_id": call_id,
                            "is_error": item.get("status") == "failed"},
                      key=key, meta=meta, media=media or None, **base)
+
+
+def _search_hit(hit: Any) -> str:
+    """One file_search result: the file it is from, then its text."""
+    if not isinstance(hit, dict):
+        return flatten_content(hit)
+    name = next((hit[k] for k in ("filename", "file_id") if isinstance(hit.get(k), str) and hit[k]), "")
+    text = hit.get("text") if isinstance(hit.get("text"), str) else ""
+    return f"[{name}]\n{text}" if name else text
 
 
 def _tool_listing(item: dict) -> str:

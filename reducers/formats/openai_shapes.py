@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reducers.formats.chatgpt_export import is_export
 from reducers.formats.http_capture import exchange_body, record_list
 from reducers.formats.openai_responses import is_response_object, is_responses_body, is_saved_response
 
@@ -46,7 +47,21 @@ def conversation_list(rec: dict) -> list | None:
     for k in _CONVERSATION_KEYS:
         if isinstance(rec.get(k), list):
             return rec[k]
-    return None
+    return thread_messages(rec)
+
+
+def thread_messages(rec: dict) -> list | None:
+    """The messages of an Assistants API thread as its list endpoint returns
+    them ({"object": "list", "data": [thread.message...]}, newest first by
+    default), oldest first: the order they were said in."""
+    data = rec.get("data")
+    if rec.get("object") != "list" or not isinstance(data, list) or not any(
+            isinstance(m, dict) and m.get("object") == "thread.message" for m in data[:50]):
+        return None
+    def said_at(m: Any) -> float:
+        t = m.get("created_at") if isinstance(m, dict) else None
+        return t if isinstance(t, (int, float)) and not isinstance(t, bool) else 0
+    return sorted(data, key=said_at)
 
 
 def batch_request_body(rec: Any) -> dict | None:
@@ -84,6 +99,8 @@ def simulations(rec: dict) -> list[dict]:
 
 
 def is_mine(rec: Any) -> bool:
+    if is_export(rec):                                  # ChatGPT's conversations.json
+        return True
     if record_array(rec):
         return any(is_mine(r) for r in rec[:50])
     if isinstance(rec, list):

@@ -15,11 +15,11 @@ from reducers.anatomy.decompose import ACCEPTED_SHAPES, NotARequest, decompose, 
 from reducers.anatomy.records import request_key, request_record
 from reducers.formats.common import to_utc_iso
 from stores.anatomy.writer import Pending, spill_measure, write_records
-from stores.big_lines import SpillRegistry
+from stores.ingest.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.log.event_log import utc_now_iso
 from stores.paths import TMP, ensure_dir, private_umask
-from stores.sources import MissingSource, SourceError, expand_inputs, read_records
+from stores.ingest.sources import MissingSource, SourceError, expand_inputs, read_records
 
 
 @dataclass

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from stores.errors import StoreLocked
-from stores.sources import COMPRESSED_SUFFIXES, TRANSCRIPT_SUFFIXES, Source
+from stores.ingest.sources import COMPRESSED_SUFFIXES, TRANSCRIPT_SUFFIXES, Source
 
 POLL_SECONDS = 0.5
 SETTLE_SECONDS = 1.0

@@ -1,11 +1,11 @@
 """The records of one source on their way to its parser, and its bad
 lines on their way to the user: each bad line is reported once as
 `file:line: reason` and counted, even when the parse is restarted after a
-record the parser failed on (stores/ingest.py reads the file again
+record the parser failed on (stores/ingest/run.py reads the file again
 without that record, so one bad record costs only itself)."""
 from __future__ import annotations
 
-from stores.sources import SourceError
+from stores.ingest.sources import SourceError
 
 MAX_PARSER_RESTARTS = 100          # records a parser may fail on in one file before the file is given up
 

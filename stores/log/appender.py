@@ -29,8 +29,8 @@ from reducers.redact import redact
 from reducers.redact_fields import redact_drafts, redact_identities
 from reducers.tokens import count_tokens
 from stores.log.artifacts import ArtifactStore, BadArtifactId
-from stores.attachments import store_media
-from stores.big_lines import SpillRegistry
+from stores.log.attachments import store_media
+from stores.ingest.big_lines import SpillRegistry
 from stores.log.event_log import EventLog
 from stores.log.externalize import Externalizer
 from stores.ingest_state import IngestState, all_keys

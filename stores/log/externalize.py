@@ -4,7 +4,7 @@ place (reducers/truncate.middle_stub: `Total output lines: X`, a 50/50
 split, `…N tokens truncated…`, and how to get the rest).
 
 Two ways in: text already in memory, and text holding spilled strings (a
-line too big to hold, stores/big_lines), which is redacted, counted and
+line too big to hold, stores/ingest/big_lines), which is redacted, counted and
 stored as it streams, keeping only its first and last few hundred KB."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from reducers.redact_stream import StreamRedactor
 from reducers.tokens import count_tokens
 from reducers.truncate import count_lines, middle_stub
 from stores.log.artifacts import ArtifactStore
-from stores.big_lines import SpillRegistry
+from stores.ingest.big_lines import SpillRegistry
 
 PREVIEW_TOKENS = 500                  # the head/tail preview kept in the event
 _EDGE_CHARS = 256 * 1024              # head/tail kept from a streamed artifact for its preview

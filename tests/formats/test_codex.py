@@ -546,12 +546,14 @@ def test_sniff_claims_every_rollout_and_no_other_format(shared_transcripts, fold
 def test_sniff_refuses_look_alikes():
     claude_line = {"type": "user", "sessionId": SID, "uuid": "u1", "message": {"role": "user", "content": "hi"}}
     trace_event = {"id": "01J", "seq": 1, "hash": "h", "kind": "user", "text": "hi", "session_id": "s"}
-    exec_json = {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "hi"}}
     history = {"session_id": SID, "ts": 1760000000, "text": "hi"}
     other_payload = {"type": "webhook", "payload": {"id": 1}}
-    for samples in ([claude_line], [trace_event], [exec_json], [history], [other_payload], [42], ["x"], [[1]], []):
+    bare_error = {"type": "error", "message": "boom"}          # alone, no sign of `codex exec --json`
+    for samples in ([claude_line], [trace_event], [history], [other_payload], [bare_error], [42], ["x"], [[1]], []):
         assert not codex.sniff(samples), samples
     assert codex.sniff([_meta(), _user_item("hi")]) and codex.sniff([_event(type="user_message", message="hi")])
+    # `codex exec --json` output is the format's other layout (reducers/formats/codex_exec.py)
+    assert codex.sniff([{"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "hi"}}])
 
 
 def _plain(ident: str) -> str:

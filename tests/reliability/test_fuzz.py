@@ -135,8 +135,8 @@ def test_one_fuzzed_record_costs_only_itself_soak(tmp_path_factory, fmt, record,
 # -- the line reader and the big-line decoder -------------------------------------------
 
 def _reader_property(tmp_path, data: bytes) -> None:
-    from stores.big_lines import SpillRegistry
-    from stores.sources import Source, SourceError, read_records
+    from stores.ingest.big_lines import SpillRegistry
+    from stores.ingest.sources import Source, SourceError, read_records
     path = tmp_path / "in.jsonl"
     path.write_bytes(data)
     spills = SpillRegistry(tmp_path / "tmp")
@@ -168,7 +168,7 @@ def test_the_line_reader_turns_any_bytes_into_records_or_reasons_soak(tmp_path_f
 @QUICK
 @given(body=st.text(max_size=200), cut=st.integers(min_value=0, max_value=400))
 def test_the_big_line_decoder_decodes_or_says_why(tmp_path_factory, body, cut):
-    from stores.big_lines import BigLineError, SpillRegistry, decode_big_line
+    from stores.ingest.big_lines import BigLineError, SpillRegistry, decode_big_line
     raw = json.dumps({"content": body * 50, "n": [1, {"a": body}]}).encode()[: cut * 50 or None]
     spills = SpillRegistry(tmp_path_factory.mktemp("bl"))
     try:

@@ -47,7 +47,7 @@ def _ours(folder) -> list:
 
 
 def test_a_huge_line_spills_inside_the_store_and_leaves_nothing(tmp_path, trace_home, system_tmp, monkeypatch):
-    from stores.big_lines import SpillRegistry
+    from stores.ingest.big_lines import SpillRegistry
     seen = []
     real_new_file = SpillRegistry.new_file
 

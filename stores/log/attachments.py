@@ -2,7 +2,7 @@
 artifact store, one content-addressed attachment per block.
 
 A block from a very long line may hold spill markers in place of strings
-over a megabyte (stores/big_lines.py): its bytes are then streamed, the
+over a megabyte (stores/ingest/big_lines.py): its bytes are then streamed, the
 spilled text JSON-escaped back where its marker stood, so the attachment
 is the block as the source had it -- a spilled text (a log, a document's
 data) redacted on the way, as the rest of the block was; a spilled base64
@@ -19,7 +19,7 @@ from reducers.media import block_bytes, looks_like_payload, media_type
 from reducers.redact_payload import redacted_base64, secrets_in_base64
 from reducers.redact_stream import StreamRedactor
 from stores.log.artifacts import ArtifactStore
-from stores.big_lines import SpillRegistry
+from stores.ingest.big_lines import SpillRegistry
 
 
 def store_media(blocks: list[dict], artifacts: ArtifactStore, spills: SpillRegistry | None = None, *,

@@ -27,13 +27,13 @@ from reducers.timestamps import infer_times
 from stores.anatomy.ingest_calls import collector_for, write_calls
 from stores.api.result import Result
 from stores.log.appender import FLUSH, Appender, AppendCounts
-from stores.big_lines import SpillRegistry
+from stores.ingest.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
 from stores.log.event_log import utc_now_iso
 from stores.integrity.bad_records import MAX_PARSER_RESTARTS, BadLines, RecordFeed
 from stores.paths import TMP, ensure_dir
 from stores.working_state import STATE_FORMAT, WorkingStateTracker
-from stores.sources import (SNIFF_MORE_RECORDS, DamagedCompression, MissingSource, Source, SourceError, decompressed,
+from stores.ingest.sources import (SNIFF_MORE_RECORDS, DamagedCompression, MissingSource, Source, SourceError, decompressed,
                            expand_inputs, read_records, sniff)
 
 DEFAULT_RECONCILE_BUDGET = 500_000
@@ -191,7 +191,7 @@ def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
     if resumes_at is None or (format != "auto" and format != fmt):
         return None
     from dataclasses import replace
-    from stores.sources import restart_point
+    from stores.ingest.sources import restart_point
     start = restart_point(src.path, size, resumes_at)
     return None if start is None else (replace(src, start=start), fmt, drafts)
 

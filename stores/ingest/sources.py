@@ -2,7 +2,7 @@
 
 A source is JSONL (one record per line) or one whole JSON document. Lines
 are decoded one at a time, so memory stays flat in file size; a line over
-BIG_LINE_BYTES is decoded by stores.big_lines, which spills its long
+BIG_LINE_BYTES is decoded by stores.ingest.big_lines, which spills its long
 strings to temp files. Lines that are not JSON or not UTF-8 come out as
 `SourceError(line, reason)` for the caller to report as `file:line: reason`.
 """
@@ -22,7 +22,8 @@ from typing import Iterator
 
 import orjson
 
-from stores.big_lines import BigLineError, SpillRegistry, decode_big_line
+from reducers.torn_lines import salvage
+from stores.ingest.big_lines import BigLineError, SpillRegistry, decode_big_line
 from stores.paths import tmp_prefix
 
 BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bounded memory
@@ -270,12 +271,17 @@ def _read_jsonl(path: Path, spills: SpillRegistry, start: int = 0, lines_before:
             for raw in lines:
                 line_no += 1
                 item = _decode_line(raw, line_no)
-                if item is not None:
+                if isinstance(item, SourceError):
+                    yield from _torn(raw, line_no, item)
+                elif item is not None:
                     yield item
             offset += len(chunk)
             if not chunk:                       # last line without a newline
                 line_no += 1
                 item = _decode_line(pending, line_no)
+                if isinstance(item, SourceError) and b"\0" in pending and not pending.strip(b"\0 \t\r"):
+                    yield from _torn(pending, line_no, item)     # NULs are never a line still being written
+                    return
                 if isinstance(item, SourceError) and (line_no > 1 or _cut_short(pending)):
                     # A transcript being appended to (cron caught it mid-write): the
                     # line is read by the run that finds it complete. A first line
@@ -370,6 +376,19 @@ def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError |
         return line_no, json.loads(raw, parse_int=_whole_number)
     except (ValueError, RecursionError):
         return SourceError(line_no, f"not valid JSON ({msg.split(':', 1)[0]})")
+
+
+def _torn(raw: bytes, line_no: int, error: SourceError):
+    """A bad line as reported, or what a crashed write left of it: the
+    loss reported, then the whole records it still holds."""
+    found = salvage(raw, orjson.loads) if error.reason != "invalid UTF-8" else None
+    if found is None:
+        yield error
+        return
+    records, lost = found
+    yield SourceError(line_no, lost)
+    for record in records:
+        yield line_no, record
 
 
 def _cut_short(raw: bytes) -> bool:
