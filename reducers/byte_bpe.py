@@ -31,20 +31,32 @@ def piece_count(piece: bytes, ranks: dict[bytes, int]) -> int:
     return len(parts)
 
 
-def counter(pat_str: str, ranks: dict[bytes, int]) -> Callable[[str], int] | None:
+def counter(pat_str: str, ranks: dict[bytes, int],
+            max_piece: int | None = None) -> Callable[[str], int | None] | None:
     """A token counter for `text` (special tokens counted as plain text, as
     tiktoken's encode_ordinary does), or None without the `regex` module
-    (the pattern's \\p{L} classes need it; tiktoken itself depends on it)."""
+    (the pattern's \\p{L} classes need it; tiktoken itself depends on it).
+
+    Merging is quadratic in a piece's length: an unbroken run (a separator
+    line of box-drawing characters, a minified bundle, "xxxx…") of a few
+    thousand bytes takes seconds here and milliseconds in tiktoken. With
+    `max_piece`, a text holding a longer piece is declined (None): the
+    caller counts it with the encoder."""
     try:
         import regex
     except ImportError:
         return None
     findall = regex.compile(pat_str).findall
 
-    def count(text: str) -> int:
+    def total(pieces: list[bytes]) -> int | None:
+        if max_piece is not None and any(len(p) > max_piece for p in pieces):
+            return None
+        return sum(piece_count(p, ranks) for p in pieces)
+
+    def count(text: str) -> int | None:
         try:
-            return sum(piece_count(p.encode("utf-8"), ranks) for p in findall(text))
+            return total([p.encode("utf-8") for p in findall(text)])
         except UnicodeEncodeError:          # lone surrogates: U+FFFD each, as tiktoken does
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return sum(piece_count(p.encode("utf-8"), ranks) for p in findall(text))
+            return total([p.encode("utf-8") for p in findall(text)])
     return count

@@ -102,11 +102,18 @@ def marker_text(seq_from: int, seq_to: int, ts_from: str | None, ts_to: str | No
     """The pointer. When the range holds events other than the evicted ones
     (another session's, interleaved in the log), the show directive names
     the session, so following it prints this session's events only."""
-    topic_part = f" Topics: {', '.join(topics)}." if topics else ""
-    query = " ".join(topics[:3]) if topics else "…"
     directive = show_directive(ranges or [(seq_from, seq_to)], count, session_id)
-    return (f"[Events {seq_from}–{seq_to} ({time_span(ts_from, ts_to)}) evicted: {count} events.{topic_part} "
-            f'Use recall("{query}") or {directive}.]')
+    return (f"[Events {seq_from}–{seq_to} ({time_span(ts_from, ts_to)}) evicted: {count} event{'s' if count != 1 else ''}."
+            f"{_topics_and_directive(topics, directive)}]")
+
+
+def _topics_and_directive(topics: list[str], show: str) -> str:
+    """` Topics: a, b. Use recall("a b") or SHOW.`; with no topic words
+    (a span of numbers, emoji, hashes) only SHOW: a recall of nothing finds
+    nothing, and an agent would run it as written."""
+    if not topics:
+        return f" Use {show}."
+    return f" Topics: {', '.join(topics)}. Use recall(\"{' '.join(topics[:3])}\") or {show}."
 
 
 def time_span(ts_from: str | None, ts_to: str | None) -> str:
@@ -118,11 +125,9 @@ def elision_text(ranges: list[tuple[int, int]], topics: list[str], session_id: s
     """The pointer a render leaves for what it could not fit: every event of
     the session in these ranges is not in the pack, and `trace show` with
     them prints exactly those (the pack's own events are outside them)."""
-    topic_part = f" Topics: {', '.join(topics)}." if topics else ""
-    query = " ".join(topics[:3]) if topics else "…"
     span = f"event {ranges[0][0]}" if ranges[0][0] == ranges[-1][1] else f"events {ranges[0][0]}–{ranges[-1][1]}"
-    return (f"[Not in this pack: {span} of this session.{topic_part} "
-            f'Use recall("{query}") or trace show {show_selector(ranges)} --session {session_id}.]')
+    show = f"trace show {show_selector(ranges)} --session {session_id}"
+    return f"[Not in this pack: {span} of this session.{_topics_and_directive(topics, show)}]"
 
 
 def gaps(lo: int, hi: int, blockers: list[int]) -> list[tuple[int, int]]:

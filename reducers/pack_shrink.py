@@ -50,14 +50,22 @@ def shrink_protected(conv, order, render, k: int, budget: int):
     # The smallest pack does not depend on how much of the session was read:
     # everything that may go has gone, and its pointer names no topics.
     floor = {i: c for i in cuttable if _size(c := cut(conv[i], FLOOR)) < _size(conv[i])}
+    pack = render(k, floor, None)                  # its pointer with topics to recall by, when they fit
+    if pack.tokens <= budget:
+        return pack
     pack = render(k, floor, [])
     if pack.tokens <= budget:
         return pack
     parts = {p: sum(m.tokens for m in pack.messages if m.part == p)
              for p in ("system", "task", "notes", "markers", "conversation")}
+    # A protected tool's latest state (TodoWrite) may sit turns back and is
+    # never cut: named apart, or a big one reads as "current turn".
+    pinned = {e["seq"] for e in conv if (e.get("meta") or {}).get("pinned")}
+    state = sum(m.tokens for m in pack.messages if m.part == "conversation" and m.seqs and set(m.seqs) <= pinned)
     raise BudgetTooSmall(pack.tokens, budget, {"system/persona": parts["system"], "task state": parts["task"],
                                                "notes": parts["notes"], "markers": parts["markers"],
-                                               "current turn": parts["conversation"]})
+                                               "protected tools' latest state": state,
+                                               "current turn": parts["conversation"] - state})
 
 
 def _size(e: dict) -> int:

@@ -30,6 +30,9 @@ memo_stats = {"hits": 0, "misses": 0}
 # 1,149M instructions counting in pure Python throughout, 1,318M building
 # the encoder first.
 PURE_CHARS = 100_000
+# Pure merging is quadratic in a piece's length: a text with a longer piece
+# (an unbroken run of letters or punctuation) goes to the encoder.
+PURE_MAX_PIECE = 64
 
 # (pat_str, mergeable_ranks (a dict, or reducers.rank_table.RankTable: get and
 # to_dict), special_tokens, an Encoding already built or None)
@@ -76,12 +79,12 @@ def encoding():
 
 
 @lru_cache(maxsize=1)
-def _pure_counter() -> Callable[[str], int] | None:
+def _pure_counter() -> Callable[[str], int | None] | None:
     tables = _tables()
     if tables is None or tables[3] is not None:        # no ranks, or the encoder is built already
         return None
     from reducers.byte_bpe import counter
-    return counter(tables[0], tables[1])
+    return counter(tables[0], tables[1], max_piece=PURE_MAX_PIECE)
 
 
 def _count(text: str) -> int:
@@ -90,8 +93,9 @@ def _count(text: str) -> int:
         _pure_counted += len(text)
         if _pure_counted <= PURE_CHARS:
             count = _pure_counter()
-            if count is not None:
-                return count(text)
+            n = count(text) if count is not None else None
+            if n is not None:
+                return n
     return len(encoding().encode_ordinary(text))
 
 

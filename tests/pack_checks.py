@@ -80,7 +80,7 @@ def check_pack(result, session_events: list[dict], budget: int) -> dict:
         if marker.get("id"):
             reached |= shown_by(["--marker", marker["id"]])
         else:
-            elided = shown_by([marker["text"].split(" or trace show ", 1)[1].split(" --session")[0],
+            elided = shown_by([marker["text"].split("trace show ", 1)[1].split(" --session")[0],
                                "--session", result.session_id])
             assert not elided & shown, sorted(elided & shown)[:10]
             reached |= elided

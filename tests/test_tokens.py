@@ -163,3 +163,16 @@ def test_a_new_process_counts_the_same_with_and_without_the_cache(tmp_path):
     expected = [len(enc.encode_ordinary(texts[name])) for name in ("short", "medium", "long")]
     assert [n for n, _ in runs[0]] == [n for n, _ in runs[1]] == expected
     assert [built for _, built in runs[1]] == [0, 0, 1]      # only the long text needed the encoder
+
+
+def test_a_long_unbroken_run_is_left_to_the_encoder_with_the_same_count(tiktoken_encoding):
+    """Pure merging is quadratic in a piece's length (an 80 kB run of "x" in a
+    tool call's arguments kept an ingest busy for minutes): with a limit, a
+    text holding a longer piece is declined, and count_tokens gives the
+    encoder's count for it."""
+    limited = counter(tiktoken_encoding._pat_str, tiktoken_encoding._mergeable_ranks, max_piece=64)
+    assert limited("x" * 64) == len(tiktoken_encoding.encode_ordinary("x" * 64))
+    assert limited("ok " + "x" * 65) is None and limited("─" * 30) is None       # 90 bytes of box drawing
+    assert limited("plain words, short pieces") == len(tiktoken_encoding.encode_ordinary("plain words, short pieces"))
+    for text in ("x" * 5000, "=" * 3000 + " done", "━" * 2000):
+        assert tokens.count_tokens(text) == len(tiktoken_encoding.encode_ordinary(text))

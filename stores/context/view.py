@@ -30,7 +30,9 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
     view.task_states = reader.read(tasks[:1])
     notes = reader.of_kinds(["note"], limit=KIND_LIMIT, newest_first=True)
     view.notes = _newest_notes(reader, notes, notes_cap)
-    view.unread_seqs = {loc.seq for loc in tasks[1:] + notes[len(view.notes):]}
+    # Older task states and notes past the cap are not shown: the pack's
+    # pointer names them, unless a logged marker points at them already.
+    view.unread_seqs = {loc.seq for loc in tasks[1:] + notes[len(view.notes):] if loc.seq not in coverage}
     newest = reader.edge(newest=True)
     if newest is None:
         return view
