@@ -20,7 +20,7 @@ _ANY_QUOTE = re.compile(r"[`'\"“”‘’*]")
 _QUOTES = "`'\"*“”‘’"
 _LEADING = re.compile(r"^(?:(?:the|a|an|our|my|your|its|their|this|that|these|those|new|current|default|"
                       r"whole|entire)\s+)+", re.I)
-_TRAILING = re.compile(r"\s+(?:setting|settings|value|values|config|configuration|option|variable|env var|"
+_TRAILING = re.compile(r"(?<!\s)\s+(?:setting|settings|value|values|config|configuration|option|variable|env var|"
                        r"parameter|param|field)$", re.I)
 # Head nouns of things that are configured or chosen in software work: a
 # "set X to Y" about one of these is a setting; about anything else ("the
@@ -54,7 +54,7 @@ results code file files work task fix issue problem error everything anything so
 """.split())
 _PREPOSITIONS = frozenset("to from for on at in with by of into onto over about as via than".split())
 _QUANTIFIERS = frozenset("each every any all some different other both either several".split())
-_WITH_ID = re.compile(r"\s+with\s+(?:the\s+)?(?:id|code|number|no\.?|name|key|ref(?:erence)?)\s+", re.I)
+_WITH_ID = re.compile(r"(?<!\s)\s+with\s+(?:the\s+)?(?:id|code|number|no\.?|name|key|ref(?:erence)?)\s+", re.I)
 _PARTICLES = frozenset("over up out back down off around away".split())
 # A value that opens with one of these is a purpose ("update X to use Y"),
 # a reference ("to my card"), or a state ("is now ready"), not a setting.

@@ -62,7 +62,7 @@ class Rule:
     said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
 
 
-_AUXILIARY = re.compile(r"(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
+_AUXILIARY = re.compile(r"(?<!\s)(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
 
 
 def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = None):
@@ -104,7 +104,7 @@ def _value_only(m: re.Match, sentence: str):
 
 # What ends "we decided to <do something>": a clause, not a preposition
 # ("deploy on Fridays only" is the decision, not "deploy").
-_CLAUSE_END = re.compile(r"\s+(?:and|so|because|since|which|but|so that|in order to|to make sure|unless|until|"
+_CLAUSE_END = re.compile(r"(?<!\s)\s+(?:and|so|because|since|which|but|so that|in order to|to make sure|unless|until|"
                          r"while|although|though)\b.*$", re.I)
 
 

@@ -35,7 +35,7 @@ COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|service
               r"infra|infrastructure|architecture|worker|workers|scheduler|gateway|proxy|cli|ui|site|website)")
 
 # Clause words that end a value: "switch the DB to Postgres for JSON support" -> "Postgres".
-VALUE_END = re.compile(r"\s+(?:and|so|because|since|which|that|for|instead|when|if|but|in order|to make|"
+VALUE_END = re.compile(r"(?<!\s)\s+(?:and|so|because|since|which|that|for|instead|when|if|but|in order|to make|"
                         r"to avoid|to fix|to get|before|after|while|until|unless|as well|now|again|too|"
                         r"here|there|then|so that|across|throughout|everywhere|going forward|from now on|"
                         r"via|with|by|in|on|at|of)\b.*$", re.I)

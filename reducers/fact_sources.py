@@ -49,7 +49,7 @@ _QA = re.compile(r"\"(?P<q>[^\"]{5,300})\"\s*=\s*\"(?P<a>[^\"]{1,300})\"")
 _QUESTION_LEAD = re.compile(r"^(?:which|what|how|where|when|who|should|do|does|would|will|can|could|is|are)\b"
                             r"(?:\s+(?:exactly|else|kind of|type of))?"
                             r"(?:\s+(?:should|do|does|would|will|can|could|is|are))?(?:\s+(?:we|you|i))?\s+", re.I)
-_QUESTION_TAIL = re.compile(r"\s+(?:would you like|do you (?:want|prefer)|should (?:we|i)|you (?:want|prefer)|"
+_QUESTION_TAIL = re.compile(r"(?<!\s)\s+(?:would you like|do you (?:want|prefer)|should (?:we|i)|you (?:want|prefer)|"
                             r"to use|when|for|relative to|is preferred|(?:be|is|are)\s+\w+ed)\b.*$", re.I)
 _UPDATE_TOOL = re.compile(r"^(?:set|update|change|modify|edit|configure|switch|upgrade|downgrade)_(?P<what>[a-z]\w*)$")
 _REMOVE_TOOL = re.compile(r"^(?:cancel|delete|remove|drop)_(?P<what>[a-z]\w*)$")

@@ -34,11 +34,11 @@ CANDIDATES = 24
 EXACT_RANGES = 3             # more ranges than this: the directive names the span and the session
 # A backslash escape left in text (JSON inside a tool output): `\nexport`
 # must read as "export", not "nexport". Runs of backslashes are one escape.
-_ESCAPE = re.compile(r"\\+(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbfv0])")
+_ESCAPE = re.compile(r"(?<!\\)\\+(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbfv0])")
 # A home directory names its user: /home/alice, /Users/bob, C:\Users\carol,
 # and a shell prompt alice@laptop:~$ — never topics.
 _HOME = re.compile(r"(?:/home/|/Users/|/u/|\b[A-Za-z]:(?:\\+|/)Users(?:\\+|/))[^/\\\s'\"]+", re.IGNORECASE)
-_PROMPT = re.compile(r"[\w.-]+@[\w.-]+:(?=[~/])")
+_PROMPT = re.compile(r"(?<![\w.-])[\w.-]+@[\w.-]+:(?=[~/])")
 _HEXISH = re.compile(r"^[0-9a-f]{6,}$")
 _NOISE = frozenset({"users", "home"})
 

@@ -9,7 +9,7 @@ MAX_SENTENCE = 400
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`*(\[])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-_CLAUSE = re.compile(r",?\s+(?:and|but|and then|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
+_CLAUSE = re.compile(r"(?:,|(?<!\s))\s+(?:and|but|and then|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
 
 
 def clauses(sentence: str) -> list[str]:
