@@ -18,7 +18,7 @@ PATTERNS = {
     "topic non-prose": topics._NOT_PROSE,
 }
 RUNS = {"tabs": "\t" * 8000, "spaces then a word": " " * 8000 + "x", "letters": "a" * 8000,
-        "backslashes": "\\" * 8000, "dotted": "a." * 4000, "CJK": "中" * 8000}
+        "backslashes": "\\" * 8000, "dotted": "a." * 4000, "hyphenated": "a-" * 4000, "CJK": "中" * 8000}
 
 
 def _cpu(pattern, text: str) -> float:
