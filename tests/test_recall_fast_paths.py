@@ -204,8 +204,9 @@ def test_a_process_first_lookup_asks_hnswlib_then_the_file_rows_with_the_same_fl
 def test_a_process_first_search_scans_the_stored_vectors_then_uses_the_graph(recaller):
     """A one-query process (a hook, a script) does not load the graph: its
     search scores every stored vector where it lies, exactly. A second
-    search loads the graph; on a store this small both find the same
-    neighbours, with the same cosines up to float rounding."""
+    search loads the graph, which is approximate (and built on two threads,
+    so not the same graph twice): it finds nearly the same neighbours, each
+    with the same cosine, and never a nearer one than the exact scan."""
     from stores.index.vectors import VectorIndex
     rc, needles = recaller
     for needle in needles[:6]:
@@ -215,8 +216,10 @@ def test_a_process_first_search_scans_the_stored_vectors_then_uses_the_graph(rec
         assert index._index is None
         searched = index.search(qvec, 10)
         assert index._index is not None
-        assert [s for s, _ in scanned] == [s for s, _ in searched]
-        assert all(abs(a - b) < 1e-5 for (_, a), (_, b) in zip(scanned, searched))
+        exact, graph = dict(scanned), dict(searched)
+        assert len(exact.keys() & graph.keys()) >= 8
+        assert all(abs(exact[s] - graph[s]) < 1e-5 for s in exact.keys() & graph.keys())
+        assert all(a >= b - 1e-5 for (_, a), (_, b) in zip(scanned, searched))      # rank by rank
         assert [c for _, c in scanned] == sorted((c for _, c in scanned), reverse=True)
 
 
