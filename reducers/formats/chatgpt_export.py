@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from reducers.drafts import Draft, ParseContext
-from reducers.formats.common import compact_json, derived_session_id, flatten_content, to_utc_iso
+from reducers.formats.common import (compact_json, conversation_session_id, exported_conversations, flatten_content,
+                                     is_export_of, to_utc_iso)
 
 PREFIX = "chatgpt"
 
@@ -31,21 +32,18 @@ def is_conversation(rec: Any) -> bool:
 
 def is_export(rec: Any) -> bool:
     """One exported conversation, or the export's array of them."""
-    if isinstance(rec, list):
-        return bool(rec) and all(is_conversation(c) for c in rec[:20])
-    return is_conversation(rec)
+    return is_export_of(rec, is_conversation)
 
 
 def parse_export(rec: Any, line: int, ctx: ParseContext) -> Iterator[Draft]:
-    for index, conversation in enumerate(rec if isinstance(rec, list) else [rec]):
-        if is_conversation(conversation):
-            yield from _Conversation(conversation, index, line, ctx).drafts()
+    for index, conversation in exported_conversations(rec, is_conversation):
+        yield from _Conversation(conversation, index, line, ctx).drafts()
 
 
 class _Conversation:
     def __init__(self, conv: dict, index: int, line: int, ctx: ParseContext):
         named = next((conv[k] for k in ("conversation_id", "id") if isinstance(conv.get(k), str) and conv[k]), None)
-        self.session = ctx.session or named or derived_session_id(ctx.source_id, index, conv.get("title"))
+        self.session = conversation_session_id(ctx, index, named, conv.get("title"))
         self.conv, self.line = conv, line
         self.mapping: dict = conv["mapping"]
         self.turn = f"{self.session}/start"
@@ -53,9 +51,8 @@ class _Conversation:
         self.shown = self._current_path()
 
     def _current_path(self) -> set[str]:
-        path, node, seen = set(), self.conv.get("current_node"), set()
-        while isinstance(node, str) and node in self.mapping and node not in seen:
-            seen.add(node)
+        path, node = set(), self.conv.get("current_node")
+        while isinstance(node, str) and node in self.mapping and node not in path:
             path.add(node)
             parent = self.mapping[node].get("parent") if isinstance(self.mapping[node], dict) else None
             node = parent

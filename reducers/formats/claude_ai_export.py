@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from reducers.drafts import Draft, ParseContext
-from reducers.formats.common import derived_session_id, flatten_content, to_utc_iso, tool_call_text
+from reducers.formats.common import (conversation_session_id, exported_conversations, flatten_content, is_export_of,
+                                     to_utc_iso, tool_call_text)
 
 PREFIX = "claude-ai"
 
@@ -26,21 +27,18 @@ def is_conversation(rec: Any) -> bool:
 
 
 def is_export(rec: Any) -> bool:
-    if isinstance(rec, list):
-        return bool(rec) and all(is_conversation(c) for c in rec[:20])
-    return is_conversation(rec)
+    return is_export_of(rec, is_conversation)
 
 
 def parse_export(rec: Any, line: int, ctx: ParseContext) -> Iterator[Draft]:
-    for index, conv in enumerate(rec if isinstance(rec, list) else [rec]):
-        if is_conversation(conv):
-            yield from _Conversation(conv, index, line, ctx).drafts()
+    for index, conv in exported_conversations(rec, is_conversation):
+        yield from _Conversation(conv, index, line, ctx).drafts()
 
 
 class _Conversation:
     def __init__(self, conv: dict, index: int, line: int, ctx: ParseContext):
         named = conv.get("uuid") if isinstance(conv.get("uuid"), str) and conv["uuid"] else None
-        self.session = ctx.session or named or derived_session_id(ctx.source_id, index, conv.get("name"))
+        self.session = conversation_session_id(ctx, index, named, conv.get("name"))
         self.conv, self.line = conv, line
         self.turn = f"{self.session}/start"
         self.open_calls: list[tuple[str | None, str]] = []       # (tool name, call id) awaiting a result

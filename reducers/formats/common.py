@@ -82,6 +82,21 @@ def conversation_session_id(ctx, index: int, source_id: Any, opening: Any) -> st
     return derived_session_id(ctx.source_id, index, opening)
 
 
+def is_export_of(rec: Any, is_conversation) -> bool:
+    """A chat service's data export (ChatGPT's, Claude.ai's): one
+    conversation, or an array of them (judged by its first 20)."""
+    if isinstance(rec, list):
+        return bool(rec) and all(is_conversation(c) for c in rec[:20])
+    return is_conversation(rec)
+
+
+def exported_conversations(rec: Any, is_conversation) -> Iterator[tuple[int, dict]]:
+    """(position, conversation) of each conversation in such an export."""
+    for index, conv in enumerate(rec if isinstance(rec, list) else [rec]):
+        if is_conversation(conv):
+            yield index, conv
+
+
 def sorted_json(value: Any) -> bytes:
     """A value's JSON with keys sorted: the same record always gives the
     same bytes (for digests and content addresses)."""
