@@ -28,8 +28,9 @@ def salvage(raw: bytes, loads: Callable[[bytes], Any]) -> tuple[list[Any], str] 
     line of one of the shapes above; None when it is not (plain bad JSON
     stays the caller's to report as it is). `loads` decodes one JSON value
     and raises ValueError when it cannot."""
-    pieces = [p for p in _NULS.split(raw) if p.strip()]
-    nuls = len(raw) - sum(len(p) for p in _NULS.split(raw))
+    split = _NULS.split(raw)
+    nuls = len(raw) - sum(len(p) for p in split)
+    pieces = [p for p in split if p.strip()]
     records: list[Any] = []
     cut = 0
     for piece in pieces:
