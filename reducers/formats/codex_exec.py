@@ -46,7 +46,6 @@ class ExecStream:
         self.ctx = ctx
         self.session: str | None = ctx.session
         self.turns = 0
-        self.call_names: dict[str, str] = {}
 
     def record(self, line: int, rec: dict) -> Iterator[Draft | BadRecord]:
         rtype = rec.get("type")
@@ -130,7 +129,6 @@ class ExecStream:
             yield self.draft(line, item, "system", compact_json(item), 0, meta={"subtype": f"item:{kind}"})
 
     def call(self, line: int, item: dict, name: str, call_id: str, arguments: Any, meta: dict | None = None) -> Draft:
-        self.call_names[call_id] = name
         return self.draft(line, item, "tool_call", tool_call_text(name, arguments), 0,
                           tool={"name": name, "call_id": call_id, "input": arguments}, meta=meta)
 

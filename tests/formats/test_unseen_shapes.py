@@ -279,6 +279,15 @@ def test_a_resumed_codex_exec_run_whose_item_ids_start_over_is_not_taken_for_the
     assert drafts[-1].text == "Continuing where we left off."
 
 
+def test_a_codex_exec_item_line_without_its_item_is_reported_and_the_rest_still_read():
+    broken = {"type": "item.completed", "item": "item_9"}
+    out = parse_all(codex, *EXEC_RUN[:3], broken, EXEC_RUN[8])
+    assert [(b.line, b.reason) for b in out if isinstance(b, BadRecord)] == [
+        (4, "item.completed without an item object")]
+    assert [d.text for d in out if isinstance(d, Draft)] == [
+        "<thinking>\n**Looking for the README**\n</thinking>", "The repo has a README."]
+
+
 def test_a_document_whose_title_is_not_a_string_is_still_named_by_its_filename():
     body = {"model": "claude", "messages": [{"role": "user", "content": [
         {"type": "document", "title": ["not", "a", "title"], "filename": "q3.pdf",
