@@ -35,6 +35,7 @@ SNIFF_MORE_RECORDS = 2000           # read on when the first ones cannot tell th
 _READ_CHUNK = 1 << 20
 _BOM = b"\xef\xbb\xbf"               # a UTF-8 byte order mark: not part of the first record
 _SPACE = re.compile(r"\s*")                     # between documents written one after another
+_INVALID_UTF8 = "invalid UTF-8"                 # a bad line's reason; such a line is never a torn JSON line
 
 
 @dataclass(slots=True)
@@ -224,7 +225,7 @@ def _read_document(path: Path) -> list:
         if _cut_short(data):         # a document still being written: read once it is whole
             return [SourceError(1, "the document ends too soon (still being written?); it will be read once "
                                    "complete", pending=True)]
-        reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"not valid JSON ({exc})"
+        reason = _INVALID_UTF8 if "utf-8" in str(exc).lower() else f"not valid JSON ({exc})"
         return [SourceError(1, reason)]
 
 
@@ -369,7 +370,7 @@ def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError |
             return None
         msg = str(exc)
     if "utf-8" in msg.lower():
-        return SourceError(line_no, "invalid UTF-8")
+        return SourceError(line_no, _INVALID_UTF8)
     try:
         # What orjson refuses but Python's json reads: NaN/Infinity, lone
         # surrogate escapes. Keep the line rather than lose it.
@@ -381,7 +382,7 @@ def _decode_line(raw: bytes, line_no: int) -> tuple[int, object] | SourceError |
 def _torn(raw: bytes, line_no: int, error: SourceError):
     """A bad line as reported, or what a crashed write left of it: the
     loss reported, then the whole records it still holds."""
-    found = salvage(raw, orjson.loads) if error.reason != "invalid UTF-8" else None
+    found = salvage(raw, orjson.loads) if error.reason != _INVALID_UTF8 else None
     if found is None:
         yield error
         return
