@@ -18,6 +18,7 @@ them out put a pack with many tool pairs several percent over its budget."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from reducers.tokens import count_tokens
 
@@ -35,6 +36,12 @@ def args_text(value) -> str:
 def call_tokens(call: dict) -> int:
     return (count_tokens(call.get("name") or "") + count_tokens(args_text(call.get("input")))
             + count_tokens(call.get("id") or "") + CALL_OVERHEAD)
+
+
+def logged_call_tokens(tool: dict, arguments: Any) -> int:
+    """A logged call's tokens (its event's `tool`: call_id and name) with
+    `arguments` as its input: the input as logged, or a cut of it."""
+    return call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": arguments})
 
 
 def result_label_tokens(call_id: str | None, name: str | None) -> int:
@@ -70,8 +77,7 @@ def event_cost(e: dict) -> int:
     own (an upper bound on what it adds when it joins a message)."""
     tool = e.get("tool") or {}
     if e["kind"] == "tool_call":
-        return call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": tool.get("input")}) \
-            + MESSAGE_OVERHEAD
+        return logged_call_tokens(tool, tool.get("input")) + MESSAGE_OVERHEAD
     tokens = e.get("tokens")
     if tokens is None:
         tokens = count_tokens(e.get("text") or "")

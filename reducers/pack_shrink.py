@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import orjson
 
-from reducers.pack_messages import MESSAGE_OVERHEAD, call_tokens
+from reducers.pack_messages import MESSAGE_OVERHEAD, logged_call_tokens
 from reducers.tokens import count_tokens
 from reducers.truncate import truncate_middle
 
@@ -71,7 +71,7 @@ def shrink_protected(conv, order, render, k: int, budget: int):
 def _size(e: dict) -> int:
     if e["kind"] == "tool_call":
         tool = e.get("tool") or {}
-        return call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": tool.get("input")})
+        return logged_call_tokens(tool, tool.get("input"))
     return count_tokens(e.get("text") or "")
 
 
@@ -90,7 +90,7 @@ def cut(e: dict, tokens: int) -> dict:
         except orjson.JSONDecodeError:
             pass
     for _ in range(8):
-        cost = call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": value})
+        cost = logged_call_tokens(tool, value)
         leaves = _string_leaves(value)
         if cost <= tokens or not leaves:
             break
@@ -99,7 +99,7 @@ def cut(e: dict, tokens: int) -> dict:
         if have <= FLOOR // 2:
             break
         value = _replace_leaf(value, path, truncate_middle(longest, max(FLOOR // 2, have - (cost - tokens)), hint=hint))
-    cost = call_tokens({"id": tool.get("call_id"), "name": tool.get("name"), "input": value})
+    cost = logged_call_tokens(tool, value)
     return {**e, "tool": {**tool, "input": value}, "tokens": cost}
 
 
