@@ -27,7 +27,7 @@ _TRAILING = re.compile(r"(?<!\s)\s+(?:setting|settings|value|values|config|confi
 # flight", "the code") it is usually an action on the day's object.
 SETTING_NOUNS = frozenset("""
 port host hostname url uri endpoint domain address path dir directory root base prefix suffix
-period retention window duration frequency rate expiry expiration lifetime
+period retention window duration deadline date eta cutoff time frequency rate expiry expiration lifetime
 timeout timeouts ttl interval delay retries retry attempts backoff limit limits quota cap threshold max min
 size length width height count number concurrency parallelism workers worker threads pool replicas instances
 memory cpu disk ram heap cache caching queue broker bus database db datastore store storage bucket persistence
@@ -117,13 +117,43 @@ def clean(text: str) -> str:
     return text.replace("**", "").replace("`", "")
 
 
+# One spelling per word people shorten: "the DB host", "database hostname"
+# and DB_HOST are one key ("database host").
+_SAME_WORD = {"db": "database", "hostname": "host", "dir": "directory", "tz": "timezone", "repo": "repository",
+              "maximum": "max", "minimum": "min", "authentication": "auth", "config": "configuration"}
+_TWO_WORDS = re.compile(r"\btime zone\b")
+# A subject's qualifier that names the whole context, not a part of it:
+# "the Python version for this project" is the Python version.
+_CONTEXT = re.compile(r"(?<!\s)\s+(?:for|in|on|across|of)\s+(?:this|the|our|all|every)\s+(?:project|repo|repository|app|"
+                      r"codebase|cluster|team|services?|environments?|everything)$", re.I)
+
+
+_OWNED = re.compile(r"^([\w-]+(?:\s+[\w-]+)?)\s+(?:for|of)\s+((?:the\s+|our\s+)?[\w-]+(?:\s+[\w-]+)?)$", re.I)
+
+
 def norm_key(subject: str) -> str:
-    """`DATABASE_URL`, "the database URL", `database-url` -> "database url"."""
+    """`DATABASE_URL`, "the database URL", `database-url` -> "database url";
+    "the DB hostname" -> "database host"."""
     s = _ANY_QUOTE.sub("", clean(subject))
+    s = _CONTEXT.sub("", s)
     s = _LEADING.sub("", s)
+    owned = _OWNED.match(s)
+    if owned and owned.group(1).lower().split()[-1] in SETTING_NOUNS:      # "the deadline for the migration"
+        s = f"{_LEADING.sub('', owned.group(2))} {owned.group(1)}"
     s = _TRAILING.sub("", s)
-    s = _SEP.sub(" ", s.lower()).strip(" .:")
-    return s
+    s = _TWO_WORDS.sub("timezone", _SEP.sub(" ", s.lower()).strip(" .:"))
+    return " ".join(_SAME_WORD.get(w, w) for w in s.split(" "))
+
+
+# Trailing words that do not change what a key is about when matching keys
+# said differently ("retention period" is the retention, "Python version" the Python).
+_LOOSE_TAIL = frozenset({"period", "version"})
+
+
+def key_core(key: str) -> tuple[str, ...]:
+    """A key's words without a trailing `_LOOSE_TAIL` word (kept when alone)."""
+    words = tuple(key.split())
+    return words[:-1] if len(words) > 1 and words[-1] in _LOOSE_TAIL else words
 
 
 _UNITS = ((re.compile(r"^(\d+(?:\.\d+)?)\s*(?:ms|msecs?|millis|milliseconds?)$"), "ms"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from reducers.fact_keys import FactCandidate, norm_value
+from reducers.fact_keys import FactCandidate, key_core, norm_value
 
 RECONCILER = "rules"
 RECONCILER_VERSION = 1
@@ -31,6 +31,11 @@ MAX_SOURCES = 6
 MAX_HISTORY = 8
 MENTION_BOOST = 0.03
 MAX_IMPORTANCE = 1.0
+
+
+def _plain_key(key: str) -> bool:
+    """A key named in words (not "decision: …", not a dotted file path)."""
+    return ": " not in key and "." not in key
 
 
 def row_id(*parts) -> str:
@@ -100,6 +105,7 @@ class Knowledge:
         self.facts: dict[str, Fact] = facts or {}
         self._by_value: dict[str, set[str]] = {}
         self._by_leaf: dict[str, set[str]] = {}          # "timeout ms" -> {"payments.timeout ms"}
+        self._by_head: dict[str, set[str]] = {}          # "retention" -> {"log retention"}
         for f in self.facts.values():
             if f.live:
                 self._index(f)
@@ -108,6 +114,8 @@ class Knowledge:
         self._by_value.setdefault(norm_value(fact.value), set()).add(fact.key)
         if "." in fact.key:
             self._by_leaf.setdefault(fact.key.rsplit(".", 1)[1], set()).add(fact.key)
+        if _plain_key(fact.key):
+            self._by_head.setdefault(key_core(fact.key)[-1], set()).add(fact.key)
 
     def _unindex(self, fact: Fact) -> None:
         keys = self._by_value.get(norm_value(fact.value))
@@ -118,6 +126,8 @@ class Knowledge:
         if "." in fact.key:
             leaf = fact.key.rsplit(".", 1)[1]
             self._by_leaf.get(leaf, set()).discard(fact.key)
+        if _plain_key(fact.key):
+            self._by_head.get(key_core(fact.key)[-1], set()).discard(fact.key)
 
     def set(self, fact: Fact) -> None:
         old = self.facts.get(fact.key)
@@ -137,6 +147,18 @@ class Knowledge:
         for `timeout_ms`), when exactly one does."""
         keys = self._by_leaf.get(leaf) or set()
         return next(iter(keys)) if len(keys) == 1 else None
+
+    def key_said_otherwise(self, key: str) -> str | None:
+        """The one live key that names the same thing with more or fewer
+        words ("retention period" for "log retention", "timezone" for
+        "cluster timezone"): same head word, one's words within the other's.
+        None when no key, or several, would do."""
+        if not _plain_key(key):
+            return None
+        core = key_core(key)
+        found = [k for k in self._by_head.get(core[-1]) or () if k != key
+                 and (set(key_core(k)) <= set(core) or set(core) <= set(key_core(k)))]
+        return found[0] if len(found) == 1 else None
 
     def keys_holding(self, value: str) -> list[str]:
         return sorted(self._by_value.get(norm_value(value)) or ())
@@ -211,6 +233,9 @@ class Reconciler:
             nested = self.knowledge.key_with_leaf(cand.key)
             if nested is not None:
                 return [nested]
+            same = self.knowledge.key_said_otherwise(cand.key)
+            if same is not None:
+                return [same]
         return [cand.key]
 
     def _add(self, cand: FactCandidate, key: str, index: int, reason: str, tombstoned: Fact | None) -> dict:

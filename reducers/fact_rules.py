@@ -36,9 +36,9 @@ from typing import Callable
 from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value,
                                 headed_by_setting_noun, label_of, norm_key, norm_value, plain_value, specific_subject,
                                 tidy_subject)
-from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, HEDGE, IMPERATIVE, LazyPattern, NEGATED, OLD, OLD_TO_END,
-                                  PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUESTION_START, SETTING_VAL, SUBJ,
-                                  SUBJECT_START, SUBJ_BEFORE, TAIL, VAL, VALUE_END, WE, rx)
+from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, END, HEDGE, IMPERATIVE, LEAD_IN, LazyPattern, NEGATED, OLD,
+                                  OLD_TO_END, PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUALIFIER, QUESTION_START,
+                                  SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, VALUE_END, WE, rx)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -72,6 +72,14 @@ def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = Non
         return None
     old = m.groupdict().get("old")
     return norm_key(subj), _value(m.group("val")), _value(old) if old else None, False
+
+
+def _suffixed(built, noun: str):
+    """A subject named by what it is about ("redis") keyed as its setting ("redis port")."""
+    if built is None:
+        return None
+    key, *rest = built
+    return (key if key.split()[-1:] == [noun] else f"{key} {noun}", *rest)
 
 
 def _named_setting(m: re.Match, sentence: str):
@@ -185,7 +193,7 @@ RULES: tuple[Rule, ...] = (
     Rule("go-with-instead", "decision",
          rx(rf"\b{WE}\s+(?:go|going)\s+with\s+{VAL}\s+(?:instead of|over|rather than)\s+{OLD_TO_END}"),
          _value_only, allow_plan=True),
-    Rule("go-with-for", "decision", rx(rf"(?:\b{WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{TAIL}$"),
+    Rule("go-with-for", "decision", rx(rf"(?:\b{WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{END}"),
          _value_only, allow_plan=True),
     Rule("for-x-go-with", "decision",
          rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
@@ -198,7 +206,7 @@ RULES: tuple[Rule, ...] = (
          rx(rf"\b(?:{WE}\s+)?(?:use|using|adopt|pick)\s+{VAL}\s+(?:instead of|rather than|in place of)\s+{OLD_TO_END}"),
          _value_only, allow_plan=True),
     Rule("use-for", "decision", rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{WE}\s+)(?:use|using|keep|keeping)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
-                                    rf"(?:the\s+)?{SUBJ}{TAIL}$"),
+                                    rf"(?:the\s+)?{SUBJ}{END}"),
          _value_only, allow_plan=True),
     Rule("switch-from-to", "decision",
          rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
@@ -211,7 +219,7 @@ RULES: tuple[Rule, ...] = (
          allow_plan=True),
     Rule("decided-for", "decision",
          rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
-             rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{TAIL}$"),
+             rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{END}"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
          rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
@@ -231,6 +239,12 @@ RULES: tuple[Rule, ...] = (
     Rule("change-from-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+from\s+{OLD}\s+to\s+{VAL}"),
          _subject_value, setting=True),
     Rule("change-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:to|=)\s+{VAL}"), _subject_value, setting=True),
+    # "point the API URL at https://…": a setting aimed at an address
+    Rule("point-at", "config", rx(rf"\bpoint(?:ed|s)?\s+{SUBJ}\s+(?:at|to)\s+{VAL}"), _subject_value, setting=True),
+    # "Redis now listens on 6380": a service's port said as where it listens
+    Rule("listens-on", "config",
+         rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?(?:listens|is listening|serves|is served)\s+on\s+(?:port\s+)?(?P<val>\d{{2,5}})\b"),
+         lambda m, s: _suffixed(_subject_value(m, s, trailing=_AUXILIARY), "port")),
     Rule("set-as", "config", rx(rf"\b(?:set|configure[ds]?)\s+{SUBJ}\s+as\s+{VAL}"), _subject_value, setting=True),
     Rule("has-been-changed", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{PAST_CHANGE}\s+(?:from\s+{OLD}\s+)?to\s+{VAL}"),
@@ -270,13 +284,13 @@ RULES: tuple[Rule, ...] = (
     # the value looks like one (a name, a number, code), not a state ("empty")
     Rule("setting-is", "config",
          rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note|update)[,:\s]+)?(?:the\s+|our\s+)?{SUBJ_BEFORE}\s+(?:is|are)\s+"
-             rf"{SETTING_VAL}{TAIL}$"),
+             rf"{SETTING_VAL}{QUALIFIER}{END}"),
          _subject_value, setting=True, max_value_words=4),
     # "Max connections: 500", "New timeout: 45 seconds": a label and its value
     Rule("setting-label", "config", rx(rf"^(?:new\s+)?{SUBJ_BEFORE}\s*:\s*{SETTING_VAL}$"),
          _named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
     # "make the retry count 5": make as set, only with a value that looks like one
-    Rule("make-it", "config", rx(rf"\bmake\s+(?:the\s+)?{SUBJ}\s+{SETTING_VAL}{TAIL}$"),
+    Rule("make-it", "config", rx(rf"\bmake\s+(?:the\s+)?{SUBJ}\s+{SETTING_VAL}{END}"),
          _subject_value, setting=True, max_value_words=4),
     # -- issues
     Rule("bug-in", "issue",
@@ -309,6 +323,7 @@ _TRIGGERS = {
     "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
+    "point-at": ("point",), "listens-on": ("listen", "serve"),
     "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
     "moved-to": ("set to", *PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
@@ -332,7 +347,15 @@ def _value(raw: str | None) -> str:
     raw = raw.strip()
     if raw[:1] in "`\"'" and raw[-1:] == raw[:1] and len(raw) > 1:
         return raw[1:-1].strip()
+    raw = _SENTENCE_END.split(raw, maxsplit=1)[0]
+    if _ADDRESS.match(raw):
+        return clean(raw.split()[0])             # a URL or path is one token: what follows is prose
     return clean(VALUE_END.sub("", raw))
+
+
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
+_SENTENCE_END = re.compile(r"(?<=[^\s.])[.!?]\s+")       # "eu-west-1. ap-south-1 was considered"
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|~?/)\S", re.I)
 
 
 _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To upgrade X to Y, here is how"
@@ -368,6 +391,7 @@ def _prose_facts(text: str, speaker: str) -> tuple[FactCandidate, ...]:
 
 # "Set the port to 8080 and the host to 0.0.0.0": the second clause's verb
 # is the first's. A clause without one borrows it from a change just read.
+_LABEL = re.compile(r"^[\w ,'-]{1,30}:\s+(?=(?:\S+\s+){3})")      # a label before a sentence of its own
 _LEADING_CHANGE = re.compile(rf"\b{CHANGE_VERB}\b", re.I)
 _VERBLESS_CHANGE = re.compile(r"^(?:the\s+)?[\w.-]+(?:\s+[\w.-]+){0,3}\s+(?:from\s+\S+\s+)?to\s+\S", re.I)
 _CHANGE_RULES = ("change-to", "change-from-to")
@@ -377,9 +401,13 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
     out: list[FactCandidate] = []
     weight = SPEAKER_WEIGHT.get(speaker, 0.7)
     verb = None                                  # the change verb of the clause just read, if it gave a change
-    for sentence in (c for s_ in sentences(text) for c in clauses(s_)):
+    for said in (c for s_ in sentences(text) for c in clauses(s_)):
+        sentence = LEAD_IN.sub("", said) or said
         body = sentence.rstrip(".!").strip()
         found = _clause_fact(sentence, body, speaker, weight)
+        labelled = _LABEL.match(body)
+        if found is None and labelled:            # "Planning note: the deadline is Thursday"
+            found = _clause_fact(sentence[labelled.end():], body[labelled.end():], speaker, weight)
         if found is None and verb and _VERBLESS_CHANGE.match(body):
             found = _clause_fact(sentence, f"{verb} {body}", speaker, weight)     # the clause as said is its text
         lead = _LEADING_CHANGE.search(body)
@@ -388,6 +416,7 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
         else:
             verb = None
         if found is not None:
+            found.text = clip(said)                  # the clause as said, lead-in and all
             out.append(found)
     return out
 
@@ -411,6 +440,8 @@ def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactC
         key, value, replaces, delete = built
         if not _plausible(rule, key, value):
             continue
+        if rule.setting and not specific_subject(key) and _VERSION.match(value) and len(key.split()) <= 2:
+            key = f"{key} version"                    # "upgrade Python to 3.11": the Python version
         if rule.setting and not (specific_subject(key) and plain_value(value)):
             continue
         if rule.name == "is-now" and norm_value(value).split()[0] in STATES:

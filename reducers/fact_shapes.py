@@ -19,17 +19,25 @@ OLD_TO_END = r"(?P<old>`[^`]{1,100}`|\"[^\"]{1,100}\"|[^,;.!?()]{1,60})"     # "
 OLD = rf"(?P<old>`[^`]{{1,100}}`|\"[^\"]{{1,100}}\"|'[^']{{1,100}}'|{WORD}(?:\s+{WORD}){{0,4}}?)"
 CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|updated?|updating|bump(?:ed|s)?|"
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
-                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?)")
+                r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?|"
+                r"put|puts|drop(?:ped|s)?|cut|cuts|push(?:ed|es)?|shift(?:ed|s)?|postponed?|extend(?:ed|s)?|"
+                r"restored?)")
 PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
-                      "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured")
+                      "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured",
+                      "pushed", "shifted", "postponed", "extended", "dropped", "cut", "restored", "reverted")
 PAST_CHANGE = rf"(?:{'|'.join(PAST_CHANGE_WORDS)})"
 # Words that may close a sentence after its subject: "use NATS for the queue after all".
 TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
+# Where a sentence may end after its fact: at its end, or at a comma that
+# starts an aside ("use X for embeddings, it's cheap"; "the port is 6379, the standard one").
+END = rf"{TAIL}(?:,\s.*)?$"
+# What a setting's value may be said to hold for ("300s for product pages", "7 days on the cluster").
+QUALIFIER = r"(?:\s+(?:for|on|in|across|at|per)\s+[^,]{1,40}?)?"
 # A value that looks like a setting's: quoted, Capitalised words (a product),
 # code-like, or a number with its unit; not a state word ("empty", "stale").
 SETTING_VAL = (r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){0,3})|"
                 r"[\w.+-]*\d[\w.+-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
-WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can)?|i(?:'ll| will)?)"
+WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can|'re| are|'ve| have)?|i(?:'ll| will)?)"
 COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
               r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"
               r"infra|infrastructure|architecture|worker|workers|scheduler|gateway|proxy|cli|ui|site|website)")
@@ -38,7 +46,8 @@ COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|service
 VALUE_END = re.compile(r"(?<!\s)\s+(?:and|so|because|since|which|that|for|instead|when|if|but|in order|to make|"
                         r"to avoid|to fix|to get|before|after|while|until|unless|as well|now|again|too|"
                         r"here|there|then|so that|across|throughout|everywhere|going forward|from now on|"
-                        r"via|with|by|in|on|at|of)\b.*$", re.I)
+                        r"via|with|by|in|on|at|of|yesterday|today|tonight|tomorrow|earlier|last (?:night|week|month)|"
+                        r"this (?:morning|afternoon|evening|week))\b.*$", re.I)
 SUBJECT_START = re.compile(r"^.*\b(?:and|but|so|then|now|also|after|since|because|when|once|that|which|where|"
                             r"while|if|though|although|here|finally|first|next|ok|okay)\s+", re.I)
 
@@ -51,7 +60,13 @@ PLAN = re.compile(r"\b(?:let me|i'll|i will|i'm going to|i am going to|going to|
                    r"needs to|'d like|would like|hoping to|planning|plan to|about to|how to|you can|you could|"
                    r"you should|you may|you might|we could|to be able)\b", re.I)
 IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise|lower|increase|decrease|reduce|move|"
-                         r"migrate|upgrade|downgrade|pin|configure|replace|use|add|remove|make)\b", re.I)
+                         r"migrate|upgrade|downgrade|pin|configure|replace|use|add|remove|make|put|drop|cut|push|"
+                         r"shift|postpone|extend|restore|revert|point)\b", re.I)
+# Words that open a sentence without being part of its fact: "Actually, revert X
+# to A", "Going forward use B", "FYI the staging URL is C", "Anyway the D changed to E".
+LEAD_IN = re.compile(r"^(?:(?:ok(?:ay)?|so|also|and|actually|anyway|anyhow|fyi|btw|alright|right|well|plus|heads up|"
+                     r"note|update|going forward|from now on|henceforth|from today|in the end|after all)\b[,:!.—–-]*\s+)+",
+                     re.I)
 NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
 
 

@@ -7,7 +7,10 @@ import re
 MAX_SENTENCE = 400
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`*(\[])|\n+")
+# A sentence ends at . ! ? before any word, a lowercase one too ("Summaries
+# get cut off. max_tokens is now 2048"), except after an abbreviation.
+_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bno\.)(?<!\bapprox\.)"
+                    r"\s+(?=[\w\"'`*(\[])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _CLAUSE = re.compile(r"(?:,|(?<!\s))\s+(?:and|but|and then|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
 
