@@ -146,8 +146,9 @@ def norm_key(subject: str) -> str:
 
 
 # Trailing words that do not change what a key is about when matching keys
-# said differently ("retention period" is the retention, "Python version" the Python).
-_LOOSE_TAIL = frozenset({"period", "version"})
+# said differently ("retention period" is the retention, "auth provider" the auth).
+_LOOSE_TAIL = frozenset({"period", "provider", "service", "tool", "engine", "vendor", "platform", "system", "model",
+                         "time", "solution"})
 
 
 def key_core(key: str) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, g
                                 headed_by_setting_noun, label_of, norm_key, norm_value, plain_value, specific_subject,
                                 tidy_subject)
 from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, END, HEDGE, IMPERATIVE, LEAD_IN, LazyPattern, NEGATED, OLD,
-                                  OLD_TO_END, PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUALIFIER, QUESTION_START,
+                                  OLD_TO_END, BACK, CLOCK, PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUALIFIER, QUESTION_START,
                                   SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, VALUE_END, WE, rx)
 from reducers.prose import clauses, sentences
 
@@ -120,7 +120,12 @@ def _decided(m: re.Match, sentence: str):
     if not m.group("act"):
         return _value_only(m, sentence)
     val = clean(_CLAUSE_END.sub("", m.group("val").strip()))
+    if _A_CHANGE.match(val):
+        return None                                  # "decided to switch X to B": the change rules read it
     return ("decision: " + " ".join(_head(val, 4)), val, None, False) if val else None
+
+
+_A_CHANGE = re.compile(rf"^{CHANGE_VERB}\s+.+\s+(?:to|=)\s+\S", re.I)
 
 
 def _head(value: str, n: int) -> list[str]:
@@ -218,7 +223,7 @@ RULES: tuple[Rule, ...] = (
     Rule("replace-with", "decision", rx(rf"\breplac(?:e|ed|ing)\s+{OLD}\s+with\s+{VAL}"), _value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
-         rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing))\s+"
+         rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing)|settled)\s+"
              rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{END}"),
          _value_only, allow_plan=True),
     Rule("decided", "decision",
@@ -228,7 +233,7 @@ RULES: tuple[Rule, ...] = (
     Rule("decision-label", "decision", rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
          _value_only, allow_plan=True, max_value_words=14),
     Rule("chose", "decision",
-         rx(rf"\b(?:we|i)\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), _value_only,
+         rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), _value_only,
          allow_plan=True),
     # -- removals (explicit: only these can become a DELETE)
     Rule("removed", "config",
@@ -236,7 +241,7 @@ RULES: tuple[Rule, ...] = (
              rf"(?:setting|flag|option|variable|config|override|entirely|completely)?$"),
          _removed, allow_plan=True),
     # -- config
-    Rule("change-from-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+from\s+{OLD}\s+to\s+{VAL}"),
+    Rule("change-from-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:from|off(?:\s+of)?)\s+{OLD}\s+to\s+{VAL}"),
          _subject_value, setting=True),
     Rule("change-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:to|=)\s+{VAL}"), _subject_value, setting=True),
     # "point the API URL at https://…": a setting aimed at an address
@@ -245,12 +250,16 @@ RULES: tuple[Rule, ...] = (
     Rule("listens-on", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?(?:listens|is listening|serves|is served)\s+on\s+(?:port\s+)?(?P<val>\d{{2,5}})\b"),
          lambda m, s: _suffixed(_subject_value(m, s, trailing=_AUXILIARY), "port")),
+    # "standup is at 9:30", "the nightly job runs at 02:00 UTC": a thing's time
+    Rule("at-time", "config",
+         rx(rf"{SUBJ_BEFORE}\s+(?:is|are|runs|run|happens|starts|begins)\s+(?:now\s+)?(?:daily\s+)?at\s+{CLOCK}"),
+         lambda m, s: _suffixed(_subject_value(m, s, trailing=_AUXILIARY), "time")),
     Rule("set-as", "config", rx(rf"\b(?:set|configure[ds]?)\s+{SUBJ}\s+as\s+{VAL}"), _subject_value, setting=True),
     Rule("has-been-changed", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{PAST_CHANGE}\s+(?:from\s+{OLD}\s+)?to\s+{VAL}"),
          _subject_value, setting=True),
     Rule("moved-to", "config",
-         rx(rf"{SUBJ_BEFORE}\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{PAST_CHANGE}\s+"
+         rx(rf"{SUBJ_BEFORE}(?:\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{PAST_CHANGE}|{BACK})\s+"
              rf"(?:from\s+{OLD}\s+)?to\s+{VAL}"),
          lambda m, s: _subject_value(m, s, trailing=_AUXILIARY), setting=True),
     Rule("is-now", "config",
@@ -287,7 +296,7 @@ RULES: tuple[Rule, ...] = (
              rf"{SETTING_VAL}{QUALIFIER}{END}"),
          _subject_value, setting=True, max_value_words=4),
     # "Max connections: 500", "New timeout: 45 seconds": a label and its value
-    Rule("setting-label", "config", rx(rf"^(?:new\s+)?{SUBJ_BEFORE}\s*:\s*{SETTING_VAL}$"),
+    Rule("setting-label", "config", rx(rf"^(?:new\s+)?{SUBJ_BEFORE}\s*:\s*{SETTING_VAL}{QUALIFIER}{END}"),
          _named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
     # "make the retry count 5": make as set, only with a value that looks like one
     Rule("make-it", "config", rx(rf"\bmake\s+(?:the\s+)?{SUBJ}\s+{SETTING_VAL}{END}"),
@@ -320,13 +329,13 @@ _TRIGGERS = {
     "always-never": ("always", "never", "don't", "dont", "do not", "stop", "avoid"),
     "go-with-instead": ("with",), "go-with-for": ("with",), "go-with": ("with",),
     "use-instead": ("instead", "rather", "in place"), "use-for": ("use", "using", "keep"),
-    "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi"), "decided": ("decided",),
+    "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi", "settled"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
-    "point-at": ("point",), "listens-on": ("listen", "serve"),
-    "change-from-to": ("from",), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
+    "point-at": ("point",), "at-time": (" at ",), "listens-on": ("listen", "serve"),
+    "change-from-to": ("from", "off"), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
-    "moved-to": ("set to", *PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
+    "moved-to": ("set to", "back to", *PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
     "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
     "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be-not": ("not",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),
@@ -353,6 +362,7 @@ def _value(raw: str | None) -> str:
     return clean(VALUE_END.sub("", raw))
 
 
+_CLOCK_VALUE = re.compile(rf"^{CLOCK}$", re.I)
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
 _SENTENCE_END = re.compile(r"(?<=[^\s.])[.!?]\s+")       # "eu-west-1. ap-south-1 was considered"
 _ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|~?/)\S", re.I)
@@ -442,6 +452,8 @@ def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactC
             continue
         if rule.setting and not specific_subject(key) and _VERSION.match(value) and len(key.split()) <= 2:
             key = f"{key} version"                    # "upgrade Python to 3.11": the Python version
+        elif rule.setting and not specific_subject(key) and _CLOCK_VALUE.match(value) and len(key.split()) <= 3:
+            key = f"{key} time"                       # "standup moved to 10:00": the standup's time
         if rule.setting and not (specific_subject(key) and plain_value(value)):
             continue
         if rule.name == "is-now" and norm_value(value).split()[0] in STATES:

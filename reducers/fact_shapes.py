@@ -28,6 +28,10 @@ PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised"
 PAST_CHANGE = rf"(?:{'|'.join(PAST_CHANGE_WORDS)})"
 # Words that may close a sentence after its subject: "use NATS for the queue after all".
 TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
+# "X goes back to A", "the temperature's back to B": a return to an earlier value.
+BACK = r"(?:'s|\s+(?:is|are|goes|go|went|gets|got|comes|came))\s+back"
+# A time of day: 9:30, 02:00 UTC, 9am.
+CLOCK = r"(?P<val>\d{1,2}(?::\d{2})?\s*(?:am|pm)?(?:\s+utc)?)(?![\w:])"
 # Where a sentence may end after its fact: at its end, or at a comma that
 # starts an aside ("use X for embeddings, it's cheap"; "the port is 6379, the standard one").
 END = rf"{TAIL}(?:,\s.*)?$"
@@ -67,7 +71,7 @@ IMPERATIVE = re.compile(r"^(?:please\s+)?(?:set|change|switch|update|bump|raise|
 LEAD_IN = re.compile(r"^(?:(?:ok(?:ay)?|so|also|and|actually|anyway|anyhow|fyi|btw|alright|right|well|plus|heads up|"
                      r"note|update|going forward|from now on|henceforth|from today|in the end|after all)\b[,:!.—–-]*\s+)+",
                      re.I)
-NEGATED = re.compile(r"\b(?:not|n't|never|no longer|cannot|without)\b", re.I)
+NEGATED = re.compile(r"\b(?:not|never|no longer|cannot|without)\b|n[’']t\b", re.I)     # "don't": no \b inside a word
 
 
 class LazyPattern:
