@@ -33,12 +33,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
-from reducers.fact_keys import (REFERENTS, STATES, FactCandidate, clean, clip, good_subject, good_value,
-                                headed_by_setting_noun, label_of, norm_key, norm_value, plain_value, specific_subject,
-                                tidy_subject)
+from reducers.fact_keys import (STATES, FactCandidate, clip, good_subject, good_value, label_of, norm_key, norm_value,
+                                plain_value, specific_subject)
 from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, END, HEDGE, IMPERATIVE, LEAD_IN, LazyPattern, NEGATED, OLD,
                                   OLD_TO_END, BACK, CLOCK, PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUALIFIER, QUESTION_START,
-                                  SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, VALUE_END, WE, rx)
+                                  SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, WE, rx)
+from reducers.fact_builders import (AUXILIARY, always_never, decided, fixed, issue, named_setting, not_done, preference,
+                                    removed, subject_value, suffixed, todo, value_of, value_only)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -62,263 +63,144 @@ class Rule:
     said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
 
 
-_AUXILIARY = re.compile(r"(?<!\s)(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
-
-
-def _subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = None):
-    subj = SUBJECT_START.sub("", m.group("subj"))
-    subj = tidy_subject(trailing.sub("", subj) if trailing else subj)
-    if subj is None:
-        return None
-    old = m.groupdict().get("old")
-    return norm_key(subj), _value(m.group("val")), _value(old) if old else None, False
-
-
-def _suffixed(built, noun: str):
-    """A subject named by what it is about ("redis") keyed as its setting ("redis port")."""
-    if built is None:
-        return None
-    key, *rest = built
-    return (key if key.split()[-1:] == [noun] else f"{key} {noun}", *rest)
-
-
-def _named_setting(m: re.Match, sentence: str):
-    """A label that names a setting in words ("Max connections"), not a
-    file or an identifier listed with its path."""
-    built = _subject_value(m, sentence)
-    if built is None or not headed_by_setting_noun(built[0]):
-        return None
-    if m.group("subj").strip().lower() in built[1].lower():
-        return None                                  # ".env: apps/web/.env": a file listed with its path
-    return built
-
-
-def _value_only(m: re.Match, sentence: str):
-    """A choice without a named subject: keyed by what it replaces, else by
-    the choice itself (a later "instead of" it can still find it)."""
-    val = _value(m.group("val"))
-    subj = m.groupdict().get("subj")
-    old = m.groupdict().get("old")
-    old = _value(old) if old else None
-    if norm_value(val).split()[:1] and norm_value(val).split()[0] in REFERENTS:
-        return None                                  # "go with my current flight": a reference, not a choice
-    if subj:
-        subj = tidy_subject(SUBJECT_START.sub("", subj))
-        return (norm_key(subj), val, old, False) if subj else None
-    if old:
-        return norm_key(old), val, old, False
-    return "decision: " + " ".join(_head(val, 4)), val, None, False
-
-
-# What ends "we decided to <do something>": a clause, not a preposition
-# ("deploy on Fridays only" is the decision, not "deploy").
-_CLAUSE_END = re.compile(r"(?<!\s)\s+(?:and|so|because|since|which|but|so that|in order to|to make sure|unless|until|"
-                         r"while|although|though)\b.*$", re.I)
-
-
-def _decided(m: re.Match, sentence: str):
-    if not m.group("act"):
-        return _value_only(m, sentence)
-    val = clean(_CLAUSE_END.sub("", m.group("val").strip()))
-    if _A_CHANGE.match(val):
-        return None                                  # "decided to switch X to B": the change rules read it
-    return ("decision: " + " ".join(_head(val, 4)), val, None, False) if val else None
-
-
-_A_CHANGE = re.compile(rf"^{CHANGE_VERB}\s+.+\s+(?:to|=)\s+\S", re.I)
-
-
-def _head(value: str, n: int) -> list[str]:
-    """The first words of a value, without a leading article or "to"."""
-    parts = norm_value(value).split()
-    while parts and parts[0] in ("the", "a", "an", "to"):
-        parts.pop(0)
-    return parts[:n]
-
-
-def _preference(m: re.Match, sentence: str):
-    old = m.groupdict().get("old")
-    if old:                       # "A over B": one key for the pair, whichever is preferred
-        val = _value(m.group("val"))
-        pair = sorted([" ".join(_head(val, 6)), " ".join(_head(_value(old), 6))])
-        return "prefer: " + " vs ".join(pair), val, None, False
-    val = clean(re.split(r",\s*(?:please|thanks|thank you)\b", m.group("val"), maxsplit=1, flags=re.I)[0])
-    if not val or norm_value(val).split()[0] in REFERENTS:
-        return None
-    return "prefer: " + " ".join(_head(val, 5)), val, None, False
-
-
-def _always_never(m: re.Match, sentence: str):
-    how = m.group("how").lower()
-    how = "never" if how.startswith(("never", "don", "do not", "stop", "avoid")) else "always"
-    action = clean(m.group("val"))                  # the whole instruction: "use uv for Python installs"
-    return "prefer: " + " ".join(norm_value(action).split()[:4]), f"{how} {action}", None, False
-
-
-def _issue(m: re.Match, sentence: str):
-    subj = norm_key(SUBJECT_START.sub("", m.group("subj")))
-    val = m.groupdict().get("val")
-    value = clean(val) if val else m.group("state").lower()        # a symptom is a phrase: kept whole
-    return "issue: " + subj, value, None, False
-
-
-def _fixed(m: re.Match, sentence: str):
-    return "issue: " + norm_key(m.group("subj")), "fixed", None, False
-
-
-def _todo(m: re.Match, sentence: str):
-    what = _value(m.group("val"))
-    return "task: " + " ".join(norm_value(what).split()[:6]), "open", None, False
-
-
-def _not_done(m: re.Match, sentence: str):
-    what = norm_key(SUBJECT_START.sub("", m.group("subj")))
-    return "task: " + what, "not done yet", None, False
-
-
-def _removed(m: re.Match, sentence: str):
-    return norm_key(SUBJECT_START.sub("", m.group("subj"))), "removed", None, True
-
-
-
 RULES: tuple[Rule, ...] = (
     # -- preference (before the hedge filter bites "I'd prefer")
     Rule("prefer-over", "preference", rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{VAL}\s+"
                                           rf"(?:over|to|rather than|instead of)\s+{OLD}$"),
-         _preference, allow_hedge=True, allow_plan=True, max_value_words=8),
+         preference, allow_hedge=True, allow_plan=True, max_value_words=8),
     Rule("prefer", "preference", rx(r"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+(?P<val>[^.;!?]{3,120})"),
-         _preference, allow_hedge=True, allow_plan=True, max_value_words=20),
+         preference, allow_hedge=True, allow_plan=True, max_value_words=20),
     Rule("my-preferred", "preference", rx(rf"\bmy\s+(?:preferred|favou?rite)\s+{SUBJ}\s+is\s+{VAL}"),
-         _subject_value),
+         subject_value),
     Rule("always-never", "preference",
          rx(r"^(?:please\s+)?(?P<how>always|never|don'?t|do not|stop|avoid)\s+(?P<val>(?:use|using|add|run|write|"
              rf"put|commit|push|call|include|leave|make|create|format|indent|prefix|name)\b[^.;!?]{{2,80}})"),
-         _always_never, allow_negation=True, allow_plan=True, max_value_words=10),
+         always_never, allow_negation=True, allow_plan=True, max_value_words=10),
     # -- decisions
     Rule("go-with-instead", "decision",
          rx(rf"\b{WE}\s+(?:go|going)\s+with\s+{VAL}\s+(?:instead of|over|rather than)\s+{OLD_TO_END}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("go-with-for", "decision", rx(rf"(?:\b{WE}\s+(?:go|going)|^(?:going|go))\s+with\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{END}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("for-x-go-with", "decision",
          rx(rf"^(?:(?:and|also|ok(?:ay)?|so|then)[,\s]+)?for\s+(?!now\b|today\b|once\b|a while\b|this\b|that\b|me\b|you\b|us\b)"
              rf"(?:the\s+|our\s+)?{SUBJ},?\s+(?:{WE}\s+)?"
              rf"(?:(?:go|going|went|stick|sticking)\s+with|use|using|pick|picked|chose|choose|settled on)\s+{VAL}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("go-with", "decision", rx(rf"\b{WE}\s+(?:go|going|stick|sticking)\s+with\s+{VAL}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("use-instead", "decision",
          rx(rf"\b(?:{WE}\s+)?(?:use|using|adopt|pick)\s+{VAL}\s+(?:instead of|rather than|in place of)\s+{OLD_TO_END}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("use-for", "decision", rx(rf"(?:^(?:ok(?:ay)?,?\s+)?|\b{WE}\s+)(?:use|using|keep|keeping)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+"
                                     rf"(?:the\s+)?{SUBJ}{END}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("switch-from-to", "decision",
          rx(rf"\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|port(?:ed)?|replac(?:e|ed|ing))\s+"
              rf"(?:over\s+)?from\s+{OLD}\s+to\s+{VAL}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("use-not", "decision",
          rx(rf"^(?:(?:no|actually)[,.!]?\s+)?(?:please\s+)?use\s+{VAL},?\s+not\s+{OLD}$"),
-         _value_only, allow_negation=True),
-    Rule("replace-with", "decision", rx(rf"\breplac(?:e|ed|ing)\s+{OLD}\s+with\s+{VAL}"), _value_only,
+         value_only, allow_negation=True),
+    Rule("replace-with", "decision", rx(rf"\breplac(?:e|ed|ing)\s+{OLD}\s+with\s+{VAL}"), value_only,
          allow_plan=True),
     Rule("decided-for", "decision",
          rx(rf"\b(?:we|i)(?:'re|\s+are|'ve|\s+have)?\s+(?:decided|agreed|standardi[sz](?:ed|ing)|settled)\s+"
              rf"(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)|on)\s+(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{END}"),
-         _value_only, allow_plan=True),
+         value_only, allow_plan=True),
     Rule("decided", "decision",
          rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+decided\s+(?:to\s+(?:use|go with|switch to|adopt|keep|stick with)\s+|on\s+|"
              rf"(?P<act>to\s+))?{VAL}"),
-         _decided, allow_plan=True, max_value_words=10),
+         decided, allow_plan=True, max_value_words=10),
     Rule("decision-label", "decision", rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
-         _value_only, allow_plan=True, max_value_words=14),
+         value_only, allow_plan=True, max_value_words=14),
     Rule("chose", "decision",
-         rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), _value_only,
+         rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), value_only,
          allow_plan=True),
     # -- removals (explicit: only these can become a DELETE)
     Rule("removed", "config",
          rx(rf"(?:^|\b(?:we|i)(?:'ve| have)?\s+)(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{SUBJ}\s*"
              rf"(?:setting|flag|option|variable|config|override|entirely|completely)?$"),
-         _removed, allow_plan=True),
+         removed, allow_plan=True),
     # -- config
     Rule("change-from-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:from|off(?:\s+of)?)\s+{OLD}\s+to\s+{VAL}"),
-         _subject_value, setting=True),
-    Rule("change-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:to|=)\s+{VAL}"), _subject_value, setting=True),
+         subject_value, setting=True),
+    Rule("change-to", "config", rx(rf"\b{CHANGE_VERB}\s+{SUBJ}\s+(?:to|=)\s+{VAL}"), subject_value, setting=True),
     # "point the API URL at https://…": a setting aimed at an address
-    Rule("point-at", "config", rx(rf"\bpoint(?:ed|s)?\s+{SUBJ}\s+(?:at|to)\s+{VAL}"), _subject_value, setting=True),
+    Rule("point-at", "config", rx(rf"\bpoint(?:ed|s)?\s+{SUBJ}\s+(?:at|to)\s+{VAL}"), subject_value, setting=True),
     # "Redis now listens on 6380": a service's port said as where it listens
     Rule("listens-on", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?(?:listens|is listening|serves|is served)\s+on\s+(?:port\s+)?(?P<val>\d{{2,5}})\b"),
-         lambda m, s: _suffixed(_subject_value(m, s, trailing=_AUXILIARY), "port")),
+         lambda m, s: suffixed(subject_value(m, s, trailing=AUXILIARY), "port")),
     # "standup is at 9:30", "the nightly job runs at 02:00 UTC": a thing's time
     Rule("at-time", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:is|are|runs|run|happens|starts|begins)\s+(?:now\s+)?(?:daily\s+)?at\s+{CLOCK}"),
-         lambda m, s: _suffixed(_subject_value(m, s, trailing=_AUXILIARY), "time")),
-    Rule("set-as", "config", rx(rf"\b(?:set|configure[ds]?)\s+{SUBJ}\s+as\s+{VAL}"), _subject_value, setting=True),
+         lambda m, s: suffixed(subject_value(m, s, trailing=AUXILIARY), "time")),
+    Rule("set-as", "config", rx(rf"\b(?:set|configure[ds]?)\s+{SUBJ}\s+as\s+{VAL}"), subject_value, setting=True),
     Rule("has-been-changed", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{PAST_CHANGE}\s+(?:from\s+{OLD}\s+)?to\s+{VAL}"),
-         _subject_value, setting=True),
+         subject_value, setting=True),
     Rule("moved-to", "config",
          rx(rf"{SUBJ_BEFORE}(?:\s+(?:was\s+|were\s+|got\s+|is\s+being\s+)?(?:now\s+|just\s+|finally\s+)?{PAST_CHANGE}|{BACK})\s+"
              rf"(?:from\s+{OLD}\s+)?to\s+{VAL}"),
-         lambda m, s: _subject_value(m, s, trailing=_AUXILIARY), setting=True),
+         lambda m, s: subject_value(m, s, trailing=AUXILIARY), setting=True),
     Rule("is-now", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{VAL}"),
-         _subject_value, setting=True),
-    Rule("defaults-to", "config", rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{VAL}"), _subject_value, setting=True),
+         subject_value, setting=True),
+    Rule("defaults-to", "config", rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{VAL}"), subject_value, setting=True),
     # a correction: "X should be Y, not Z" (the "not" names the value it replaces)
     Rule("should-be-not", "config",
          rx(rf"^(?:(?:no|actually)[,.!]?\s+)?{SUBJ_BEFORE}\s+(?:should|must)\s+(?:be|stay)\s+{VAL},?\s+not\s+{OLD}$"),
-         _subject_value, setting=True, allow_negation=True),
-    Rule("should-be", "config", rx(rf"^{SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{VAL}$"), _subject_value, setting=True),
+         subject_value, setting=True, allow_negation=True),
+    Rule("should-be", "config", rx(rf"^{SUBJ_BEFORE}\s+(?:should|must)\s+(?:always\s+)?be\s+{VAL}$"), subject_value, setting=True),
     Rule("env-in-prose", "config", re.compile(r"(?<![\w$])(?P<subj>[A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)=(?P<val>[^\s,;'\"`)]+)"),
-         _subject_value),
+         subject_value),
     # -- architecture / implementation
     Rule("built-on", "architecture",
          rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+(?:built|based|running|hosted|deployed)\s+(?:on|with|in)\s+{VAL}"),
-         _subject_value, setting=True),
+         subject_value, setting=True),
     Rule("component-uses", "architecture",
          rx(rf"(?<![\w-])(?P<subj>(?:the\s+)?(?:[\w-]+\s+)?{COMPONENT})\s+(?:now\s+)?(?:uses|runs on|talks to|stores (?:data|state) in)\s+{VAL}"),
-         _subject_value),
+         subject_value),
     Rule("endpoint-is", "implementation",
          rx(rf"{SUBJ_BEFORE}\s+(?:endpoint|route|url|path|handler)\s+is\s+(?:at\s+)?(?P<val>/[\w./{{}}:-]+|https?://\S+)"),
          lambda m, s: (norm_key(SUBJECT_START.sub("", m.group("subj"))) + " " +
                        re.search(r"(endpoint|route|url|path|handler)\s+is", s, re.I).group(1).lower(),
-                       _value(m.group("val")), None, False)),
+                       value_of(m.group("val")), None, False)),
     Rule("lives-in", "implementation",
          rx(rf"{SUBJ_BEFORE}\s+(?:lives|is defined|is implemented|is located|now lives|is)\s+in\s+"
              rf"(?P<val>`?[\w./-]+\.\w{{1,8}}`?)"),
-         _subject_value),
+         subject_value),
     # "the staging DB host is db-staging-01": a setting noun heads the subject and
     # the value looks like one (a name, a number, code), not a state ("empty")
     Rule("setting-is", "config",
          rx(rf"^(?:(?:and|also|ok(?:ay)?|so|fyi|note|update)[,:\s]+)?(?:the\s+|our\s+)?{SUBJ_BEFORE}\s+(?:is|are)\s+"
              rf"{SETTING_VAL}{QUALIFIER}{END}"),
-         _subject_value, setting=True, max_value_words=4),
+         subject_value, setting=True, max_value_words=4),
     # "Max connections: 500", "New timeout: 45 seconds": a label and its value
     Rule("setting-label", "config", rx(rf"^(?:new\s+)?{SUBJ_BEFORE}\s*:\s*{SETTING_VAL}{QUALIFIER}{END}"),
-         _named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
+         named_setting, setting=True, max_value_words=4, said_by=("user", "note")),
     # "make the retry count 5": make as set, only with a value that looks like one
     Rule("make-it", "config", rx(rf"\bmake\s+(?:the\s+)?{SUBJ}\s+{SETTING_VAL}{END}"),
-         _subject_value, setting=True, max_value_words=4),
+         subject_value, setting=True, max_value_words=4),
     # -- issues
     Rule("bug-in", "issue",
          rx(rf"\bthere(?:'s| is| was)\s+an?\s+(?:bug|issue|problem|regression)\s+(?:in|with)\s+{SUBJ}"
              rf"(?:\s*(?::|—|-|where|when)\s*(?P<val>.{{3,100}}))?$"),
-         _issue, allow_plan=True, allow_negation=True, max_value_words=16),
+         issue, allow_plan=True, allow_negation=True, max_value_words=16),
     Rule("is-broken", "issue", rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+(?:still\s+|now\s+)?(?P<state>broken|failing|down|flaky)\b"),
-         _issue),
+         issue),
     Rule("fixed", "issue", rx(rf"^(?:i(?:'ve| have)?\s+|we(?:'ve| have)?\s+)?(?:fixed|resolved|solved)\s+(?:the\s+)?{SUBJ}"
                                rf"(?:\s+(?:bug|issue|problem|error))?$"),
-         _fixed, allow_plan=True),
+         fixed, allow_plan=True),
     # -- task state
-    Rule("todo", "task_state", rx(r"^(?:todo|fixme|still to do|remaining)\s*[:\-]\s*(?P<val>.{3,120})$"), _todo,
+    Rule("todo", "task_state", rx(r"^(?:todo|fixme|still to do|remaining)\s*[:\-]\s*(?P<val>.{3,120})$"), todo,
          allow_plan=True, allow_negation=True, max_value_words=14),
-    Rule("still-need", "task_state", rx(r"\b(?:we|i)\s+still\s+(?:need|have)\s+to\s+(?P<val>.{3,120})$"), _todo,
+    Rule("still-need", "task_state", rx(r"\b(?:we|i)\s+still\s+(?:need|have)\s+to\s+(?P<val>.{3,120})$"), todo,
          allow_plan=True, allow_negation=True, max_value_words=14),
     Rule("not-yet", "task_state",
          rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|done|finished|wired up|hooked up)(?:\s+yet)?$"),
-         _not_done, allow_negation=True),
+         not_done, allow_negation=True),
 )
 
 
@@ -350,22 +232,8 @@ _TRIGGERS = {
 _ALL_TRIGGERS = tuple(sorted({t for ts in _TRIGGERS.values() for t in ts}))
 
 
-def _value(raw: str | None) -> str:
-    if not raw:
-        return ""
-    raw = raw.strip()
-    if raw[:1] in "`\"'" and raw[-1:] == raw[:1] and len(raw) > 1:
-        return raw[1:-1].strip()
-    raw = _SENTENCE_END.split(raw, maxsplit=1)[0]
-    if _ADDRESS.match(raw):
-        return clean(raw.split()[0])             # a URL or path is one token: what follows is prose
-    return clean(VALUE_END.sub("", raw))
-
-
 _CLOCK_VALUE = re.compile(rf"^{CLOCK}$", re.I)
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
-_SENTENCE_END = re.compile(r"(?<=[^\s.])[.!?]\s+")       # "eu-west-1. ap-south-1 was considered"
-_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|~?/)\S", re.I)
 
 
 _PURPOSE_OR_LEAD_IN = re.compile(r"^(?:to|in order to)\s+\w+", re.I)      # "To upgrade X to Y, here is how"

@@ -7,12 +7,14 @@ import time
 
 import pytest
 
-from reducers import fact_keys, fact_rules, fact_shapes, fact_sources, markers, prose
+from reducers import fact_builders, fact_keys, fact_rules, fact_shapes, fact_sources, markers, prose
 from reducers.anatomy import topics
 
 PATTERNS = {
-    "fact value end": fact_shapes.VALUE_END, "fact auxiliary tail": fact_rules._AUXILIARY,
-    "fact clause end": fact_rules._CLAUSE_END, "fact question tail": fact_sources._QUESTION_TAIL,
+    "fact value end": fact_shapes.VALUE_END, "fact auxiliary tail": fact_builders.AUXILIARY,
+    "fact clause end": fact_builders._CLAUSE_END, "fact sentence end": fact_builders._SENTENCE_END,
+    "fact lead-in": fact_shapes.LEAD_IN, "fact label": fact_rules._LABEL, "fact key context": fact_keys._CONTEXT,
+    "fact key owner": fact_keys._OWNED, "prose sentences": prose._SPLIT, "fact question tail": fact_sources._QUESTION_TAIL,
     "fact key trailing noun": fact_keys._TRAILING, "fact key 'with id'": fact_keys._WITH_ID,
     "prose clauses": prose._CLAUSE, "marker escapes": markers._ESCAPE, "marker shell prompt": markers._PROMPT,
     "topic non-prose": topics._NOT_PROSE,
