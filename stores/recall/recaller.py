@@ -50,7 +50,8 @@ from reducers.terms import exact_query_terms, query_words, words
 from stores.errors import IntegrityError
 from stores.index.fulltext import FulltextIndex
 from stores.index.fulltext_documents import key63
-from stores.index.fulltext_search import FulltextHit, QueryTerm, stems
+from stores.index.fulltext_search import FulltextHit, QueryTerm
+from stores.index.spellings import stems
 from stores.ledger import ledger_marks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
 from stores.log.segments import SegmentReader, tail_seq
