@@ -11,7 +11,8 @@ from reducers.fact_shapes import CHANGE_VERB, SUBJECT_START, VALUE_END
 
 _SENTENCE_END = re.compile(r"(?<=[^\s.])[.!?]\s+")       # "eu-west-1. ap-south-1 was considered"
 _ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|~?/)\S", re.I)
-AUXILIARY = re.compile(r"(?<!\s)(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|\w+ly))+$", re.I)
+AUXILIARY = re.compile(r"(?<!\s)(?:\s+(?:was|were|got|is|are|has|have|had|been|just|now|already|finally|goes|go|went|gets|comes|came|\w+ly))+$",
+                       re.I)
 
 
 def subject_value(m: re.Match, sentence: str, trailing: re.Pattern | None = None):

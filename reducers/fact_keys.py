@@ -41,6 +41,7 @@ bundler builder build test tests testing runner ci pipeline workflow job cron sc
 manager package packages dependency dependencies registry mirror auth authentication authorization login
 sso oauth session sessions cookie cookies token tokens key keys secret certificate cert tls ssl encryption
 logging log logs level verbosity monitoring metrics tracing alerting analytics telemetry
+tracker tracking vendor tool tooling
 model models temperature embedding embeddings tokenizer prompt context budget
 variant variants email mail smtp sms notifications payments payment billing currency locale language timezone tz
 search indexer index ranking feature flag flags toggle mode option setting config configuration
@@ -148,7 +149,7 @@ def norm_key(subject: str) -> str:
 # Trailing words that do not change what a key is about when matching keys
 # said differently ("retention period" is the retention, "auth provider" the auth).
 _LOOSE_TAIL = frozenset({"period", "provider", "service", "tool", "engine", "vendor", "platform", "system", "model",
-                         "time", "solution"})
+                         "time", "solution", "path", "location"})
 
 
 def key_core(key: str) -> tuple[str, ...]:
@@ -226,7 +227,10 @@ def tidy_subject(subject: str) -> str | None:
 
 def plain_value(value: str) -> bool:
     """A value a setting takes, not a purpose, a reference or a state."""
-    first = clean(value).lower().split()[:1]
+    first = clean(value).split()[:1]
+    if first and first[0][:1].isupper() and first[0].lower() not in REFERENTS:
+        return True                                  # a name ("Render", "Display Pro"), not a purpose
+    first = [w.lower() for w in first]
     return bool(first) and first[0] not in VERB_STARTS and first[0] not in REFERENTS
 
 

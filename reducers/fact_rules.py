@@ -114,6 +114,11 @@ RULES: tuple[Rule, ...] = (
          decided, allow_plan=True, max_value_words=10),
     Rule("decision-label", "decision", rx(r"^(?:decision|decided|we chose|final decision)\s*[:\-–]\s*(?P<val>.{3,120})$"),
          value_only, allow_plan=True, max_value_words=14),
+    # "we chose A for X", "we're going back to A for X": the choice is X's
+    Rule("chose-for", "decision",
+         rx(rf"\b(?:we|i)(?:'ve|\s+have|'re|\s+are)?\s+(?:chose|picked|selected|opted for|settled on|(?:going|went|are going) back to)\s+"
+             rf"(?P<val>.{{1,60}}?)\s+(?:for|as)\s+{SUBJ}{END}"),
+         value_only, allow_plan=True),
     Rule("chose", "decision",
          rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), value_only,
          allow_plan=True),
@@ -136,6 +141,9 @@ RULES: tuple[Rule, ...] = (
     Rule("at-time", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:is|are|runs|run|happens|starts|begins)\s+(?:now\s+)?(?:daily\s+)?at\s+{CLOCK}"),
          lambda m, s: suffixed(subject_value(m, s, trailing=AUXILIARY), "time")),
+    # "keep the max upload size at 10MB", "cap the pool at 20"
+    Rule("keep-at", "config", rx(rf"\b(?:keep|leave|set|hold|cap|pin)\s+{SUBJ}\s+at\s+{SETTING_VAL}{QUALIFIER}{END}"),
+         subject_value, setting=True, max_value_words=4),
     Rule("set-as", "config", rx(rf"\b(?:set|configure[ds]?)\s+{SUBJ}\s+as\s+{VAL}"), subject_value, setting=True),
     Rule("has-been-changed", "config",
          rx(rf"{SUBJ_BEFORE}\s+(?:has|have)\s+(?:now\s+)?been\s+(?:\w+ly\s+)?{PAST_CHANGE}\s+(?:from\s+{OLD}\s+)?to\s+{VAL}"),
@@ -145,7 +153,7 @@ RULES: tuple[Rule, ...] = (
              rf"(?:from\s+{OLD}\s+)?to\s+{VAL}"),
          lambda m, s: subject_value(m, s, trailing=AUXILIARY), setting=True),
     Rule("is-now", "config",
-         rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+)?{VAL}"),
+         rx(rf"{SUBJ_BEFORE}\s+(?:is|are)\s+now\s+(?:set to\s+|configured (?:to|as)\s+|pointing (?:to|at)\s+|on\s+)?{VAL}"),
          subject_value, setting=True),
     Rule("defaults-to", "config", rx(rf"{SUBJ_BEFORE}\s+(?:now\s+)?defaults?\s+to\s+{VAL}"), subject_value, setting=True),
     # a correction: "X should be Y, not Z" (the "not" names the value it replaces)
@@ -214,10 +222,10 @@ _TRIGGERS = {
     "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi", "settled"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
-    "point-at": ("point",), "at-time": (" at ",), "listens-on": ("listen", "serve"),
+    "keep-at": (" at ",), "chose-for": ("chose", "picked", "selected", "opted", "settled", "back to"), "point-at": ("point",), "at-time": (" at ",), "listens-on": ("listen", "serve"),
     "change-from-to": ("from", "off"), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
-    "moved-to": ("set to", "back to", *PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
+    "moved-to": ("set to", "back to", "up to", "down to", *PAST_CHANGE_WORDS[1:]),       # "set" alone is part of too many words
     "setting-is": (" is ", " are "), "setting-label": (":",), "make-it": ("make",),
     "for-x-go-with": ("for",), "defaults-to": ("default",), "should-be-not": ("not",), "should-be": ("be",), "env-in-prose": ("=",),
     "built-on": ("built", "based", "running", "hosted", "deployed"),

@@ -21,15 +21,18 @@ CHANGE_VERB = (r"(?:set|sets|setting|change[ds]?|changing|switch(?:ed|es|ing)?|u
                 r"raised?|raising|lower(?:ed|s)?|increased?|decreased?|reduced?|mov(?:e|ed|es|ing)|"
                 r"migrat(?:e|ed|es|ing)|upgraded?|downgraded?|pinn?(?:ed)?|configured?|revert(?:ed|s|ing)?|"
                 r"put|puts|drop(?:ped|s)?|cut|cuts|push(?:ed|es)?|shift(?:ed|s)?|postponed?|extend(?:ed|s)?|"
-                r"restored?)")
+                r"restored?|shorten(?:ed|s)?|lengthen(?:ed|s)?|tighten(?:ed|s)?|loosen(?:ed|s)?|relax(?:ed|es)?|"
+                r"double[ds]?|halve[ds]?)")
 PAST_CHANGE_WORDS = ("set", "changed", "switched", "updated", "bumped", "raised", "lowered", "increased",
                       "decreased", "reduced", "moved", "upgraded", "downgraded", "pinned", "configured",
-                      "pushed", "shifted", "postponed", "extended", "dropped", "cut", "restored", "reverted")
+                      "pushed", "shifted", "postponed", "extended", "dropped", "cut", "restored", "reverted",
+                      "shortened", "lengthened", "tightened", "loosened", "relaxed", "doubled", "halved")
 PAST_CHANGE = rf"(?:{'|'.join(PAST_CHANGE_WORDS)})"
 # Words that may close a sentence after its subject: "use NATS for the queue after all".
 TAIL = r"(?:,?\s+(?:after all|from now on|going forward|for now|for good|instead|then|too|as well|now|again))?"
 # "X goes back to A", "the temperature's back to B": a return to an earlier value.
-BACK = r"(?:'s|\s+(?:is|are|goes|go|went|gets|got|comes|came))\s+back"
+# "X went up to C", "Sprint length back to 2 weeks": a change said as a direction.
+BACK = r"(?:(?:'s|\s+(?:is|are|goes|go|went|gets|got|comes|came))?\s+back|\s+(?:goes|go|went|has gone|have gone)\s+(?:up|down))"
 # A time of day: 9:30, 02:00 UTC, 9am.
 CLOCK = r"(?P<val>\d{1,2}(?::\d{2})?\s*(?:am|pm)?(?:\s+utc)?)(?![\w:])"
 # Where a sentence may end after its fact: at its end, or at a comma that
@@ -40,7 +43,7 @@ QUALIFIER = r"(?:\s+(?:for|on|in|across|at|per)\s+[^,]{1,40}?)?"
 # A value that looks like a setting's: quoted, Capitalised words (a product),
 # code-like, or a number with its unit; not a state word ("empty", "stale").
 SETTING_VAL = (r"(?P<val>`[^`]{1,100}`|\"[^\"]{1,100}\"|(?-i:[A-Z][\w.+-]*(?:\s+(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)){0,3})|"
-                r"[\w.+-]*\d[\w.+-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
+                r"[\w.+-]*\d[\w.+%-]*(?:\s+(?-i:[a-z]+))?|(?=\S*(?:(?-i:[A-Z])|[._:/-]\w))[^\s,;]+)")
 WE = r"(?:let'?s|let us|we(?:'ll| will| should| are going to|'re going to| can|'re| are|'ve| have)?|i(?:'ll| will)?)"
 COMPONENT = (r"(?:backend|back end|frontend|front end|api|server|service|services|app|application|database|db|"
               r"cache|caching|queue|auth|authentication|storage|client|system|stack|project|pipeline|deployment|"

@@ -45,6 +45,15 @@ SAID = [
     ("The backup runs at 04:30 UTC.", ("backup time", "04:30 UTC")),
     ("The retro moved to 15:00.", ("retro time", "15:00")),
     ("Upgrade Go to 1.23 in the service.", ("go version", "1.23")),
+    # a change said as a direction, or without its verb
+    ("The max upload size went up to 25MB.", ("max upload size", "25MB")),
+    ("Sprint length back to 2 weeks.", ("sprint length", "2 weeks")),
+    ("Security review: shorten the session lifetime to 8h.", ("session lifetime", "8h")),
+    ("Let's keep the page size at 50.", ("page size", "50")),
+    ("The coverage threshold is 70%.", ("coverage threshold", "70%")),
+    # a capitalised value is a name, even when it spells a verb
+    ("We moved hosting to Render.", ("hosting", "Render")),
+    ("We chose Terraform for infrastructure.", ("infrastructure", "Terraform")),
 ]
 
 
