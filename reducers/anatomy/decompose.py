@@ -15,8 +15,11 @@ text blocks counts each block's text; no separators are invented), a tool
 call as its name plus its arguments JSON, a tool schema list as compact
 JSON (separators "," and ":", characters unescaped): `toolSchemaBytes` is
 the request's `tools` (and legacy `functions`); a tool a message defines
-mid-conversation (Anthropic `tool_addition`) is in the `tools` slice. Images and other
-media blocks count no bytes; they are counted in `mediaBlocks`. Tokens are
+mid-conversation (Anthropic `tool_addition`) is in the `tools` slice. A
+document's text (a `text` or `content` source) counts as text; images,
+audio, PDFs and other media blocks count no bytes; they are counted in
+`mediaBlocks`. An assistant's refusal (field or part) is its reply's text.
+A capture that logged a body as a JSON string is read as that body. Tokens are
 cl100k_base counts (reducers/tokens.py), an estimate for other models'
 tokenizers: a response's `usage`, when present, is the real figure."""
 from __future__ import annotations

@@ -35,14 +35,16 @@ def exchange_body(rec: Any) -> dict | None:
     if not isinstance(request, dict):
         return None
     logged = "body" not in request
-    body = request if logged else request.get("body")
+    body = request if logged else json_body(request.get("body"))
     if not (isinstance(body, dict) and (isinstance(body.get("messages"), list) or is_responses_body(body))):
         return None
     response = rec.get("response")
     reply = None
     if isinstance(response, dict):
-        if isinstance(response.get("body"), dict):
-            reply = response["body"]
+        if isinstance(json_body(response.get("body")), dict):
+            reply = json_body(response["body"])
+        elif isinstance(response.get("body"), str) and "data:" in response["body"]:
+            reply = streamed_message(response["body"])
         elif isinstance(response.get("body_raw"), str):
             reply = streamed_message(response["body_raw"])
         elif logged:
@@ -50,6 +52,18 @@ def exchange_body(rec: Any) -> dict | None:
     if reply is None and logged and rec.get("error") is not None:
         reply = {"error": rec["error"]}           # the call failed: what the log says instead
     return {**body, "response": reply} if reply is not None else dict(body)
+
+
+def json_body(body: Any) -> Any:
+    """A captured body as JSON: proxies that log the bytes on the wire
+    keep it as a string (mitmproxy dumps, LiteLLM and Helicone logs); a
+    string that is no JSON object stays as it was."""
+    if isinstance(body, str) and body.lstrip()[:1] == "{":
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return body
+    return body
 
 
 def other_traffic(rec: Any) -> str | None:

@@ -1,0 +1,98 @@
+"""Request-body shapes the APIs document beyond plain text messages: each is
+recorded with the sizes the model reads, and nothing the body sends is
+left out or counted as something else.
+
+Expected figures are worked out here from the bodies (UTF-8 bytes of each
+text the model reads)."""
+from __future__ import annotations
+
+import json
+
+from tests.helpers import cli
+
+
+def _utf8(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _record(tmp_path, body, session: str, name: str = "body.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    run = cli("anatomy", "record", str(path), "--session", session, "--json")
+    assert run.code == 0, run.err
+    [rec] = run.lines()
+    return rec
+
+
+def test_a_document_given_as_content_blocks_is_text_the_model_reads(tmp_path):
+    chunks = ["Clause 1: the tenant pays monthly.", "Clause 2: pets need consent — ✓"]
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 200, "messages": [{"role": "user", "content": [
+        {"type": "document", "title": "lease", "source": {"type": "content", "content": [
+            {"type": "text", "text": chunks[0]}, {"type": "text", "text": chunks[1]}]}},
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQK"}},
+        {"type": "text", "text": "May I keep a cat?"}]}]}
+    rec = _record(tmp_path, body, "doc")
+    assert rec["userMessageBytes"] == sum(map(_utf8, chunks)) + _utf8("May I keep a cat?")
+    assert rec["mediaBlocks"] == 1                     # only the PDF is media
+    assert rec["api"] == "anthropic-messages"
+
+
+def test_an_assistant_refusal_is_counted_as_the_reply_it_was(tmp_path):
+    refusal = "I can't help with that request."
+    as_field = {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Write malware"},
+        {"role": "assistant", "content": None, "refusal": refusal},
+        {"role": "user", "content": "Then a haiku"}]}
+    as_part = {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Write malware"},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": refusal}]},
+        {"role": "user", "content": "Then a haiku"}]}
+    for i, body in enumerate((as_field, as_part)):
+        rec = _record(tmp_path, body, f"refusal-{i}")
+        assistant = rec["messages"][1]
+        assert assistant["bytes"] == _utf8(refusal) and assistant["slices"] == {"history": _utf8(refusal)}
+        assert rec["slices"]["history"]["bytes"] == _utf8("Write malware") + _utf8(refusal)
+
+
+def test_a_capture_that_logged_the_bodies_as_json_strings_is_a_model_call(tmp_path):
+    request = {"model": "claude-sonnet-4-5", "max_tokens": 64, "system": "Be exact.",
+               "messages": [{"role": "user", "content": "How many legs has a spider?"}]}
+    reply = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "Eight."}],
+             "usage": {"input_tokens": 17, "output_tokens": 3}}
+    exchange = {"request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages",
+                            "headers": {"content-type": "application/json"}, "body": json.dumps(request, indent=1)},
+                "response": {"status": 200, "body": json.dumps(reply)}}
+    rec = _record(tmp_path, exchange, "wire", "capture.jsonl")
+    assert rec["systemPromptBytes"] == _utf8("Be exact.")
+    assert rec["userMessageBytes"] == _utf8("How many legs has a spider?")
+    assert rec["contextTokens"] == 17 and rec["contextTokensSource"] == "usage"
+    # ingest reads the same capture as a conversation, the reply included
+    ingest = cli("ingest", str(tmp_path / "capture.jsonl"), "--json")
+    assert ingest.code == 0, ingest.err
+    [summary] = ingest.lines()
+    assert summary["anatomy"] == 1 and summary["added"] >= 3
+    shown = cli("show", f"1..{summary['added']}", "--json").lines()
+    assert [e["text"] for e in shown if e["kind"] in ("user", "assistant")] == ["How many legs has a spider?", "Eight."]
+
+
+def test_a_capture_body_string_that_is_no_json_stays_other_traffic(tmp_path):
+    exchange = {"request": {"method": "POST", "url": "https://example.com/upload", "body": "{not json"},
+                "response": {"status": 400}}
+    path = tmp_path / "noise.jsonl"
+    path.write_text(json.dumps(exchange))
+    run = cli("anatomy", "record", str(path), "--session", "noise")
+    assert run.code == 1 and "only other capture traffic" in run.err
+
+
+def test_blocks_only_the_messages_api_has_name_the_api(tmp_path):
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    search = {"type": "search_result", "source": "https://docs.example.com", "title": "Guide",
+              "content": [{"type": "text", "text": "Timeouts are 30 s."}]}
+    for i, block in enumerate((image, search)):
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+                "messages": [{"role": "user", "content": [block, {"type": "text", "text": "Explain"}]}]}
+        assert _record(tmp_path, body, f"api-{i}")["api"] == "anthropic-messages"
+    # the Chat Completions spelling of an image stays Chat Completions
+    chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}, {"type": "text", "text": "Explain"}]}]}
+    assert _record(tmp_path, chat, "api-chat")["api"] == "openai-chat"
