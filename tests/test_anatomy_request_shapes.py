@@ -96,3 +96,24 @@ def test_blocks_only_the_messages_api_has_name_the_api(tmp_path):
     chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}, {"type": "text", "text": "Explain"}]}]}
     assert _record(tmp_path, chat, "api-chat")["api"] == "openai-chat"
+
+
+def test_a_messages_field_that_is_no_list_is_named_as_such(tmp_path, trace_home):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": "hello"}))
+    run = cli("anatomy", "record", str(path), "--session", "odd")
+    assert run.code == 1 and len(run.err.strip().splitlines()) == 1
+    assert "`messages` is a JSON string, not a list" in run.err and "nothing was recorded" in run.err
+    assert not (trace_home / "anatomy").exists() or not any((trace_home / "anatomy").iterdir())
+
+
+def test_input_cut_short_fails_the_one_pass_record_without_a_promise_to_read_it_later(tmp_path, trace_home):
+    whole = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "first"}]})
+    for name, text in (("doc.json", '{"model": "gpt-4o", "messages": [{"role": "user"'),
+                       ("calls.jsonl", whole + "\n" + whole[:30])):
+        path = tmp_path / name
+        path.write_text(text)
+        run = cli("anatomy", "record", str(path), "--session", "cut")
+        assert run.code == 1 and len(run.err.strip().splitlines()) == 1
+        assert "cut short" in run.err and "will be read" not in run.err and "nothing was recorded" in run.err
+    assert not (trace_home / "anatomy").exists() or not any((trace_home / "anatomy").iterdir())

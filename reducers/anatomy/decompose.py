@@ -120,8 +120,16 @@ def _describe(rec: Any) -> str:
         keys = ", ".join(sorted(map(str, rec))[:8]) or "none"
         if "input" in rec:
             return f"its `input` is no conversation (an embeddings or moderation request?) (keys: {keys})"
+        if "messages" in rec:
+            return f"its `messages` is a JSON {_json_type(rec['messages'])}, not a list of messages (keys: {keys})"
         return f"an object with no `messages` or `input` (keys: {keys})"
-    return f"a JSON {type(rec).__name__}, not an object"
+    return f"a JSON {_json_type(rec)}, not an object"
+
+
+def _json_type(value: Any) -> str:
+    names = {str: "string", bool: "boolean", int: "number", float: "number", type(None): "null", dict: "object",
+             list: "array"}
+    return names.get(type(value), type(value).__name__)
 
 
 def api_of(body: dict) -> str:
