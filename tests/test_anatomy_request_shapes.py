@@ -117,3 +117,26 @@ def test_input_cut_short_fails_the_one_pass_record_without_a_promise_to_read_it_
         assert run.code == 1 and len(run.err.strip().splitlines()) == 1
         assert "cut short" in run.err and "will be read" not in run.err and "nothing was recorded" in run.err
     assert not (trace_home / "anatomy").exists() or not any((trace_home / "anatomy").iterdir())
+
+
+def test_responses_calls_that_continue_a_stored_response_are_no_compaction(tmp_path):
+    """With previous_response_id the body sends only the new input; the
+    earlier turns live on the server. That is a conversation going on,
+    not a history rewritten."""
+    calls = [{"model": "gpt-4.1", "input": "Plan a vegetable garden",
+              "response": {"id": "resp_a", "object": "response", "output": [], "usage": {"input_tokens": 12, "output_tokens": 30}}},
+             {"model": "gpt-4.1", "previous_response_id": "resp_a", "input": "Add tomatoes",
+              "response": {"id": "resp_b", "object": "response", "output": [], "usage": {"input_tokens": 55, "output_tokens": 20}}},
+             {"model": "gpt-4.1", "conversation": {"id": "conv_7"}, "input": [{"role": "user", "content": "And basil"}]}]
+    path = tmp_path / "chained.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in calls))
+    run = cli("anatomy", "record", str(path), "--session", "chain", "--json")
+    assert run.code == 0, run.err
+    records = run.lines()
+    assert [r["compactionCycle"] for r in records] == [0, 0, 0]
+    assert [r.get("chainedTo") for r in records] == [None, "resp_a", "conv_7"]
+    assert records[1]["contextTokens"] == 55                      # the saved usage covers the whole context
+    # a client that then drops the chain and resends a shorter history did rewrite it
+    restart = {"model": "gpt-4.1", "input": [{"role": "user", "content": "Start over: herbs only"}]}
+    path.write_text(json.dumps(restart) + "\n")
+    assert cli("anatomy", "record", str(path), "--session", "chain", "--json").lines()[0]["compactionCycle"] == 1

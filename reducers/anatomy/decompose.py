@@ -62,6 +62,7 @@ class Anatomy:
     request_hash: str
     response: Any = None
     found: list[dict] = field(default_factory=list)
+    chained_to: str | None = None              # Responses API: the stored response or conversation it extends
 
     @property
     def message_rows(self) -> list[dict]:
@@ -224,7 +225,18 @@ def decompose(body: dict, measure: Measure = measure_text) -> Anatomy:
         user_text="\n\n".join(user_text_parts), user_bytes=user_bytes,
         marker_count=sum(1 for f in found if f["what"] == "marker"), media_blocks=tally.media,
         request_bytes=len(compact_json(_request_only(body)).encode("utf-8", "surrogatepass")),
-        request_hash=request_hash(body), response=response, found=found)
+        request_hash=request_hash(body), response=response, found=found, chained_to=_chained_to(body))
+
+
+def _chained_to(body: dict) -> str | None:
+    """What a Responses API request continues on the server: its input is
+    only what is new; the earlier turns are not in the body."""
+    prev = body.get("previous_response_id")
+    if isinstance(prev, str) and prev:
+        return prev
+    conv = body.get("conversation")
+    conv = conv.get("id") if isinstance(conv, dict) else conv
+    return conv if isinstance(conv, str) and conv else None
 
 
 def _row(index: Any, role: str, row: Carved, source: Any) -> dict:
