@@ -425,28 +425,6 @@ class FulltextSearch:
         return min(sum(searcher.doc_freq("body", f) for f in spellings(tokens[0])),
                    searcher.num_docs) if tokens else 0
 
-    def session_locations(self, session_id: str, after_seq: int = 0, page: int = 10_000):
-        """(seq, segment, offset) of a session's events after `after_seq`, in seq order."""
-        import tantivy
-        index = self.open()
-        if index is None:
-            return
-        schema = index.schema
-        query = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session_id)),
-            (tantivy.Occur.Must, tantivy.Query.range_query(schema, "seq", tantivy.FieldType.Unsigned,
-                                                           after_seq + 1, None))])
-        searcher = index.searcher()
-        offset = 0
-        while True:
-            hits = searcher.search(query, page, count=False, order_by_field="seq", order=tantivy.Order.Asc,
-                                   offset=offset).hits
-            addrs = [addr for _, addr in hits]
-            yield from zip(*(searcher.fast_field_values(name, addrs) for name in ("seq", "seg", "off")))
-            if len(hits) < page:
-                return
-            offset += page
-
     def num_docs(self) -> int:
         index = self.open()
         return index.searcher().num_docs if index is not None else 0
