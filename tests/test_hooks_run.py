@@ -179,3 +179,20 @@ def test_the_prompt_hooks_block_stays_within_the_agents_character_cap(tmp_path):
     assert run.code == 0
     context = json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
     assert "deploy step" in context and len(context) <= 10_000
+
+
+@pytest.mark.parametrize("argv", [
+    ["hooks", "run", "--agent", "claude-code", "Stop", "--an-option-a-later-trace-dropped"],
+    ["--an-unknown-global", "hooks", "run", "Stop"],
+    ["hooks", "run", "Stop", "{}", "one-argument-too-many"],
+])
+def test_a_hook_command_line_trace_cannot_parse_exits_0_so_the_agent_is_never_blocked(tmp_path, argv):
+    # Claude Code reads exit 2 from a Stop, UserPromptSubmit or PreCompact hook as "block"
+    run = cli("--store", str(tmp_path / "store"), *argv, stdin=b"{}")
+    assert run.code == 0 and run.out == ""
+    assert run.err.startswith("trace: error: ")               # still said, for the agent's debug log
+
+
+def test_usage_errors_outside_hooks_run_keep_exit_2(tmp_path):
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "nope").code == 2
+    assert cli("--store", str(tmp_path / "store"), "stats", "--no-such-option").code == 2
