@@ -196,3 +196,30 @@ def test_installing_again_without_recall_on_prompt_takes_that_hook_away(home):
     assert "UserPromptSubmit" in json.loads(settings.read_text())["hooks"]
     assert cli("hooks", "install", "--agent", "claude-code").code == 0
     assert "UserPromptSubmit" not in json.loads(settings.read_text())["hooks"]
+
+
+def test_a_crlf_settings_file_keeps_its_line_endings_and_uninstall_restores_it(home, tmp_path):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = CLAUDE_SETTINGS.replace("\n", "\r\n").encode()
+    settings.write_bytes(original)
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code").code == 0
+    installed = settings.read_bytes()
+    assert installed.count(b"\n") == installed.count(b"\r\n")          # what was added follows the file
+    assert "Stop" in json.loads(installed)["hooks"] and b"hooks run --agent claude-code" in installed
+    assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+    assert settings.read_bytes() == original
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{\n  "model": "opus",\n  "hooks": null\n}\n', ":3: `hooks` is null, not an object"),
+    ('{"hooks": {\n  "Stop": {"hooks": []}\n}}\n', ":2: `hooks.Stop` is an object, not a list"),
+])
+def test_hooks_of_the_wrong_shape_are_refused_not_shadowed(home, tmp_path, text, where):
+    # adding beside them would write a second "hooks" (or "Stop") member, which the agent reads instead
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(text)
+    run = cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code")
+    assert run.code == 1 and f"{settings}{where}" in run.err and "nothing was written" in run.err
+    assert settings.read_text() == text and not settings.with_name("settings.json.trace-backup").exists()

@@ -119,11 +119,10 @@ def _subagent_transcripts(agent: str, transcript: Path, payload: dict) -> list[P
     `<session>/subagents/agent-<id>.jsonl` beside `<session>.jsonl`; the
     main file holds only the call and its final answer (2.1.x relays some
     of a foreground agent's lines, which ingest adds once). SubagentStop
-    names the one that finished as `agent_transcript_path`."""
-    if agent != "claude-code":
-        return []
+    (Claude Code's, and Codex's, whose sub-agents keep rollouts of their
+    own) names the one that finished as `agent_transcript_path`."""
     folder = transcript.parent / transcript.name.removesuffix(".jsonl") / "subagents"
-    found = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    found = sorted(folder.glob("*.jsonl")) if agent == "claude-code" and folder.is_dir() else []
     named = payload.get("agent_transcript_path")
     if isinstance(named, str) and named:
         path = Path(named).expanduser()
