@@ -25,7 +25,6 @@ from reducers.fact_keys import clip
 SECTIONS = (("decision", "Decisions"), ("preference", "Preferences"), ("config", "Settings"),
             ("architecture", "Architecture"), ("implementation", "Implementation"), ("issue", "Issues"),
             ("task_state", "Tasks"), ("episodes", "Recent episodes"))
-_TITLE = dict(SECTIONS)
 _ORDER = {topic: i for i, (topic, _) in enumerate(SECTIONS)}
 HEAD_LINES = 2
 MIN_LINES = HEAD_LINES + 3                     # a heading, one entry and the link line

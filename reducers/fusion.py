@@ -105,10 +105,6 @@ class Candidate:
     rerank: float | None = None  # --rerank: the stronger model's cosine to the query (stores/recall/rerank.py)
 
 
-def sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
-
-
 def score_all(cands: list[Candidate], named: set[int], total_idf: float,
               weights: dict | None = None, bias: float | None = None, spans: list = ()) -> list[Candidate]:
     """Fill every candidate's features and logit; best first. `named`: the

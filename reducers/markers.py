@@ -43,11 +43,6 @@ _HEXISH = re.compile(r"^[0-9a-f]{6,}$")
 _NOISE = frozenset({"users", "home"})
 
 
-def topic_words(text: str) -> list[str]:
-    """The words of a text that can be topics."""
-    return [w for w in _words(text) if _topical(w)]
-
-
 def _words(text: str) -> list[str]:
     return query_words(_PROMPT.sub(" ", _HOME.sub(" ", _ESCAPE.sub(" ", text[:20_000]))))
 

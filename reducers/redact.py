@@ -36,8 +36,8 @@ one), so the text is lowered once (bytes, ASCII only, same length) and one
 Aho-Corasick pass finds the exact positions where a rule can start and
 which rules can; text with none returns at once (the same object), and
 only those rules are tried at those positions (one prefix-less shape is
-found from its dots instead). Same result as trying every rule at every
-position (a test checks that).
+found from its dots instead): reducers/secret_triggers.py. Same result as
+trying every rule at every position (a test checks that).
 
 Streaming: every quantifier is bounded, so whether a rule matches at position
 i depends only on the text in [i - CONTEXT, i + window) (key names are read
@@ -48,11 +48,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ahocorasick_rs import BytesAhoCorasick
-
 from reducers.secret_contexts import PASSWORD_FLAGS, context_rules
 from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
-from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS, SHAPES, Shape, expand
+from reducers.secret_shapes import SHAPES, Shape, expand
+from reducers.secret_triggers import Triggers
 
 
 class _Judge:
@@ -112,29 +111,7 @@ class _Rules:
         # value of JSON-in-JSON escapes (up to 4 chars each) after a key of ~100.
         self.window = 4 * max_secret + 256
         self._bits = bit = {name: 1 << i for i, (name, *_) in enumerate(rules)}
-        # Trigger "before|word>after" -> the lowercase word the search looks
-        # for, and where rules can start around it: (chars before the word,
-        # rules, what those chars must be, what must follow the word, what
-        # must not -- all any case -- and the word as it must be written when
-        # it has capitals: SK, AKIA, sk>- try nothing at "task" or "Asia").
-        entries: dict[str, dict[tuple, int]] = {}
-        for name, words, back, _ in rules:
-            for trigger in words:
-                before, _, word = trigger.rpartition("|")
-                word, _, after = word.partition(">")
-                # ">!s,iz": not followed by any of these (token>!s: not "tokens")
-                nots = tuple(n.encode() for n in after[1:].split(",")) if after.startswith("!") else ()
-                after = "" if nots else after
-                exact = word.encode() if word != word.lower() else b""
-                key = (back + len(before), before.lower().encode(), after.lower().encode(), nots, exact)
-                at = entries.setdefault(word.lower(), {})
-                at[key] = at.get(key, 0) | bit[name]
-        self._words = list(entries)
-        self._entries = [tuple((key[0], mask, *key[1:]) for key, mask in entries[w].items()) for w in self._words]
-        self.triggers = BytesAhoCorasick([w.encode() for w in self._words])
-        self._free = [(regex, bit[name], chars, lo, hi) for regex, name, chars, lo, hi in FREE_SCANS]
-        # one search for any of them first: most texts have none (one C call)
-        self._free_search = re.compile("|".join(f"(?:{regex.pattern})" for regex, *_ in FREE_SCANS), _A).search
+        self.triggers = Triggers([(name, words, back) for name, words, back, _ in rules], bit)
         self._matchers: dict[int, object] = {}
 
     @property
@@ -147,37 +124,7 @@ class _Rules:
 
     def candidates(self, text: str, start: int = 0) -> list[tuple[int, int]]:
         """Sorted (position >= start, rules that can begin there)."""
-        raw = (text[start:] if start else text).encode("ascii", "replace")   # one byte per char
-        low = raw.lower()
-        hits = self.triggers.find_matches_as_indexes(low, overlapping=True)   # words may overlap
-        free = len(text) - start >= FREE_SCAN_MIN and self._free_search(text, start) is not None
-        if not hits and not free:
-            return []
-        at: dict[int, int] = {}
-        entries = self._entries
-        for i, s, e in hits:
-            for back, mask, before, after, nots, exact in entries[i]:
-                pos = s - back
-                if (pos < 0 or (before and low[pos:s] != before) or (after and low[e:e + len(after)] != after)
-                        or (nots and low.startswith(nots, e)) or (exact and raw[s:e] != exact)):
-                    continue
-                at[pos + start] = at.get(pos + start, 0) | mask
-        if free:
-            self._free_candidates(text, start, at)
-        return sorted(at.items()) if at else []
-
-    def _free_candidates(self, text: str, start: int, at: dict[int, int]) -> None:
-        """Where a prefix-less shape can start: the run of its characters
-        before the hit, when that run is as long as the shape's head."""
-        for regex, mask, chars, lo, hi in self._free:
-            for hit in regex.finditer(text, start):
-                end = i = hit.start()
-                while i > start and end - i <= hi and text[i - 1] in chars:
-                    i -= 1
-                if i - 1 > start and text[i - 1] == "\\" and text[i] in "nrt":
-                    i += 1                     # "\\nMTIz…": the run starts after the escape
-                if lo <= end - i <= hi:
-                    at[i] = at.get(i, 0) | mask
+        return self.triggers.candidates(text, start)
 
     def _matcher(self, mask: int):
         """`match` of the rules in `mask`, in their global order."""

@@ -24,7 +24,6 @@ STEP = 1.1
 MAX_BOOST = 1.5
 MAX_FACTOR = 1.6
 MAX_TERMS = 50
-MAX_REPORTED = 50
 
 
 @dataclass

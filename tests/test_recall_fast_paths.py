@@ -83,7 +83,7 @@ def test_hits_are_the_same_when_held_is_measured_apart(recaller, monkeypatch):
 def test_optional_clauses_chained_score_as_a_union_of_them_does(recaller, monkeypatch):
     """The lexical query's common terms (and the neighbours' held terms)
     are optional clauses chained onto the required part instead of a
-    union of Shoulds beside it (stores/index/fulltext_search.py _scored_by):
+    union of Shoulds beside it (stores/index/tantivy_queries.py scored_by):
     the same events with the same scores, to the last bit."""
     import tantivy
 
@@ -104,7 +104,7 @@ def test_optional_clauses_chained_score_as_a_union_of_them_does(recaller, monkey
         chained_any += len(common) > 1
         chained = [(h.seq, h.score) for h in ft.lexical(terms, None, 100, cover=1.0, ctx_boost=0.0)]
         with monkeypatch.context() as m:
-            m.setattr(fs, "_scored_by", union)
+            m.setattr(fs, "scored_by", union)
             plain = [(h.seq, h.score) for h in ft.lexical(terms, None, 100, cover=1.0, ctx_boost=0.0)]
         assert chained == plain, n.query
     assert chained_any                                  # the chain was taken

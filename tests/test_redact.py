@@ -209,7 +209,7 @@ def test_key_contexts_are_seen_through_json_escaped_levels_of_json(levels):
 def test_the_trigger_words_stay_within_the_search_librarys_fast_path():
     # past 100 words ahocorasick_rs drops its SIMD prefilter and the common
     # path (a text with no secret) gets ~3x slower: share words instead
-    assert len(rule_set(MAX_SECRET)._words) <= 100
+    assert len(rule_set(MAX_SECRET).triggers.words) <= 100
 
 
 def test_a_token_named_after_a_service_or_a_role_is_a_credential_whatever_its_shape():

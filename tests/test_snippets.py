@@ -56,7 +56,7 @@ def test_no_term_found_shows_the_start():
 def test_a_query_words_stem_finds_the_spellings_it_does_not_share_a_stem_with():
     """"who owns X" is answered by "Owner of X": the stem "own" joins the
     snippet's terms (as a substring it finds "owner")."""
-    from stores.index.fulltext_search import stems
+    from stores.index.spellings import stems
     assert stems(["owns"]) == ["own"]
     assert stems(["port", "ports"]) == []            # the stem is already one of them
     assert stems(["listening", "listens"]) == ["listen"]

@@ -19,7 +19,8 @@ Snapshots, titles, progress, modes and other bookkeeping carry nothing the
 model read and are skipped. What a line's own fields put in front of the
 model (attachments, error reports) is read in claude_code_text.py; lines
 other than messages (summaries, titles, system lines...) in
-claude_code_side_lines.py. The
+claude_code_side_lines.py; which turn a line belongs to in
+claude_code_turns.py. The
 Agent SDK's message stream (stream-json, or one JSON array of it) is read
 as the same lines once claude_code_sdk.py renames its fields; its `init`
 and `result` lines are kept as `system`, its partial deltas skipped."""
@@ -29,13 +30,12 @@ import hashlib
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator
 
-import orjson
-
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats import claude_code_side_lines as side
-from reducers.formats.claude_code_line import Line, draft
+from reducers.formats.claude_code_line import Line, draft, input_digest, line_digest
 from reducers.formats.claude_code_sdk import elements, sdk_line, sdk_marked
 from reducers.formats.claude_code_text import fallback_text, injected_kind
+from reducers.formats.claude_code_turns import Turns
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
 
@@ -56,7 +56,6 @@ _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 # Bounds on what parsing remembers, so a huge log streams in flat memory.
 _HOLD_BACK = 1000            # leading lines kept until the file names its session
 _RECENT_MESSAGES = 512       # message ids whose blocks are remembered for repeat detection
-_SIDE_LINES = 200_000        # sidechain line uuids remembered for their turn
 _OPEN_IDLESS = 4096          # assistant lines with id-less calls still waiting for a result
 
 
@@ -136,10 +135,7 @@ class _Parser:
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.session: str | None = ctx.session
-        self.turn_session: str | None = None
-        self.main_turn = ""
-        self.side_turns: OrderedDict[str, str] = OrderedDict()    # "<session>\0<uuid>" of sidechain lines -> turn
-        self.agent_turns: dict[str, str] = {}                     # "<session>\0<agentId>" -> its latest turn
+        self.turns = Turns()
         self.used_ids: dict[str, str] = {}                        # uuid -> digest of the first line that carried it
         self.tool_names: dict[str, str | None] = {}               # call id -> tool name
         self.calls_seen: set[tuple[str, int]] = set()            # (call id, digest of its input)
@@ -148,7 +144,7 @@ class _Parser:
         self.idless_calls: OrderedDict[str, list[str]] = OrderedDict()       # assistant uuid -> open id-less calls
         self.drift_calls: list[tuple[Any, str]] = []              # (name, call id) of old top-level tool_use lines
 
-    # -- session, identity, turn ---------------------------------------------
+    # -- session, identity ---------------------------------------------
 
     def learn_session(self, rec: Any) -> None:
         # (a line without `type` is not Claude Code's: an exporter's header names its own idea of the session)
@@ -177,7 +173,7 @@ class _Parser:
         uuid = rec.get("uuid")
         if not (isinstance(uuid, str) and uuid):
             return ""
-        digest = _line_digest(rec)
+        digest = line_digest(rec)
         return None if self.used_ids.get(uuid) == digest else digest
 
     def _record_id(self, rec: dict, line: int, digest: str = "") -> str:
@@ -192,46 +188,6 @@ class _Parser:
         if isinstance(uuid, str) and uuid:
             return f"{uuid}@{line}"
         return f"L@{line}~{content_digest(rec)}"
-
-    def _turn_of(self, rec: dict, sid: str, sidechain: bool) -> str:
-        if self.turn_session != sid:
-            self.turn_session, self.main_turn = sid, f"{sid}/start"
-        if not sidechain:
-            return self.main_turn
-        # A sub-agent's lines follow its own prompt, and never move the main
-        # conversation's turn (its Task result still belongs to the main turn).
-        parent = rec.get("parentUuid")
-        agent = rec.get("agentId")
-        return (self.side_turns.get(f"{sid}\0{parent}") if isinstance(parent, str) else None) \
-            or (self.agent_turns.get(f"{sid}\0{agent}") if isinstance(agent, str) else None) \
-            or self.main_turn
-
-    def _start_turn(self, at: Line, rec: dict) -> None:
-        at.turn = f"{at.session_id}/{at.rid}"
-        if not at.sidechain:
-            self.main_turn = at.turn
-        elif isinstance(rec.get("agentId"), str):
-            self.agent_turns[f"{at.session_id}\0{rec['agentId']}"] = at.turn
-
-    def _remember_side_turn(self, at: Line) -> None:
-        if at.sidechain and at.uuid:
-            self._set_side_turn(f"{at.session_id}\0{at.uuid}", at.turn)
-
-    def _pass_side_turn_through(self, rec: dict) -> None:
-        """A skipped sidechain line (progress...) can sit in a sub-agent's
-        parentUuid chain: its children inherit the turn through it."""
-        if rec.get("isSidechain") is not True or not isinstance(rec.get("uuid"), str):
-            return
-        own = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else None
-        sid = self.ctx.session or own or self.session
-        turn = self.side_turns.get(f"{sid}\0{rec.get('parentUuid')}")
-        if turn:
-            self._set_side_turn(f"{sid}\0{rec['uuid']}", turn)
-
-    def _set_side_turn(self, key: str, turn: str) -> None:
-        self.side_turns[key] = turn
-        if len(self.side_turns) > _SIDE_LINES:
-            self.side_turns.popitem(last=False)
 
     # -- one record ------------------------------------------------------------
 
@@ -248,11 +204,12 @@ class _Parser:
         if not isinstance(rtype, str) or not rtype:
             yield BadRecord(line, "no 'type': not a Claude Code record")
             return
-        if rtype == "progress" and (inner := _agent_progress(rec)) is not None:
+        if rtype == "progress" and (inner := side.agent_progress(rec)) is not None:
             rec, rtype = inner, inner["type"]       # a sub-agent's message, as its own file has it
         handler = _HANDLERS.get(rtype) or _message_handler(rec, rtype)
         if handler is None:                         # bookkeeping: nothing the model read
-            self._pass_side_turn_through(rec)
+            own = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else None
+            self.turns.pass_through(rec, self.ctx.session or own or self.session)
             return
         digest = self._replayed(rec)
         if digest is None:
@@ -271,9 +228,9 @@ class _Parser:
         # apart, while a verbatim copy (a line written again) still dedupes.
         at = Line(session_id=sid, rid=rid, line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
-                   turn=self._turn_of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
+                   turn=self.turns.of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
         yield from handler(self, rec, at)
-        self._remember_side_turn(at)
+        self.turns.remember(at)
 
     def _result(self, at: Line, part: int, call_id: str, body: Any, is_error: Any, name: Any = None,
                 meta: dict | None = None) -> Draft:
@@ -331,7 +288,7 @@ class _Parser:
             injected = injected_kind(text)
             if injected:
                 extra = {**extra, "injected": injected}
-            self._start_turn(at, rec)
+            self.turns.start(at, rec)
         yield self._draft(at, kind, text, index, meta=extra, media=media or None)
 
     def _user_result(self, rec: dict, at: Line, index: int, block: dict) -> Draft:
@@ -426,7 +383,7 @@ class _Parser:
         call_id = block.get("id")
         if isinstance(call_id, str) and call_id:
             # (an id reused for another input, as in sanitized exports, is another call)
-            seen = (call_id, _input_digest(block.get("input")))
+            seen = (call_id, input_digest(block.get("input")))
             if seen in self.calls_seen:
                 return None                          # the same call written twice
             self.calls_seen.add(seen)
@@ -470,24 +427,6 @@ class _Parser:
         yield self._result(at, 0, call_id or at.rid, body, rec.get("is_error"), name=name)
 
 
-def _agent_progress(rec: dict) -> dict | None:
-    """The sub-agent message an `agent_progress` line relays (Claude Code
-    2.1.x, foreground agents), as a sidechain line. The same message, same
-    uuid, is in `subagents/agent-<id>.jsonl`: it has the same key there, so
-    whichever copy is read second adds nothing; the main file alone keeps
-    it too. Other progress (hooks, running commands) stays bookkeeping."""
-    data = rec.get("data")
-    if not (isinstance(data, dict) and data.get("type") == "agent_progress"):
-        return None
-    message = data.get("message")
-    if not (isinstance(message, dict) and message.get("type") in ("user", "assistant")
-            and isinstance(message.get("message"), dict)):
-        return None
-    agent = data.get("agentId") or message.get("agentId")
-    return {"sessionId": rec.get("sessionId"), **message, "isSidechain": True,
-            **({"agentId": agent} if isinstance(agent, str) else {})}
-
-
 def _message_handler(rec: dict, rtype: str):
     """A line of a type this parser does not know that still carries a user
     or assistant message (a newer version's line type) is read as one; one
@@ -497,27 +436,6 @@ def _message_handler(rec: dict, rtype: str):
     message = rec.get("message")
     role = message.get("role") if isinstance(message, dict) else None
     return _HANDLERS[role] if role in ("user", "assistant") else _UNKNOWN
-
-
-def _input_digest(value: Any) -> int:
-    try:
-        return hash(orjson.dumps(value))
-    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
-        return hash(compact_json(value))
-
-
-def _line_digest(rec: dict) -> str:
-    """A stable digest of what a line says: its message (the same in a
-    main file's agent_progress relay and the sub-agent's own file, whatever
-    the metadata around it), else the whole line. Keys carry it, and a line
-    that repeats an earlier one with its uuid is found by it."""
-    said = rec.get("message")
-    said = said if isinstance(said, dict) else rec
-    try:
-        raw = orjson.dumps(said)
-    except TypeError:                      # an integer beyond 64 bits, a lone surrogate
-        raw = compact_json(said).encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(raw, digest_size=5).hexdigest()
 
 
 def _side(read):

@@ -2,7 +2,8 @@
 titles, system lines (compaction boundaries, errors, the SDK stream's init
 and result), attachments the model was shown, queued input, wrapper records
 and lines of a type this parser does not know. Each is read on its own into
-at most one `system` event; the parser (claude_code.py) routes lines here."""
+at most one `system` event; the parser (claude_code.py) routes lines here.
+Also the sub-agent message a progress line relays (`agent_progress`)."""
 from __future__ import annotations
 
 import hashlib
@@ -145,3 +146,21 @@ def queue(rec: dict, at: Line) -> Iterator[Draft]:
         operation = rec.get("operation")
         yield draft(at, "system", content, 0, meta={
             "subtype": "queue", **({"operation": operation} if isinstance(operation, str) else {})})
+
+
+def agent_progress(rec: dict) -> dict | None:
+    """The sub-agent message an `agent_progress` line relays (Claude Code
+    2.1.x, foreground agents), as a sidechain line. The same message, same
+    uuid, is in `subagents/agent-<id>.jsonl`: it has the same key there, so
+    whichever copy is read second adds nothing; the main file alone keeps
+    it too. Other progress (hooks, running commands) stays bookkeeping."""
+    data = rec.get("data")
+    if not (isinstance(data, dict) and data.get("type") == "agent_progress"):
+        return None
+    message = data.get("message")
+    if not (isinstance(message, dict) and message.get("type") in ("user", "assistant")
+            and isinstance(message.get("message"), dict)):
+        return None
+    agent = data.get("agentId") or message.get("agentId")
+    return {"sessionId": rec.get("sessionId"), **message, "isSidechain": True,
+            **({"agentId": agent} if isinstance(agent, str) else {})}

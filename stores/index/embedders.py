@@ -18,7 +18,6 @@ import numpy as np
 
 from stores.errors import TraceError
 
-DEFAULT_EMBEDDER = "wordllama"
 TOKENIZER_FILE = "l2_supercat_tokenizer_config.json"
 EMBED_MAX_CHARS = 1000        # the head of a long text carries its topic; embedding all of it costs more
 _MAX_TOKENS = 512

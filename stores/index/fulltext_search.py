@@ -10,14 +10,12 @@ once per query for all hits together) and the hit records by seq
 trusted; no stored document is fetched."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 from reducers.event_kinds import KINDS
-from reducers.irregular_forms import irregular_forms
-from reducers.terms import inflection_candidates
 from stores.hit_records import COLUMNS as HIT_COLUMNS, HitRecords
+from stores.index.spellings import spellings, word_analyzer
+from stores.index.tantivy_queries import any_of, any_spelling, bm25_idf, holding, scored_by, seqs_query
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
@@ -126,28 +124,28 @@ class FulltextSearch:
                     tantivy.Query.term_query(schema, "exact", term, index_option="basic"), exact_boost)]
                 ctx = None
             else:
-                body, _ = _any_spelling(schema, "body", list(t.dfs), n_docs, 1.0)
+                body, _ = any_spelling(schema, "body", list(t.dfs), n_docs, 1.0)
                 ctx = None
                 if ctx_boost:
                     # ctx holds other events' text: a spelling no body holds is in no ctx either
                     in_ctx = [(f, df) for f, _ in t.dfs if (df := searcher.doc_freq("ctx", f))]
-                    ctx, _ = _any_spelling(schema, "ctx", in_ctx, n_docs, ctx_boost)
+                    ctx, _ = any_spelling(schema, "ctx", in_ctx, n_docs, ctx_boost)
                 parts = [body]
             if t.df > common_df:
                 common += parts
                 common_ctx += [ctx] if ctx is not None else []
                 continue
             if cover and t.df <= cover_df:
-                parts.append(tantivy.Query.const_score_query(_holding(schema, t), cover * t.idf))
+                parts.append(tantivy.Query.const_score_query(holding(schema, t), cover * t.idf))
             rare += parts + ([ctx] if ctx is not None else [])
         if rare and common:
             # A common term's share from ctx has IDF ~0: skip that posting
             # list of most of the index. The common terms are optional
-            # clauses seeked to the rare matches (_scored_by): 2.5 -> 1.0
+            # clauses seeked to the rare matches (scored_by): 2.5 -> 1.0
             # ms a query at 1M events, the same scores.
-            query = _scored_by(_any_of(rare), common)
+            query = scored_by(any_of(rare), common)
         elif rare or common:
-            query = _any_of(rare or common + common_ctx)
+            query = any_of(rare or common + common_ctx)
         else:
             return []
         return self._run(query, filters, limit)
@@ -161,8 +159,8 @@ class FulltextSearch:
         if index is None or not seqs or not terms:
             return {}
         schema = index.schema
-        query = _scored_by(_seqs_query(schema, seqs),
-                           [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in terms])
+        query = scored_by(seqs_query(schema, seqs),
+                           [tantivy.Query.const_score_query(holding(schema, t), t.idf) for t in terms])
         searcher = index.searcher()
         res = searcher.search(query, len(seqs), count=False).hits
         found = searcher.fast_field_values("seq", [addr for _, addr in res])
@@ -174,7 +172,7 @@ class FulltextSearch:
     def _plain(self, word: str) -> list[str]:
         """A word as the index's tokenizer splits it (lowercased, not stemmed)."""
         if self._plain_analyzer is None:
-            self._plain_analyzer = _word_analyzer(stem=False)
+            self._plain_analyzer = word_analyzer(stem=False)
         return self._plain_analyzer.analyze(word)
 
     def _names_query(self, schema, names) -> object | None:
@@ -191,14 +189,14 @@ class FulltextSearch:
                 queries.append(tantivy.Query.term_query(schema, "body", name))
             elif words:
                 queries.append(tantivy.Query.term_query(schema, "exact", name))
-        return _any_of(queries) if queries else None
+        return any_of(queries) if queries else None
 
     def lookup(self, seqs: list[int], filters: Filters | None = None) -> list[FulltextHit]:
         """Locate events by seq (those inside the filters), score 0."""
         index = self.open()
         if index is None or not seqs:
             return []
-        return self._run(_seqs_query(index.schema, seqs), filters, len(seqs))
+        return self._run(seqs_query(index.schema, seqs), filters, len(seqs))
 
     def neighbours(self, anchors: list[int], radius: int, filters: Filters | None = None, *,
                    also: list[int] = (), held: list[QueryTerm] | None = None,
@@ -224,7 +222,7 @@ class FulltextSearch:
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "gp", g)) for g in wanted] +
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
         if held:
-            query = _scored_by(query, [tantivy.Query.const_score_query(_holding(schema, t), t.idf) for t in held])
+            query = scored_by(query, [tantivy.Query.const_score_query(holding(schema, t), t.idf) for t in held])
         return self._run(query, filters, len(wanted) + len(seqs))
 
     def latest(self, session_id: str, kinds: list[str], names: list[str] | None = None) -> tuple[int, int] | None:
@@ -296,8 +294,8 @@ class FulltextSearch:
         when given), all scored 0: latest() and latest_each() pick the
         newest by seq themselves."""
         import tantivy
-        parts = [_any_of([tantivy.Query.term_query(schema, "session", s) for s in sessions]),
-                 _any_of([tantivy.Query.term_query(schema, "kind", k) for k in kinds])]
+        parts = [any_of([tantivy.Query.term_query(schema, "session", s) for s in sessions]),
+                 any_of([tantivy.Query.term_query(schema, "kind", k) for k in kinds])]
         named = self._names_query(schema, names)
         if named is not None:
             parts.append(named)
@@ -365,16 +363,16 @@ class FulltextSearch:
         n_docs = max(searcher.num_docs, 1)
         out, seen = [], set()
         for token in dict.fromkeys(t for w in words for t in self._plain(w)):
-            forms = [(f, df) for f in _forms(token) if (df := searcher.doc_freq("body", f))]
+            forms = [(f, df) for f in spellings(token) if (df := searcher.doc_freq("body", f))]
             key = frozenset(f for f, _ in forms)
             if forms and key not in seen:
                 seen.add(key)
                 together = min(sum(df for _, df in forms), n_docs)
-                out.append(QueryTerm(key, _idf(together, n_docs), False, tuple(forms), together))
+                out.append(QueryTerm(key, bm25_idf(together, n_docs), False, tuple(forms), together))
         for term in dict.fromkeys(exact):
             df = searcher.doc_freq("exact", term)
             if df:
-                out.append(QueryTerm(frozenset((term,)), _idf(df, n_docs), True, (), df))
+                out.append(QueryTerm(frozenset((term,)), bm25_idf(df, n_docs), True, (), df))
         return out
 
     def unknown_shares(self, words: list[str], exact: list[str], terms: list[QueryTerm]) -> tuple[float, float]:
@@ -383,7 +381,7 @@ class FulltextSearch:
         the store never saw."""
         known = {f for t in terms for f in t.forms}
         tokens = list(dict.fromkeys(t for w in words for t in self._plain(w)))
-        missing = sum(1 for tok in tokens if known.isdisjoint(_forms(tok)))
+        missing = sum(1 for tok in tokens if known.isdisjoint(spellings(tok)))
         ids = list(dict.fromkeys(exact))
         return missing / len(tokens) if tokens else 0.0, sum(1 for e in ids if e not in known) / len(ids) if ids else 0.0
 
@@ -424,149 +422,9 @@ class FulltextSearch:
             return 0
         tokens = self._plain(word)
         searcher = index.searcher()
-        return min(sum(searcher.doc_freq("body", f) for f in _forms(tokens[0])),
+        return min(sum(searcher.doc_freq("body", f) for f in spellings(tokens[0])),
                    searcher.num_docs) if tokens else 0
-
-    def session_locations(self, session_id: str, after_seq: int = 0, page: int = 10_000):
-        """(seq, segment, offset) of a session's events after `after_seq`, in seq order."""
-        import tantivy
-        index = self.open()
-        if index is None:
-            return
-        schema = index.schema
-        query = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session", session_id)),
-            (tantivy.Occur.Must, tantivy.Query.range_query(schema, "seq", tantivy.FieldType.Unsigned,
-                                                           after_seq + 1, None))])
-        searcher = index.searcher()
-        offset = 0
-        while True:
-            hits = searcher.search(query, page, count=False, order_by_field="seq", order=tantivy.Order.Asc,
-                                   offset=offset).hits
-            addrs = [addr for _, addr in hits]
-            yield from zip(*(searcher.fast_field_values(name, addrs) for name in ("seq", "seg", "off")))
-            if len(hits) < page:
-                return
-            offset += page
 
     def num_docs(self) -> int:
         index = self.open()
         return index.searcher().num_docs if index is not None else 0
-
-
-SPELLING_TIE = 0.4       # a second spelling in one event adds 0.4 of its score (BM25's tf 1 -> 2 adds ~0.375)
-
-
-def _seqs_query(schema, seqs: list[int]):
-    """The events with these seqs, score 0. (A term-set query scans the
-    whole seq dictionary: ~4 ms at 100k events against ~0.6 ms for an OR
-    of single-term lookups.)"""
-    import tantivy
-    return tantivy.Query.const_score_query(tantivy.Query.boolean_query(
-        [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "seq", s)) for s in seqs]), 0.0)
-
-
-def _any_of(queries: list):
-    """Events matching any of `queries` (one query stays itself)."""
-    import tantivy
-    return queries[0] if len(queries) == 1 else tantivy.Query.boolean_query(
-        [(tantivy.Occur.Should, q) for q in queries])
-
-
-def _scored_by(required, optional: list):
-    """`required`'s events, each scored by its own score plus the sum of
-    those of the `optional` queries it matches. (Beside a Must, several
-    Shoulds are a union that decodes and scores every posting of each
-    common term in every 4,096-event window a required event falls in;
-    here the optionals are chained one at a time onto a match-all of score
-    0, each seeked to the required events only: the neighbours' query at
-    1M events 0.5 ms instead of 1.3, with the same scores. The required
-    query, often hundreds of terms, is wrapped once: each wrapping copies
-    it.)"""
-    import tantivy
-    if not optional:
-        return required
-    chain = optional[0]
-    if len(optional) > 1:
-        chain = tantivy.Query.const_score_query(tantivy.Query.all_query(), 0.0)
-        for q in optional:
-            chain = tantivy.Query.boolean_query([(tantivy.Occur.Must, chain), (tantivy.Occur.Should, q)])
-    return tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, chain)])
-
-
-def _holding(schema, term: QueryTerm):
-    """Matches the events whose text holds the term in any spelling."""
-    import tantivy
-    if term.exact:
-        return tantivy.Query.term_query(schema, "exact", next(iter(term.forms)), index_option="basic")
-    forms = [tantivy.Query.term_query(schema, "body", f, index_option="basic") for f in sorted(term.forms)]
-    return forms[0] if len(forms) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in forms])
-
-
-def _any_spelling(schema, field: str, dfs: list[tuple[str, int]], n_docs: int, boost: float):
-    """One word in any of its spellings (with their document frequencies in
-    `field`, all > 0): the best-scoring spelling an event holds, each
-    weighted to the IDF of all spellings together (as a stemmed index would
-    score the stem). (query or None, events holding any)."""
-    import tantivy
-    if not dfs:
-        return None, 0
-    together = min(sum(df for _, df in dfs), n_docs)
-    parts = [tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, f),
-                                       boost * _idf(together, n_docs) / _idf(df, n_docs)) for f, df in dfs]
-    query = parts[0] if len(parts) == 1 else tantivy.Query.disjunction_max_query(parts, SPELLING_TIE)
-    return query, together
-
-
-def _idf(df: int, n_docs: int) -> float:
-    """Tantivy's BM25 IDF."""
-    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-
-
-@lru_cache(maxsize=4096)
-def _forms(token: str) -> list[str]:
-    """`token` and the spellings that share its English stem, and those of
-    its irregular forms ("ran" for "run": reducers/irregular_forms.py)."""
-    regular = _stem_forms(token)
-    out = dict.fromkeys(regular)
-    for word in regular:                       # "running" -> "run" -> "ran"
-        for other in irregular_forms(word):
-            out.update(dict.fromkeys(_stem_forms(other)))
-    return list(out)
-
-
-def _stem_forms(token: str) -> list[str]:
-    stem = _stem(token)
-    return [c for c in inflection_candidates(token) if c == token or _stem(c) == stem]
-
-
-def stems(words) -> list[str]:
-    """The English stems of these words that are not among them ("owns"
-    -> "own"): as a prefix a stem finds the spellings that do not share it
-    ("owner"), where a snippet looks for the query."""
-    words = set(words)
-    found = {s for word in words for s in _stem(word)}
-    return sorted(s for s in found - words if len(s) >= 3)
-
-
-@lru_cache(maxsize=8192)
-def _stem(word: str) -> tuple[str, ...]:
-    """A word's English stem(s), as the index's stemming analyzer gives
-    them (recall asks the same few words again and again)."""
-    return tuple(_stemmer().analyze(word))
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    return _word_analyzer(stem=True)
-
-
-def _word_analyzer(stem: bool):
-    """Tantivy's `default` analyzer (simple, remove_long 40, lowercase), or
-    its `en_stem` (the same plus the English stemmer)."""
-    import tantivy
-    builder = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-               .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()))
-    if stem:
-        builder = builder.filter(tantivy.Filter.stemmer("english"))
-    return builder.build()

@@ -35,10 +35,6 @@ def is_ulid(text: str) -> bool:
     return len(text) == 26 and all(c in _DECODE for c in text.upper()) and text[0] in "01234567"   # 128 bits
 
 
-def ulid_ms(text: str) -> int:
-    return decode_ulid(text) >> 80
-
-
 class IdGenerator:
     def __init__(self, last_id: str | None = None, clock=time.time):
         self._clock = clock

@@ -24,35 +24,32 @@ embedder once). Per query:
   6. diversity (MMR, off by default) over the ranked part, never over exact
      occurrences; hits come out in the order of the score they print.
 Every query is appended to the retrieval log (`retrievals.jsonl`) that the
-nightly sweep reads."""
+nightly sweep reads (retrieval_log.py); the open task weighed in 3 is
+open_tasks.py's."""
 from __future__ import annotations
 
-import errno
-import os
 import sqlite3
 import time
-from datetime import datetime, timezone
 from operator import attrgetter
-
-import orjson
 
 from reducers.calibration import WINDOW, answerable, asks_question, query_features, window_scores
 from reducers.fusion import (DELETED, EXACT_SCORE, SUPERSEDED, Candidate, by_logit, mmr, score_all, settle_all,
                              shown_scores, similarity_matrix, task_factor)
 from reducers.query_dates import named_spans
-from reducers.redact import MAX_SECRET, redact
 from reducers.reflection import apply_tuning
 from reducers.snippets import snippet, weigh
 from reducers.truncate import with_match
 from reducers.speakers import named_speakers
-from reducers.tasks import TODO_TOOLS, open_loops_text
 from reducers.terms import exact_query_terms, query_words, words
 from stores.errors import IntegrityError
 from stores.index.fulltext import FulltextIndex
 from stores.index.fulltext_documents import key63
-from stores.index.fulltext_search import FulltextHit, QueryTerm, stems
+from stores.index.fulltext_search import FulltextHit, QueryTerm
+from stores.index.spellings import stems
 from stores.ledger import ledger_marks
+from stores.recall.open_tasks import OpenTasks
 from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
+from stores.recall.retrieval_log import append_retrieval
 from stores.log.segments import SegmentReader, tail_seq
 from stores.sweep.tuning import load_boosts
 
@@ -85,10 +82,9 @@ class Recaller:
         self._vectors = None
         self._ledger: dict[int, str] | None = None
         self._tuning: dict[str, float] | None = None
-        self._tasks: dict[str, set[str]] = {}
-        self._has_tasks: bool | None = None
         self._events: dict[int, dict] = {}
         self._log_reader = SegmentReader(store.segments_dir)    # hits read from the log, files kept open
+        self._open_tasks = OpenTasks(self.fulltext, self._log_reader)
         self._held: dict[int, Candidate] = {}      # candidates whose `held` gather measured against the query
         self._texts: dict[int, str] = {}           # full texts the rerank read that a hit may show (this query)
         self.vector_lag = 0
@@ -205,7 +201,7 @@ class Recaller:
             # moves answers up within the first DEPTH.
             ranked = self._rerank(q, ranked, {c.seq for c in exact}, snippet_terms)
         hits = self._hits(exact, ranked, q, qvec, snippet_terms, evidence)
-        self._log(q, hits, time.perf_counter() - t0)
+        append_retrieval(self.store.dir, q, hits, time.perf_counter() - t0, self.note)
         return hits
 
     def gather(self, qterms: list[QueryTerm], qvec, filters, mode: str, hop: int,
@@ -287,7 +283,7 @@ class Recaller:
             mark = marks.get(c.seq)
             c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
         ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms), spans=named_spans(q.query))
-        tasks, boosts = self._tasks_known(), self.tuning
+        tasks, boosts = self._open_tasks.known(), self.tuning
         if tasks or boosts:
             # The task lifts a logit by at most log 1.25, the reflection's
             # boosts by at most log MAX_FACTOR: they reorder near ties among
@@ -295,10 +291,10 @@ class Recaller:
             top = ranked[:q.k + TASK_EXTRA]
             self._read(top)
             if tasks:
-                self._find_tasks(top)
+                self._open_tasks.find(top, self._events)
             for c in top if tasks else ():
                 e = self._events.get(c.seq)
-                task_terms = self._task_terms(e["session_id"]) if e is not None else None
+                task_terms = self._open_tasks.terms(e["session_id"]) if e is not None else None
                 if task_terms:
                     c.task = task_factor(set(words((e.get("text") or "")[:TASK_CHARS])), task_terms)
             apply_tuning(top, self._events, boosts)
@@ -431,73 +427,6 @@ class Recaller:
         if self._tuning is None:
             self._tuning = load_boosts(self.store.dir)
         return self._tuning
-
-    def _tasks_known(self) -> bool:
-        """Whether the store holds any task state or todo call at all (most
-        chat stores do not: then no hit is read to weigh it)."""
-        if self._has_tasks is None:
-            ft = self.fulltext
-            self._has_tasks = bool(ft.kind_count("task_state")) or ft.holds_names(list(TODO_TOOLS))
-        return self._has_tasks
-
-    def _find_tasks(self, cands: list[Candidate]) -> None:
-        """The open task of each session of these (read) candidates not yet
-        weighed, all found by one index query."""
-        new = {}
-        for c in cands:
-            e = self._events.get(c.seq)
-            if e is not None and e["session_id"] not in self._tasks:
-                new[e["session_id"]] = c.gp >> 32
-        found = self.fulltext.latest_each(new, ["task_state"], ["tool_call"], list(TODO_TOOLS)) \
-            if new else None
-        if found is None:
-            return                            # too many matches: _task_terms asks session by session
-        for session_id in new:
-            at = found.get(session_id)
-            self._tasks[session_id] = self._terms_at(at) if at is not None else set()
-
-    def _terms_at(self, at: tuple[int, int]) -> set[str]:
-        e = self._log_reader.event_at(*at)
-        return set(query_words(open_loops_text(e))) if e is not None else set()
-
-    def _task_terms(self, session_id: str) -> set[str]:
-        if session_id not in self._tasks:
-            terms: set[str] = set()
-            at = self.fulltext.latest(session_id, ["task_state"])
-            if at is None:
-                at = self.fulltext.latest(session_id, ["tool_call"], list(TODO_TOOLS))
-            if at is not None:
-                terms = self._terms_at(at)
-            self._tasks[session_id] = terms
-        return self._tasks[session_id]
-
-    def _log(self, q: RecallQuery, hits: list[Hit], seconds: float) -> None:
-        row = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-               "query": redact(q.query[:2000 + MAX_SECRET])[0][:2000],       # redacted before the cut
-               "query_id": q.query_id, "mode": q.mode, "hops": q.hops, "k": q.k,
-               "filters": {"session": q.session, "kinds": q.kinds, "since": q.since, "until": q.until,
-                           "min_score": q.min_score},
-               "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
-                           for h in hits],
-               "latency_ms": round(seconds * 1000, 3)}
-        if q.rerank:
-            row["rerank"] = True
-        line = orjson.dumps(row)
-        if redact(line.decode())[1]:           # a filter may quote a secret too (the query is redacted above)
-            from reducers.redact_fields import redact_value
-            line = orjson.dumps(redact_value(row)[0])
-        line += b"\n"
-        try:
-            fd = os.open(self.store.dir / "retrievals.jsonl",
-                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)   # never through a link
-            try:
-                os.write(fd, line)            # one write per record: appends never interleave mid-line
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            why = "it is a symbolic link, never followed" if exc.errno == errno.ELOOP else exc
-            self.note(f"could not append to the retrieval log: {why}")
-
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
     # positional, in Candidate's order (seq, gp, ts_ms, kind, bm25, speaker_key, chars, hop, segment, offset)
