@@ -177,3 +177,18 @@ def test_the_version_a_request_states_decides_whether_batches_are_served():
     wire.read(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}).encode())
     messages, now = wire.read(json.dumps([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]).encode())
     assert messages == [] and now[0][0]["id"] == 2 and "2026-07-28" in now[0][0]["error"]["message"]
+
+
+def test_a_request_before_the_handshake_is_told_to_initialize_and_a_ping_is_answered():
+    wire = Wire()
+    messages, now = wire.read(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}')
+    assert messages == [] and now[0]["id"] == 1 and now[0]["error"]["code"] == INVALID_REQUEST
+    assert "initialize first" in now[0]["error"]["message"]
+    for allowed in ({"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                    {"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+                     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}):
+        messages, now = Wire().read(json.dumps(allowed).encode())
+        assert len(messages) == 1 and now == []
+    wire.read(b'{"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}}')
+    messages, now = wire.read(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
+    assert len(messages) == 1 and now == []

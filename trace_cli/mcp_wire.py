@@ -13,7 +13,9 @@ answer forever. Here:
   been answered (or cancelled);
 - once a protocol version that removed batches (2025-06-18 and later) is
   agreed, a batch gets one -32600 error for each request in it, naming
-  the fix, instead of silence.
+  the fix, instead of silence;
+- a request before the handshake that names no version gets -32600
+  saying to initialize first.
 
 While serving, fd 0 reads /dev/null and fd 1 writes to stderr, so nothing
 a tool or a library prints can reach the wire: stdout carries protocol
@@ -32,6 +34,8 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 BATCH_VERSIONS = ("2024-11-05", "2025-03-26")     # 2025-06-18 took JSON-RPC batches out of MCP
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
+NOT_INITIALIZED = (f"Invalid Request: send initialize first (or, from protocol 2026-07-28, name the version in "
+                   f"params._meta[\"{VERSION_META}\"])")
 
 
 def error_reply(rid: Any, code: int, message: str) -> dict:
@@ -88,6 +92,8 @@ class Wire:
             messages.append(message)
             if not single and "method" in obj and _request_id(obj) is not None:
                 batch.waiting.add(_request_id(obj))
+        if single and messages and self._before_handshake(value):
+            return [], [error_reply(_request_id(value), INVALID_REQUEST, NOT_INITIALIZED)]
         if single:
             return messages, errors + done
         batch.replies = errors
@@ -95,6 +101,17 @@ class Wire:
             self.batches.append(batch)
             return messages, done
         return messages, done + ([errors] if errors else [])
+
+    def _before_handshake(self, obj: dict) -> bool:
+        """A request (not a ping) before any initialize, naming no version
+        of its own: the SDK refuses it with a bare "Invalid request
+        parameters"; this says what to send."""
+        if self.init_id is not None or self.version is not None or _request_id(obj) is None:
+            return False
+        params = obj.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        stated = isinstance(meta, dict) and VERSION_META in meta
+        return obj.get("method") not in ("initialize", "ping", "server/discover") and not stated
 
     def _noticed(self, obj: dict) -> list:
         """A batch a cancellation completed (a cancelled request gets no answer)."""
