@@ -196,3 +196,66 @@ def test_installing_again_without_recall_on_prompt_takes_that_hook_away(home):
     assert "UserPromptSubmit" in json.loads(settings.read_text())["hooks"]
     assert cli("hooks", "install", "--agent", "claude-code").code == 0
     assert "UserPromptSubmit" not in json.loads(settings.read_text())["hooks"]
+
+
+def test_a_crlf_settings_file_keeps_its_line_endings_and_uninstall_restores_it(home, tmp_path):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = CLAUDE_SETTINGS.replace("\n", "\r\n").encode()
+    settings.write_bytes(original)
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code").code == 0
+    installed = settings.read_bytes()
+    assert installed.count(b"\n") == installed.count(b"\r\n")          # what was added follows the file
+    assert "Stop" in json.loads(installed)["hooks"] and b"hooks run --agent claude-code" in installed
+    assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+    assert settings.read_bytes() == original
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{\n  "model": "opus",\n  "hooks": null\n}\n', ":3: `hooks` is null, not an object"),
+    ('{"hooks": {\n  "Stop": {"hooks": []}\n}}\n', ":2: `hooks.Stop` is an object, not a list"),
+])
+def test_hooks_of_the_wrong_shape_are_refused_not_shadowed(home, tmp_path, text, where):
+    # adding beside them would write a second "hooks" (or "Stop") member, which the agent reads instead
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(text)
+    run = cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code")
+    assert run.code == 1 and f"{settings}{where}" in run.err and "nothing was written" in run.err
+    assert settings.read_text() == text and not settings.with_name("settings.json.trace-backup").exists()
+
+
+@pytest.mark.parametrize("original", ['{\n  "hooks": {}\n}\n', "", '{"model": "opus"}'])
+def test_uninstall_gives_back_a_file_whose_hooks_were_empty_byte_for_byte(home, tmp_path, original):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(original)
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code").code == 0
+    assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+    assert settings.exists() and settings.read_text() == original
+
+
+def test_uninstall_keeps_what_the_user_changed_after_install(home, tmp_path):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "hooks": {}\n}\n')
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "claude-code").code == 0
+    edited = settings.read_text().replace('{\n  "hooks": {', '{\n  "model": "sonnet",\n  "hooks": {', 1)
+    settings.write_text(edited)
+    assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+    assert json.loads(settings.read_text()) == {"model": "sonnet"}      # not the backup from before the edit
+
+
+@pytest.mark.parametrize("version", ["0.100.0", "0.152.0"])
+def test_a_crlf_codex_config_keeps_its_line_endings_and_round_trips(home, tmp_path, version):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = 'model = "o3"\r\n[tui]\r\nnotifications = true\r\n'.encode()
+    config.write_bytes(original)
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "codex",
+               "--codex-version", version).code == 0
+    installed = config.read_bytes()
+    assert installed != original and installed.count(b"\n") == installed.count(b"\r\n")
+    assert tomlkit.parse(installed.decode())["tui"]["notifications"] is True
+    assert cli("hooks", "uninstall", "--agent", "codex").code == 0
+    assert config.read_bytes() == original

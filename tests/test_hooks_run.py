@@ -179,3 +179,58 @@ def test_the_prompt_hooks_block_stays_within_the_agents_character_cap(tmp_path):
     assert run.code == 0
     context = json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
     assert "deploy step" in context and len(context) <= 10_000
+
+
+@pytest.mark.parametrize("argv", [
+    ["hooks", "run", "--agent", "claude-code", "Stop", "--an-option-a-later-trace-dropped"],
+    ["--an-unknown-global", "hooks", "run", "Stop"],
+    ["hooks", "run", "Stop", "{}", "one-argument-too-many"],
+])
+def test_a_hook_command_line_trace_cannot_parse_exits_0_so_the_agent_is_never_blocked(tmp_path, argv):
+    # Claude Code reads exit 2 from a Stop, UserPromptSubmit or PreCompact hook as "block"
+    run = cli("--store", str(tmp_path / "store"), *argv, stdin=b"{}")
+    assert run.code == 0 and run.out == ""
+    assert run.err.startswith("trace: error: ")               # still said, for the agent's debug log
+
+
+def test_usage_errors_outside_hooks_run_keep_exit_2(tmp_path):
+    assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "nope").code == 2
+    assert cli("--store", str(tmp_path / "store"), "stats", "--no-such-option").code == 2
+
+
+def _subagent_lines(agent_id: str, words: str) -> bytes:
+    """A sub-agent's own transcript as Claude Code writes it: sidechain lines under the parent session."""
+    common = {"isSidechain": True, "userType": "external", "cwd": "/srv/app", "sessionId": CC_SESSION,
+              "version": "2.1.150", "agentId": agent_id}
+    ask = {**common, "parentUuid": None, "type": "user", "uuid": f"{agent_id}-u1",
+           "timestamp": "2026-03-02T09:14:30.000Z", "message": {"role": "user", "content": f"Search for {words}"}}
+    answer = {**common, "parentUuid": f"{agent_id}-u1", "type": "assistant", "uuid": f"{agent_id}-a1",
+              "timestamp": "2026-03-02T09:14:41.000Z",
+              "message": {"id": f"msg_{agent_id}", "type": "message", "role": "assistant", "model": "claude-sonnet",
+                          "content": [{"type": "text", "text": f"Found {words} in deploy/payments.yaml line 12"}]}}
+    return b"".join(json.dumps(x).encode() + b"\n" for x in (ask, answer))
+
+
+def test_stop_also_captures_the_sessions_subagent_transcripts(installed, tmp_path):
+    transcript = tmp_path / "project" / f"{CC_SESSION}.jsonl"
+    transcript.parent.mkdir()
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    subagents = transcript.parent / CC_SESSION / "subagents"
+    subagents.mkdir(parents=True)
+    (subagents / "agent-a1b2c3.jsonl").write_bytes(_subagent_lines("a1b2c3", "the retry budget"))
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    texts = [e.get("text", "") for e in Store(tmp_path / "store").events()]
+    assert any("the retry budget in deploy/payments.yaml" in t for t in texts)
+
+    later = tmp_path / "elsewhere" / "agent-d4e5f6.jsonl"      # SubagentStop names the one that finished
+    later.parent.mkdir()
+    later.write_bytes(_subagent_lines("d4e5f6", "the stale lock"))
+    done = _fire(installed["Stop"], _payload("SubagentStop", transcript, agent_id="d4e5f6", agent_type="Explore",
+                                             agent_transcript_path=str(later), stop_hook_active=False))
+    assert done.returncode == 0 and done.stdout == b""
+    hooked = sorted(e["source"]["key"] for e in transcript_events(tmp_path / "store"))
+    one_shot = tmp_path / "one-shot"
+    assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript),
+               str(subagents / "agent-a1b2c3.jsonl"), str(later)).code == 0
+    assert hooked == sorted(e["source"]["key"] for e in transcript_events(one_shot))
+    assert not (tmp_path / "store" / "hooks.log").exists()

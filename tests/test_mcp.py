@@ -85,7 +85,8 @@ def test_bad_arguments_are_an_error_naming_the_argument_and_the_server_keeps_ser
         after = await s.call_tool("recall", {"query": "config_0_1.yaml", "k": 1})
         return bad_k, bad_kind, missing, malformed, after
     bad_k, bad_kind, missing, malformed, after = anyio.run(_session, needle_store[0], body)
-    assert bad_k.is_error and "k" in bad_k.content[0].text.split("\n")[1]
+    assert bad_k.is_error and bad_k.content[0].text == ("trace: error: bad arguments for recall: `k`: "
+                                                        "Input should be greater than or equal to 1")
     assert bad_kind.is_error and "trace: error: unknown --kind 'nonsense'" in bad_kind.content[0].text
     assert missing.is_error and "trace: error: no event matches 999999" in missing.content[0].text
     assert malformed.is_error and "runs backwards" in malformed.content[0].text

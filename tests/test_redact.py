@@ -297,7 +297,11 @@ def test_adversarial_text_costs_time_in_proportion_to_its_length(text):
         return time.process_time() - start
 
     quarter = min(cpu(text[: len(text) // 4]) for _ in range(3))
-    assert cpu(text) < 8 * quarter + 0.05
+    limit = 8 * quarter + 0.05
+    full = cpu(text)
+    if full >= limit:                  # one slow run on a busy machine: the best of three decides, as for the quarter
+        full = min(full, cpu(text), cpu(text))
+    assert full < limit
 
 
 def test_text_without_a_trigger_comes_back_as_the_same_object():

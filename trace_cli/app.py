@@ -202,7 +202,18 @@ def _run(args: list[str]) -> int:
             command, ctx = command.replace("trace", f"trace {ctx.info_name}", 1), ctx.parent
         hint = f" (see `{command} --help`)"
         sys.stderr.write(f"trace: error: {exc.format_message()}{hint}\n")
-        return exc.exit_code
+        # An agent reads a hook's exit 2 as "block": Claude Code would refuse
+        # to stop, drop the prompt or skip the compaction over a hook command
+        # line a newer or older TRACE no longer parses. A hook never blocks.
+        return 0 if _is_hook_run(args) else exc.exit_code
+
+
+def _is_hook_run(args: list[str]) -> bool:
+    from trace_cli.resident.client import command_name
+    if command_name(args) != "hooks":
+        return False
+    rest = args[args.index("hooks") + 1:]
+    return next((a for a in rest if not a.startswith("-")), None) == "run"
 
 
 def run() -> None:

@@ -9,6 +9,7 @@ the SDK naming the argument."""
 # No `from __future__ import annotations` here: the SDK reads the tools'
 # Annotated hints at registration, and some name values local to where the
 # tools are defined (the note categories).
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -231,6 +232,44 @@ def _digest_tool(server: MCPServer, tools: TraceTools, on_store) -> None:
         return await on_store(tools.digest, max_lines)
 
 
+_ARGUMENT_ERRORS = re.compile(r"Error executing tool (\S+): \d+ validation errors? for \w+\n")
+_OUR_ERROR = re.compile(r"Error executing tool \S+: (?=trace: error: )")
+_PYDANTIC_DETAIL = re.compile(r" \[type=[^\]]*\]$")
+
+
+def plain_tool_errors(reply: dict) -> dict:
+    """A tool error as the CLI's one line. One refusing the call's arguments
+    names each argument and what is wrong with it: the SDK passes on pydantic's report,
+    which echoes the input and adds a documentation link per argument
+    (tokens the model pays for, and nothing it can act on)."""
+    result = reply.get("result")
+    content = result.get("content") if isinstance(result, dict) and result.get("isError") else None
+    if not (isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)):
+        return reply
+    text = content[0].get("text")
+    ours = _OUR_ERROR.match(text) if isinstance(text, str) else None
+    if ours is not None:                         # the CLI's own line, without the SDK's prefix
+        return {**reply, "result": {**result, "content": [{**content[0], "text": text[ours.end():]}]}}
+    found = _ARGUMENT_ERRORS.match(text) if isinstance(text, str) else None
+    if found is None:
+        return reply
+    problems, name = [], None
+    for line in text[found.end():].splitlines():
+        if not line.startswith(" "):
+            name = line.strip()
+        elif not line.startswith("    ") and name is not None:
+            problems.append(f"`{name}`: {_PYDANTIC_DETAIL.sub('', line.strip())}")
+    if not problems:
+        return reply
+    plain = f"trace: error: bad arguments for {found.group(1)}: " + "; ".join(problems)
+    return {**reply, "result": {**result, "content": [{**content[0], "text": plain}]}}
+
+
 def serve(store) -> None:
-    """Serve on stdin/stdout until the client closes the pipe."""
-    build_server(store).run("stdio")
+    """Serve on stdin/stdout until the client closes the pipe (over
+    mcp_wire, which answers bad lines and batches the SDK's stdio drops)."""
+    import anyio
+
+    from trace_cli.mcp_wire import serve_stdio
+    lowlevel = build_server(store)._lowlevel_server     # what MCPServer.run("stdio") serves
+    anyio.run(serve_stdio, lowlevel, lowlevel.create_initialization_options(), plain_tool_errors)

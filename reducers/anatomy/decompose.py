@@ -15,8 +15,11 @@ text blocks counts each block's text; no separators are invented), a tool
 call as its name plus its arguments JSON, a tool schema list as compact
 JSON (separators "," and ":", characters unescaped): `toolSchemaBytes` is
 the request's `tools` (and legacy `functions`); a tool a message defines
-mid-conversation (Anthropic `tool_addition`) is in the `tools` slice. Images and other
-media blocks count no bytes; they are counted in `mediaBlocks`. Tokens are
+mid-conversation (Anthropic `tool_addition`) is in the `tools` slice. A
+document's text (a `text` or `content` source) counts as text; images,
+audio, PDFs and other media blocks count no bytes; they are counted in
+`mediaBlocks`. An assistant's refusal (field or part) is its reply's text.
+A capture that logged a body as a JSON string is read as that body. Tokens are
 cl100k_base counts (reducers/tokens.py), an estimate for other models'
 tokenizers: a response's `usage`, when present, is the real figure."""
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Anatomy:
     request_hash: str
     response: Any = None
     found: list[dict] = field(default_factory=list)
+    chained_to: str | None = None              # Responses API: the stored response or conversation it extends
 
     @property
     def message_rows(self) -> list[dict]:
@@ -117,8 +121,16 @@ def _describe(rec: Any) -> str:
         keys = ", ".join(sorted(map(str, rec))[:8]) or "none"
         if "input" in rec:
             return f"its `input` is no conversation (an embeddings or moderation request?) (keys: {keys})"
+        if "messages" in rec:
+            return f"its `messages` is a JSON {_json_type(rec['messages'])}, not a list of messages (keys: {keys})"
         return f"an object with no `messages` or `input` (keys: {keys})"
-    return f"a JSON {type(rec).__name__}, not an object"
+    return f"a JSON {_json_type(rec)}, not an object"
+
+
+def _json_type(value: Any) -> str:
+    names = {str: "string", bool: "boolean", int: "number", float: "number", type(None): "null", dict: "object",
+             list: "array"}
+    return names.get(type(value), type(value).__name__)
 
 
 def api_of(body: dict) -> str:
@@ -213,7 +225,18 @@ def decompose(body: dict, measure: Measure = measure_text) -> Anatomy:
         user_text="\n\n".join(user_text_parts), user_bytes=user_bytes,
         marker_count=sum(1 for f in found if f["what"] == "marker"), media_blocks=tally.media,
         request_bytes=len(compact_json(_request_only(body)).encode("utf-8", "surrogatepass")),
-        request_hash=request_hash(body), response=response, found=found)
+        request_hash=request_hash(body), response=response, found=found, chained_to=_chained_to(body))
+
+
+def _chained_to(body: dict) -> str | None:
+    """What a Responses API request continues on the server: its input is
+    only what is new; the earlier turns are not in the body."""
+    prev = body.get("previous_response_id")
+    if isinstance(prev, str) and prev:
+        return prev
+    conv = body.get("conversation")
+    conv = conv.get("id") if isinstance(conv, dict) else conv
+    return conv if isinstance(conv, str) and conv else None
 
 
 def _row(index: Any, role: str, row: Carved, source: Any) -> dict:

@@ -68,7 +68,7 @@ def pieces(msg: dict, current: bool, tally) -> Iterator[tuple[str, str]]:
         yield from _block(block, own, tally)
     for call in _calls(msg):
         yield "history", call
-    for key in ("reasoning_content", "reasoning"):
+    for key in ("refusal", "reasoning_content", "reasoning"):     # (an assistant's refusal is resent as its reply)
         if isinstance(msg.get(key), str) and msg[key]:
             yield "history", msg[key]
 
@@ -154,8 +154,11 @@ def texts(content: Any, tally) -> Iterator[str]:
         elif isinstance(block.get("text"), str):
             if block["text"]:
                 yield block["text"]
-        elif block.get("type") == "document" and _document_text(block) is not None:
-            yield _document_text(block)
+        elif block.get("type") == "document" and _document_texts(block) is not None:
+            yield from texts(_document_texts(block), tally)
+        elif block.get("type") == "refusal" and isinstance(block.get("refusal"), str):
+            if block["refusal"]:
+                yield block["refusal"]
         elif block.get("type") in _MEDIA_BLOCKS:
             tally.media += 1
         elif "content" in block:
@@ -166,11 +169,16 @@ def texts(content: Any, tally) -> Iterator[str]:
             yield compact_json(block)
 
 
-def _document_text(block: dict) -> str | None:
-    """A plain-text document's text (binary ones are media)."""
+def _document_texts(block: dict) -> Any:
+    """A document's text: a plain-text source's data, or a content
+    source's blocks (a PDF, a file id or a URL is media)."""
     source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "text" and isinstance(source.get("data"), str):
+    if not isinstance(source, dict):
+        return None
+    if source.get("type") == "text" and isinstance(source.get("data"), str):
         return source["data"]
+    if source.get("type") == "content" and isinstance(source.get("content"), (str, list)):
+        return source["content"]
     return None
 
 

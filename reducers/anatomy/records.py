@@ -27,6 +27,11 @@ A record is a JSON object (camelCase, as A.4 names its fields):
   usage                  normalised (reducers/anatomy/usage.py) with `raw`
   messages               request records: one row per message (role,
                          bytes, tokens, slices, digest)
+  chainedTo              a Responses API request continuing a stored
+                         response (previous_response_id) or conversation:
+                         the body holds only the new input, so its sizes
+                         and historyEventCount cover that input; usage,
+                         when saved, is the whole context
   recognised             workspace files, skills, reminders, markers found
   context                which log events were in context: render records
                          list seqs and markers; ingest and transcript records
@@ -66,6 +71,8 @@ def request_record(anatomy: Anatomy, *, key: str, session_id: str, origin: str, 
         "usage": {**usage, "raw": raw} if usage else None,
         "messages": anatomy.messages, "recognised": anatomy.found,
     }
+    if anatomy.chained_to:
+        record["chainedTo"] = anatomy.chained_to
     return record
 
 
@@ -78,7 +85,8 @@ def sequence(record: dict, previous: dict | None, *, user_text: str | None, wind
     `cycle` given (a transcript counts its own compactions) is used as is;
     otherwise a request whose messages do not extend the previous call's
     (the history was rewritten: compacted, cleared or branched) starts a
-    new cycle."""
+    new cycle. A Responses API request that continues a stored response
+    (`chainedTo`) sends only its new input: that is no rewrite."""
     warnings: list[str] = []
     if cycle is None:
         cycle = int(previous.get("compactionCycle") or 0) if previous else 0
@@ -103,7 +111,7 @@ def sequence(record: dict, previous: dict | None, *, user_text: str | None, wind
 def _rewritten(previous: dict, record: dict) -> bool:
     before = [m["digest"] for m in previous.get("messages") or () if isinstance(m.get("i"), int)]
     now = [m["digest"] for m in record.get("messages") or () if isinstance(m.get("i"), int)]
-    if not before or not previous.get("messages") or not record.get("messages"):
+    if not before or not previous.get("messages") or not record.get("messages") or record.get("chainedTo"):
         return False
     return now[:len(before)] != before
 

@@ -34,7 +34,8 @@ PREFIX = "an"
 ROLES = ("user", "assistant", "system")
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
-_MARKER_BLOCKS = _CALL_BLOCKS + _THINKING_BLOCKS + ("compaction",)
+_MARKER_BLOCKS = _CALL_BLOCKS + _THINKING_BLOCKS + ("compaction", "search_result", "container_upload")
+_SOURCED_BLOCKS = ("image", "document")             # {"type", "source": {...}}: Chat Completions says image_url / file
 _ID_KEYS = ("id", "session_id", "conversation_id")
 _TS_KEYS = ("timestamp", "created_at", "created")
 _SERVER_TOOL_TYPE = re.compile(r"_\d{8}$")         # web_search_20250305, bash_20250124...
@@ -79,7 +80,8 @@ def _has_markers(msgs: list) -> bool:
         if m.get("type") == "message":
             return True
         for b in _blocks(m):
-            if isinstance(b, dict) and (b.get("type") in _MARKER_BLOCKS or _is_result_block(b.get("type"))):
+            if isinstance(b, dict) and (b.get("type") in _MARKER_BLOCKS or _is_result_block(b.get("type"))
+                                        or (b.get("type") in _SOURCED_BLOCKS and isinstance(b.get("source"), dict))):
                 return True
     return False
 

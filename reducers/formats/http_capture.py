@@ -2,8 +2,10 @@
 agent's calls write it (claude-trace: {"request": {"url", "method",
 "headers", "body"}, "response": {"status", "headers", "body" | "body_raw"}}).
 
-The request body is a Messages API request; the reply is the response
-body or, for a streamed call, its server-sent events put back together.
+The request body is a Messages API, Chat Completions or Responses API
+request (a JSON object, or the JSON string a proxy logged); the reply is
+the response body or, for a streamed call, its server-sent events put
+back together (reducers/formats/openai_stream.py for OpenAI's).
 An agent sends its whole history with every call, so a request that
 repeats an earlier exchange's messages and reply continues that
 conversation (`Threads`): each message is read once. Other traffic in the
@@ -18,6 +20,7 @@ import orjson
 from reducers.drafts import Draft
 from reducers.formats.common import Conversation, compact_json, sorted_json, to_utc_iso
 from reducers.formats.openai_responses import is_responses_body
+from reducers.formats.openai_stream import rebuilt_reply
 
 _THREADS = 64                        # conversations a later request may continue
 
@@ -35,14 +38,16 @@ def exchange_body(rec: Any) -> dict | None:
     if not isinstance(request, dict):
         return None
     logged = "body" not in request
-    body = request if logged else request.get("body")
+    body = request if logged else json_body(request.get("body"))
     if not (isinstance(body, dict) and (isinstance(body.get("messages"), list) or is_responses_body(body))):
         return None
     response = rec.get("response")
     reply = None
     if isinstance(response, dict):
-        if isinstance(response.get("body"), dict):
-            reply = response["body"]
+        if isinstance(json_body(response.get("body")), dict):
+            reply = json_body(response["body"])
+        elif isinstance(response.get("body"), str) and "data:" in response["body"]:
+            reply = streamed_message(response["body"])
         elif isinstance(response.get("body_raw"), str):
             reply = streamed_message(response["body_raw"])
         elif logged:
@@ -50,6 +55,18 @@ def exchange_body(rec: Any) -> dict | None:
     if reply is None and logged and rec.get("error") is not None:
         reply = {"error": rec["error"]}           # the call failed: what the log says instead
     return {**body, "response": reply} if reply is not None else dict(body)
+
+
+def json_body(body: Any) -> Any:
+    """A captured body as JSON: proxies that log the bytes on the wire
+    keep it as a string (mitmproxy dumps, LiteLLM and Helicone logs); a
+    string that is no JSON object stays as it was."""
+    if isinstance(body, str) and body.lstrip()[:1] == "{":
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return body
+    return body
 
 
 def other_traffic(rec: Any) -> str | None:
@@ -86,19 +103,28 @@ def record_list(rec: Any) -> bool:
                     and (isinstance(r.get("messages"), list) or exchange_body(r) is not None) for r in rec))
 
 
+def _stream_events(raw: str) -> list:
+    """The decoded `data:` payloads of server-sent events. Lines end at
+    "\n" only: a JSON payload may hold U+2028 and the like unescaped."""
+    events = []
+    for line in raw.split("\n"):
+        if line.startswith("data:"):
+            try:
+                events.append(orjson.loads(line[5:].strip()))
+            except orjson.JSONDecodeError:
+                continue
+    return events
+
+
 def streamed_message(raw: str) -> dict | None:
-    """A Messages API reply rebuilt from its server-sent events
-    (message_start, content_block_start/delta/stop, message_delta)."""
+    """A reply rebuilt from its server-sent events: a Messages API stream
+    (message_start, content_block_start/delta/stop, message_delta), else
+    an OpenAI one (reducers/formats/openai_stream.py)."""
+    events = _stream_events(raw)
     message: dict | None = None
     blocks: dict[int, dict] = {}
     partial: dict[int, str] = {}                    # tool input arrives as JSON in pieces
-    for line in raw.splitlines():
-        if not line.startswith("data:"):
-            continue
-        try:
-            event = orjson.loads(line[5:].strip())
-        except orjson.JSONDecodeError:
-            continue
+    for event in events:
         etype = event.get("type") if isinstance(event, dict) else None
         if etype == "message_start" and isinstance(event.get("message"), dict):
             message = dict(event["message"])
@@ -119,7 +145,7 @@ def streamed_message(raw: str) -> dict | None:
         elif etype == "error" and isinstance(event.get("error"), dict):
             return {"type": "error", "error": event["error"]}
     if message is None:
-        return None
+        return rebuilt_reply(events)
     message["content"] = [blocks[i] for i in sorted(blocks)]
     return message
 

@@ -57,7 +57,10 @@ def record_requests(store, paths: list[str], *, session: str, window: int | None
                 measure = spill_measure(spills)
                 for item in read_records(src, spills):
                     if isinstance(item, SourceError):
-                        raise TraceError(f"{src.display}:{item.line}: {item.reason}; nothing was recorded")
+                        # ingest waits for a file still being written; a record is one pass, so it is cut short
+                        reason = (f"the input ends inside a JSON value (cut short, or still being written); "
+                                  f"record it once it is whole" if item.pending else item.reason)
+                        raise TraceError(f"{src.display}:{item.line}: {reason}; nothing was recorded")
                     line, rec = item
                     try:
                         bodies = list(request_bodies(rec))

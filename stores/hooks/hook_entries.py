@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stores.errors import TraceError
 from stores.hooks.json_text import JsonText
 
 
@@ -44,6 +45,7 @@ def _handlers(doc: JsonText):
 def add_hooks(doc: JsonText, wanted: list[Wanted], is_ours) -> JsonText:
     """Make TRACE's handlers exactly `wanted`: ours that differ (a moved
     venv, other options, an event no longer wanted) go, missing ones come."""
+    _check_shape(doc, {w.event for w in wanted})
     target = {(w.event, w.matcher, w.command) for w in wanted}
     doc = _remove(doc, lambda e, m, c: is_ours(c) and (e, m or None, c) not in target)
     present = {(e, m or None, c) for e, _, _, m, c in _handlers(doc) if is_ours(c)}
@@ -60,6 +62,27 @@ def add_hooks(doc: JsonText, wanted: list[Wanted], is_ours) -> JsonText:
         else:
             doc = doc.insert_item(groups, group)
     return doc
+
+
+def _check_shape(doc: JsonText, events: set[str]) -> None:
+    """Refuse a `hooks` that is not an object, or an event's entry that is
+    not a list: adding beside it would write a second member of the same
+    name, which the agent reads in place of the first (ours unseen), and
+    replacing it would lose what the user wrote."""
+    node = doc.node("hooks")
+    if node is not None and node.kind != "object":
+        raise TraceError(f"{doc.name}:{doc.line_of(node)}: `hooks` is {_json_kind(doc.value['hooks'])}, not an "
+                         f"object; fix or remove it, then run the command again (nothing was written)")
+    for event in sorted(events):
+        groups = doc.node("hooks", event)
+        if groups is not None and groups.kind != "array":
+            raise TraceError(f"{doc.name}:{doc.line_of(groups)}: `hooks.{event}` is "
+                             f"{_json_kind(doc.value['hooks'][event])}, not a list; fix or remove it, then run the "
+                             f"command again (nothing was written)")
+
+
+def _json_kind(value) -> str:
+    return {type(None): "null", bool: "a boolean", str: "a string", dict: "an object"}.get(type(value), "a number")
 
 
 def remove_hooks(doc: JsonText, is_ours) -> JsonText:

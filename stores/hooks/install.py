@@ -23,6 +23,7 @@ Formats, as researched (2026-11):
   ask the user to trust new hooks once (`/hooks`)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -34,7 +35,7 @@ from pathlib import Path
 from stores.errors import TraceError, UsageError
 from stores.hooks.hook_entries import Wanted, add_hooks, ours, remove_hooks
 from stores.hooks.json_text import JsonText
-from stores.hooks.settings_files import FileChange, read_text
+from stores.hooks.settings_files import BACKUP_SUFFIX, FileChange, read_text
 
 AGENTS = ("claude-code", "codex")
 SCOPES = ("user", "project")
@@ -198,8 +199,10 @@ def _edit_json(path: Path, edit, removing: bool = False) -> FileChange:
     after = edit(JsonText(before or "", str(path))).text
     if before is None and not after.strip("{}\n "):
         return FileChange(path, None, None)
-    if removing and not after.strip("{}\n "):
-        return FileChange(path, before, None)        # it held nothing but ours: gone with them
+    if removing and not after.strip("{}\n\r\t "):
+        after = None                                   # it held nothing but ours: gone with them
+    if removing and before != after:
+        after = _as_before_install(path, after, _same_json)
     return FileChange(path, before, after)
 
 
@@ -219,12 +222,50 @@ def _edit_toml(path: Path, edit) -> FileChange:
     doc = _toml_doc(path, before or "")
     if not edit(doc):
         return FileChange(path, before, before)
-    after = tomlkit.dumps(doc)
+    after = _own_line_endings(before, tomlkit.dumps(doc))
     if edit is _toml_remove_ours and after.endswith("\n\n"):
         after = after[:-1]                 # the blank line tomlkit set before a table we added and removed
     if before is None and after and not after.endswith("\n"):
         after += "\n"
-    return FileChange(path, before, None if not after.strip() else after)
+    after = None if not after.strip() else after
+    if edit is _toml_remove_ours:
+        after = _as_before_install(path, after, _same_toml)
+    return FileChange(path, before, after)
+
+
+def _own_line_endings(before: str | None, after: str) -> str:
+    """tomlkit writes the lines it adds with LF: in a file whose every line
+    ends CRLF, they end CRLF too."""
+    if before and "\r\n" in before and before.count("\n") == before.count("\r\n"):
+        return re.sub(r"(?<!\r)\n", "\r\n", after)
+    return after
+
+
+def _as_before_install(path: Path, after: str | None, same) -> str | None:
+    """What uninstall leaves: the bytes the file had before install (its
+    backup) when they say the same as `after`. An edit cannot know the
+    blank line tomlkit set beside what it added, or the empty "hooks"
+    object the user had, so without this the round trip would not give
+    the file back byte for byte."""
+    try:
+        old = read_text(path.with_name(path.name + BACKUP_SUFFIX))
+        return old if old is not None and same(old, after) else after
+    except (TraceError, ValueError):       # an unreadable backup: the edit's own result stands
+        return after
+
+
+def _same_json(a: str | None, b: str | None) -> bool:
+    def meaning(text):
+        value = json.loads(text) if text and text.strip() else {}
+        if isinstance(value, dict) and value.get("hooks") == {}:
+            value = {k: v for k, v in value.items() if k != "hooks"}
+        return value
+    return meaning(a) == meaning(b)
+
+
+def _same_toml(a: str | None, b: str | None) -> bool:
+    import tomlkit
+    return tomlkit.parse(a or "").unwrap() == tomlkit.parse(b or "").unwrap()
 
 
 def _marked(item) -> bool:

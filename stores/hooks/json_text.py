@@ -42,9 +42,13 @@ class JsonText:
             raise TraceError(f"{name}:1: the settings are not a JSON object; nothing was written")
         if not text.strip():
             self.text = "{}\n"
+        self.newline = "\r\n" if "\r\n" in self.text else "\n"     # what we add follows the file's line endings
         self.root = _Scanner(self.text).value()
 
     # -- reading -------------------------------------------------------------------
+
+    def line_of(self, node: Node) -> int:
+        return self.text.count("\n", 0, node.start) + 1
 
     def node(self, *path: str | int) -> Node | None:
         node = self.root
@@ -103,6 +107,8 @@ class JsonText:
         return self._replace(spans[index - 1][1], end, "")           # the comma before, the item
 
     def _replace(self, a: int, b: int, new: str) -> "JsonText":
+        if self.newline != "\n":
+            new = new.replace("\n", self.newline)
         return JsonText(self.text[:a] + new + self.text[b:], self.name)
 
     def _indents(self, container: Node, starts: list[int]) -> tuple[str, str]:

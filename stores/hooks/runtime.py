@@ -5,9 +5,10 @@ is not JSON, a transcript that is not there, a store locked past a short
 wait, a bug) is written to the store's `hooks.log` and the hook still
 exits 0 with nothing on stdout (or with only the valid JSON it owes).
 
-- capture (Claude Code Stop, SessionEnd, PreCompact, SessionStart; Codex
-  Stop, PreCompact, SessionStart, notify): the transcript the payload names
-  is ingested incrementally — only what it gained since the last run is
+- capture (Claude Code Stop, SubagentStop, SessionEnd, PreCompact,
+  SessionStart; Codex Stop, PreCompact, SessionStart, notify): the
+  transcript the payload names, with a Claude Code session's sub-agent
+  transcripts, is ingested incrementally — only what it gained since the last run is
   added (the ordinary ingest; vectors are left to recall or `trace index`
   so the hook stays fast);
 - re-injection (SessionStart with source `compact`): `additionalContext`
@@ -31,7 +32,7 @@ LOG_MAX_BYTES = 1 << 20
 LOCK_WAIT = 2.0                      # seconds a hook waits for another writer before leaving it to the next run
 CONTEXT_MAX_CHARS = 9_000            # Claude Code caps what a hook adds to the context at 10,000 characters
 PROMPT_BLOCK_TOKENS = 1_500
-CAPTURE_EVENTS = {"Stop", "SessionEnd", "PreCompact", "SessionStart", "notify"}
+CAPTURE_EVENTS = {"Stop", "SubagentStop", "SessionEnd", "PreCompact", "SessionStart", "notify"}
 FORMATS = {"claude-code": "claude-code", "codex": "codex"}
 
 
@@ -49,7 +50,8 @@ def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: flo
         try:
             transcript = _transcript(agent, event, payload)
             if event in CAPTURE_EVENTS and transcript is not None:
-                outcome.ingested = _capture(store, agent, transcript, outcome.logged)
+                found = [transcript, *_subagent_transcripts(agent, transcript, payload)]
+                outcome.ingested = _capture(store, agent, found, outcome.logged)
         except _Refused as exc:                 # nothing to capture: what the store holds still goes back
             outcome.logged.append(str(exc))
         session = payload.get("session_id") or payload.get("thread-id")
@@ -112,6 +114,23 @@ def _transcript(agent: str, event: str, payload: dict) -> Path | None:
     return None
 
 
+def _subagent_transcripts(agent: str, transcript: Path, payload: dict) -> list[Path]:
+    """A Claude Code session's sub-agents write their own transcripts, in
+    `<session>/subagents/agent-<id>.jsonl` beside `<session>.jsonl`; the
+    main file holds only the call and its final answer (2.1.x relays some
+    of a foreground agent's lines, which ingest adds once). SubagentStop
+    (Claude Code's, and Codex's, whose sub-agents keep rollouts of their
+    own) names the one that finished as `agent_transcript_path`."""
+    folder = transcript.parent / transcript.name.removesuffix(".jsonl") / "subagents"
+    found = sorted(folder.glob("*.jsonl")) if agent == "claude-code" and folder.is_dir() else []
+    named = payload.get("agent_transcript_path")
+    if isinstance(named, str) and named:
+        path = Path(named).expanduser()
+        if path.is_file() and path not in found:
+            found.append(path)
+    return found
+
+
 def find_codex_rollout(thread_id: str) -> Path | None:
     """$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl (newest first)."""
     home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
@@ -126,13 +145,13 @@ def find_codex_rollout(thread_id: str) -> Path | None:
     return None
 
 
-def _capture(store, agent: str, transcript: Path, problems: list[str]) -> int:
+def _capture(store, agent: str, transcripts: list[Path], problems: list[str]) -> int:
     from stores.errors import StoreLocked
     try:
-        results = list(store.ingest([str(transcript)], format=FORMATS[agent], wait=LOCK_WAIT, embed=False,
-                                    on_error=problems.append))
+        results = list(store.ingest([str(t) for t in transcripts], format=FORMATS[agent], wait=LOCK_WAIT,
+                                    embed=False, on_error=problems.append))
     except StoreLocked:
-        problems.append(f"store busy for {LOCK_WAIT:g}s: {transcript} left for the next hook or ingest")
+        problems.append(f"store busy for {LOCK_WAIT:g}s: {transcripts[0]} left for the next hook or ingest")
         return 0
     return sum(r.added for r in results)
 

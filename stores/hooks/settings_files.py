@@ -31,8 +31,10 @@ class FileChange:
 
 
 def read_text(path: Path) -> str | None:
+    """The file's text with its own line endings (a CRLF file stays CRLF)."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:

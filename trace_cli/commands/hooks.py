@@ -61,8 +61,8 @@ def uninstall(ctx: typer.Context, agent: AgentOpt, scope: ScopeOpt = "user", dry
     "additionalContext. Never fails the agent: problems go to the store's hooks.log and it exits 0."))
 def run(
     ctx: typer.Context,
-    event: Annotated[str, typer.Argument(metavar="EVENT", help="Stop, SessionEnd, PreCompact, SessionStart, "
-                                                               "UserPromptSubmit, or notify (Codex).")],
+    event: Annotated[str, typer.Argument(metavar="EVENT", help=(
+        "Stop, SubagentStop, SessionEnd, PreCompact, SessionStart, UserPromptSubmit, or notify (Codex)."))],
     payload: Annotated[str | None, typer.Argument(metavar="[PAYLOAD]", help="The payload, when not on stdin.")] = None,
     agent: AgentOpt = "claude-code",
     min_score: Annotated[float, typer.Option("--min-score", metavar="X", help="UserPromptSubmit: the score a hit needs.")] = 0.3,

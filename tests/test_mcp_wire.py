@@ -1,0 +1,194 @@
+"""`trace mcp` on the wire, spoken to line by line as any client might:
+whatever a line holds, the client gets an answer it can match (or none,
+for a notification), and stdout carries nothing but JSON-RPC messages."""
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli, openai_conversations
+from trace_cli.mcp_wire import INVALID_REQUEST, PARSE_ERROR, Wire
+
+TRACE = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "trace"
+
+
+class Client:
+    def __init__(self, store_dir: Path):
+        self.proc = subprocess.Popen([str(TRACE), "--store", str(store_dir), "mcp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.pending = b""
+        self.lines: list[bytes] = []
+
+    def send(self, message) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 60.0):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                raise AssertionError("the server gave no answer")
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
+            assert chunk, "the server closed stdout"
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        self.lines.append(line)
+        return json.loads(line)
+
+    def initialize(self, version: str) -> dict:
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "1"}}})
+        answer = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        rest = self.proc.stdout.read()
+        self.lines += [ln for ln in (self.pending + rest).split(b"\n") if ln.strip()]
+        self.proc.stderr.read()
+        return self.proc.wait(60)
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("wire")
+    src = openai_conversations(root / "chats.jsonl", conversations=1, turns=6, prefix="harbor")
+    assert cli("--store", str(root / "store"), "ingest", "--no-embed", str(src)).code == 0
+    return root / "store"
+
+
+@pytest.mark.parametrize("asked, agreed", [("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"),
+                                           ("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"),
+                                           ("2031-01-01", "2025-11-25")])
+def test_each_handshake_version_is_agreed_or_answered_with_one_the_server_speaks(store_dir, asked, agreed):
+    client = Client(store_dir)
+    assert client.initialize(asked)["result"]["protocolVersion"] == agreed
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert "recall" in {t["name"] for t in client.receive()["result"]["tools"]}
+    assert client.close() == 0
+
+
+def test_lines_that_are_not_messages_are_answered_and_the_server_keeps_serving(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-06-18")
+    client.send(b'{"jsonrpc": "2.0", "id": 7, "method": \n')
+    parse = client.receive()
+    assert parse["id"] is None and parse["error"]["code"] == PARSE_ERROR
+    assert parse["error"]["message"].startswith("Parse error")
+    client.send({"jsonrpc": "2.0", "id": 8})                       # JSON, but not a request
+    invalid = client.receive()
+    assert invalid["id"] == 8 and invalid["error"]["code"] == INVALID_REQUEST
+    client.send(b"\n")                                             # a blank line is nothing to answer
+    client.send({"jsonrpc": "2.0", "id": 9, "method": "no/such/method"})
+    assert client.receive()["error"]["code"] == -32601
+    client.send({"jsonrpc": "2.0", "id": 10, "method": "ping"})
+    assert client.receive() == {"jsonrpc": "2.0", "id": 10, "result": {}}
+    assert client.close() == 0
+
+
+def test_a_batch_is_answered_as_one_array_where_the_protocol_has_batches(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-03-26")
+    client.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
+                 {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+                 {"jsonrpc": "2.0", "id": "b", "method": "tools/list"},
+                 {"jsonrpc": "2.0", "id": "c"}])
+    answers = client.receive()
+    assert isinstance(answers, list)
+    by_id = {a["id"]: a for a in answers}
+    assert set(by_id) == {"a", "b", "c"}                    # the notification gets no answer
+    assert by_id["a"]["result"] == {} and by_id["b"]["result"]["tools"]
+    assert by_id["c"]["error"]["code"] == INVALID_REQUEST
+    client.send([])
+    assert client.receive() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": INVALID_REQUEST, "message": "Invalid Request: an empty batch"}}
+    assert client.close() == 0
+
+
+def test_a_batch_after_2025_06_18_is_refused_per_request_not_left_unanswered(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-06-18")
+    client.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    answers = client.receive()
+    assert [a["id"] for a in answers] == [1, 2]
+    assert all(a["error"]["code"] == INVALID_REQUEST and "its own line" in a["error"]["message"] for a in answers)
+    client.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert client.receive()["id"] == 3
+    assert client.close() == 0
+
+
+def test_tool_errors_are_the_clis_one_line_naming_the_argument(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-11-25")
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "recall",
+                                                                                "arguments": {"k": "many"}}})
+    refused = client.receive()["result"]
+    assert refused["isError"] is True
+    text = refused["content"][0]["text"]
+    assert text.startswith("trace: error: bad arguments for recall: ") and "\n" not in text
+    assert "`query`: Field required" in text and "`k`: " in text and "pydantic" not in text
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "show",
+                                                                                "arguments": {"selector": "9..2"}}})
+    text = client.receive()["result"]["content"][0]["text"]
+    assert text.startswith("trace: error: ") and "runs backwards" in text
+    assert client.close() == 0
+
+
+def test_stdout_carries_only_json_rpc_messages(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-06-18")
+    for i, (name, args) in enumerate([("recall", {"query": "harbor"}), ("context", {"session": "nope"}),
+                                      ("digest", {}), ("show", {"selector": "1..3"})]):
+        client.send({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": {"name": name,
+                                                                                          "arguments": args}})
+        client.receive()
+    assert client.close() == 0
+    for line in client.lines:
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0" and ("id" in message or "method" in message)
+
+
+# -- the wire's bookkeeping, without a server ---------------------------------------------
+
+def test_a_batch_whose_request_is_cancelled_is_sent_with_the_answers_it_has():
+    wire = Wire()
+    messages, now = wire.read(json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                          {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]).encode())
+    assert len(messages) == 2 and now == []
+    assert wire.written({"jsonrpc": "2.0", "id": 1, "result": {}}) == [None]          # held for the batch
+    _, now = wire.read(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                   "params": {"requestId": 2}}).encode())
+    assert now == [[{"jsonrpc": "2.0", "id": 1, "result": {}}]]
+    assert wire.written({"jsonrpc": "2.0", "id": 5, "result": {}}) == [{"jsonrpc": "2.0", "id": 5, "result": {}}]
+
+
+def test_the_version_a_request_states_decides_whether_batches_are_served():
+    wire = Wire()
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    wire.read(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}).encode())
+    messages, now = wire.read(json.dumps([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]).encode())
+    assert messages == [] and now[0][0]["id"] == 2 and "2026-07-28" in now[0][0]["error"]["message"]
+
+
+def test_a_request_before_the_handshake_is_told_to_initialize_and_a_ping_is_answered():
+    wire = Wire()
+    messages, now = wire.read(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}')
+    assert messages == [] and now[0]["id"] == 1 and now[0]["error"]["code"] == INVALID_REQUEST
+    assert "initialize first" in now[0]["error"]["message"]
+    for allowed in ({"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                    {"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+                     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}):
+        messages, now = Wire().read(json.dumps(allowed).encode())
+        assert len(messages) == 1 and now == []
+    wire.read(b'{"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}}')
+    messages, now = wire.read(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
+    assert len(messages) == 1 and now == []
