@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from reducers.tokens import count_tokens
 from stores.context import compact, push_pack
 from stores.store import Store
@@ -238,3 +240,44 @@ def test_the_pack_prints_as_text_on_a_terminal_and_as_json_to_a_program(tmp_path
     assert not shown.lstrip().startswith(b"{") and b"[user]" in shown and b"which ones failed?" in shown, shown[:200]
     piped = subprocess.run(argv, capture_output=True, env=env, timeout=120)
     assert json.loads(piped.stdout)["session_id"] == session
+
+
+def test_an_index_that_panics_reading_rotted_bytes_is_rebuilt_and_the_pack_rendered(tmp_path, monkeypatch):
+    """Bit rot keeps a file's size and time, so no quick check sees it and
+    the engine panics mid-read (pyo3's PanicException, a BaseException).
+    The index is derived: context rebuilds it from the log and renders the
+    same pack, with a note saying what happened."""
+    from stores.context import reading
+
+    _ingest(tmp_path, "rot", turns=30)
+    want = push_pack(Store(), "rot", budget=1500)
+
+    class PanicException(BaseException):          # the name is what pyo3's exception shares
+        pass
+
+    real, calls = reading.SessionReader._search, []
+
+    def rotted(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise PanicException("mid > len")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(reading.SessionReader, "_search", rotted)
+    got = push_pack(Store(), "rot", budget=1500)
+    assert got.pack.tokens == want.pack.tokens and got.formatted("text") == want.formatted("text")
+    assert any("rebuilt from the log" in n for n in got.notes)
+    assert not any("rebuilt" in n for n in want.notes)
+
+
+def test_an_exception_other_than_the_engines_panic_is_not_swallowed(tmp_path, monkeypatch):
+    from stores.context import reading
+
+    _ingest(tmp_path, "boom", turns=10)
+
+    def broken(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reading.SessionReader, "_search", broken)
+    with pytest.raises(KeyboardInterrupt):
+        push_pack(Store(), "boom", budget=1500)

@@ -137,10 +137,22 @@ def push_pack(store, session_id: str, *, budget: int = 8000, query: str | None =
         _auto_compact(store, session_id, budget, window, hot_tail, protected, result)
         recaller.fulltext.close()
         recaller = Recaller(store)
+    options = dict(budget=budget, query=query, overflow=overflow, recall=recall, retention=retention,
+                   tool_max=tool_max, recall_min_score=recall_min_score, cross_session=cross_session,
+                   protected=protected, hard_cap=hard_cap, notes_cap=notes_cap)
+    notes = list(result.notes)
     with kept_counts(store, session_id):
-        return _render(store, recaller, session_id, result, budget=budget, query=query, overflow=overflow,
-                       recall=recall, retention=retention, tool_max=tool_max, recall_min_score=recall_min_score,
-                       cross_session=cross_session, protected=protected, hard_cap=hard_cap, notes_cap=notes_cap)
+        try:
+            return _render(store, recaller, session_id, result, **options)
+        except BaseException as exc:
+            # pyo3's PanicException: the engine read damaged bytes that kept
+            # the file's size and time (bit rot), so no check saw them before.
+            # The index is derived: rebuilt from the log, the pack is rendered again.
+            if type(exc).__name__ != "PanicException":
+                raise
+        result.notes[:] = [*notes, "the full-text index failed reading its files (damaged?): rebuilt from the log"]
+        recaller.prepare("fulltext", rebuild=True)
+        return _render(store, recaller, session_id, result, **options)
 
 
 def _render(store, recaller, session_id: str, result: PushResult, *, budget: int, query: str | None,

@@ -18,7 +18,7 @@ from stores.errors import UsageError
 from stores.index.fulltext import INDEX_MAX_CHARS, FulltextIndex
 from stores.index.fulltext_documents import index_rows
 from stores.index.fulltext_process import IndexerFailed, IndexerProcess, handoff_after
-from stores.integrity.derived import OPEN, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
+from stores.integrity.derived import OPEN, Damage, discard, fulltext_damage, seal_fulltext, seal_vectors, vectors_damage
 from stores.paths import exchange
 from stores.log.segments import iter_log_lines, list_segments, segments_from, writer_pass
 from stores.index.vectors import VectorIndex
@@ -111,6 +111,8 @@ class DerivedIndexes:
         were considered."""
         vec = self.vectors
         damage = [] if self.force_rebuild_vectors else vectors_damage(self.store, OPEN)
+        if not damage and not self.force_rebuild_vectors and (why := vec.graph_problem()):
+            damage = [Damage("vectors", "vectors/hnsw.bin", why)]       # rotted bytes: size and time kept
         for d in damage:
             self.note(f"{d}: the vector index is rebuilt from the log")
         if damage:

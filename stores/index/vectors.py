@@ -21,6 +21,7 @@ from pathlib import Path
 import orjson
 
 from reducers.recall_block import strip_recalled
+from stores.index.hnsw_file import HEADER, hnsw_problem
 
 SCHEMA_VERSION = 2
 # Dialogue, notes and task state carry meaning a dense model can match by
@@ -46,6 +47,10 @@ def embedding_text(event: dict) -> str:
     return f"{tool['name']}: {text}" if tool.get("name") else text
 
 
+class DamagedGraph(ValueError):
+    """hnsw.bin's graph is not sound: hnswlib must not load it."""
+
+
 class VectorIndex:
     def __init__(self, store: Path, embedder_name: str | None = None):
         self.dir = store / "vectors"
@@ -60,6 +65,7 @@ class VectorIndex:
         self._rows_read = None          # _rows(): (vectors, labels, order), or () when unreadable
         self._looked_up = False         # vectors_for() has answered before
         self._searched = False          # search() has answered before
+        self._graph_sound = False       # graph_problem() found hnsw.bin's links sound
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -100,11 +106,23 @@ class VectorIndex:
             self._embedder = load_embedder(name, self.meta().get("dim"))
         return self._embedder
 
+    def graph_problem(self) -> str | None:
+        """Why hnswlib must not load hnsw.bin (bytes the disk changed keep
+        its size and time: hnswlib would walk damaged links out of its
+        arrays, a segmentation fault), else None."""
+        if self._graph_sound or not (self.path.exists() and self.meta().get("count", 0) > 0):
+            return None
+        why = hnsw_problem(self.path, int(self.meta().get("dim") or 0))
+        self._graph_sound = why is None
+        return why
+
     def _load(self):
         if self._index is None:
             import hnswlib
             m = self.meta()
             index = hnswlib.Index(space="cosine", dim=m["dim"])
+            if (why := self.graph_problem()) is not None:
+                raise DamagedGraph(f"vectors/hnsw.bin {why}: `trace verify --repair` rebuilds it from the log")
             if self.path.exists() and m.get("count", 0) > 0:
                 index.load_index(str(self.path), max_elements=max(m.get("capacity", 0), m["count"]))
             else:
@@ -177,7 +195,10 @@ class VectorIndex:
             found = self._scan(vector, k)
             if found is not None:
                 return found
-        index = self._load()
+        try:
+            index = self._load()
+        except DamagedGraph:                 # its links, not its rows: an exact scan is still safe
+            return self._scan(vector, k) or []
         k = min(k, index.get_current_count())
         index.set_ef(max(k, self.meta().get("ef_search", DEFAULT_EF_SEARCH)))
         try:
@@ -283,7 +304,7 @@ class VectorIndex:
         self._rows_read = None
 
 
-_HEADER = struct.Struct("<6QiI3QdQ")     # hnswlib 0.8's saveIndex: offsetLevel0 .. ef_construction (96 bytes)
+_HEADER = HEADER                        # hnswlib 0.8's saveIndex: offsetLevel0 .. ef_construction (96 bytes)
 
 
 def _level0_block(path: Path, meta: dict):
