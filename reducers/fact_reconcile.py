@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from reducers.fact_keys import FactCandidate, key_core, norm_value
+from reducers.fact_keys import FactCandidate, key_core, norm_key, norm_value
 
 RECONCILER = "rules"
 RECONCILER_VERSION = 1
@@ -106,6 +106,7 @@ class Knowledge:
         self._by_value: dict[str, set[str]] = {}
         self._by_leaf: dict[str, set[str]] = {}          # "timeout ms" -> {"payments.timeout ms"}
         self._by_head: dict[str, set[str]] = {}          # "retention" -> {"log retention"}
+        self._respelled: dict[str, set[str]] = {}        # "database host" -> {"db host"} (an older spelling)
         for f in self.facts.values():
             if f.live:
                 self._index(f)
@@ -116,6 +117,8 @@ class Knowledge:
             self._by_leaf.setdefault(fact.key.rsplit(".", 1)[1], set()).add(fact.key)
         if _plain_key(fact.key):
             self._by_head.setdefault(key_core(fact.key)[-1], set()).add(fact.key)
+            if (now := norm_key(fact.key)) != fact.key:
+                self._respelled.setdefault(now, set()).add(fact.key)
 
     def _unindex(self, fact: Fact) -> None:
         keys = self._by_value.get(norm_value(fact.value))
@@ -128,6 +131,7 @@ class Knowledge:
             self._by_leaf.get(leaf, set()).discard(fact.key)
         if _plain_key(fact.key):
             self._by_head.get(key_core(fact.key)[-1], set()).discard(fact.key)
+            self._respelled.get(norm_key(fact.key), set()).discard(fact.key)
 
     def set(self, fact: Fact) -> None:
         old = self.facts.get(fact.key)
@@ -146,6 +150,14 @@ class Knowledge:
         """The one live dotted key ending in `leaf` (`payments.timeout_ms`
         for `timeout_ms`), when exactly one does."""
         keys = self._by_leaf.get(leaf) or set()
+        return next(iter(keys)) if len(keys) == 1 else None
+
+    def key_spelled_before(self, key: str) -> str | None:
+        """The one live key that an earlier release spelled another way
+        ("db host", which keys now spell "database host"): a store's facts
+        keep the key they were reconciled under, and a new candidate still
+        finds them."""
+        keys = self._respelled.get(key) or set()
         return next(iter(keys)) if len(keys) == 1 else None
 
     def key_said_otherwise(self, key: str) -> str | None:
@@ -229,6 +241,9 @@ class Reconciler:
                     return [best]
         known = self.knowledge.facts.get(cand.key)
         if (known is None or not known.live) and "." not in cand.key and ": " not in cand.key:
+            older = self.knowledge.key_spelled_before(cand.key)
+            if older is not None:
+                return [older]
             # "timeout_ms" said or edited where the file's full path was read before
             nested = self.knowledge.key_with_leaf(cand.key)
             if nested is not None:

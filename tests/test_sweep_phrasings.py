@@ -103,6 +103,18 @@ def test_a_key_said_with_more_or_fewer_words_is_the_live_key_it_names():
     assert (row["action"], row["key"]) == ("SUPERSEDE", "log retention")
 
 
+def test_a_fact_kept_under_an_older_spelling_of_its_key_is_still_the_one_a_change_moves():
+    """Keys now spell shortened words one way ("db" is "database"); a store
+    swept before keeps "db host", and the next change to the database host
+    supersedes it instead of starting a second fact beside it."""
+    reconciler = Reconciler(Knowledge())
+    reconciler.decide(_said("db host", "db-staging-01", 1))          # as an earlier release keyed it
+    assert norm_key("the DB hostname") == "database host"
+    row, = reconciler.decide(_said(norm_key("the DB hostname"), "db-staging-02", 2))
+    assert (row["action"], row["key"], row["old"]) == ("SUPERSEDE", "db host", "db-staging-01")
+    assert [f.value for f in reconciler.knowledge.live()] == ["db-staging-02"]
+
+
 def test_a_key_that_could_name_two_live_keys_stays_its_own():
     reconciler = Reconciler(Knowledge())
     reconciler.decide(_said("staging url", "https://stg.acme.dev", 1))
