@@ -87,9 +87,13 @@ def _has_markers(msgs: list) -> bool:
 
 
 def _has_openai_signals(msgs: list) -> bool:
-    return any(isinstance(m, dict) and (m.get("role") in ("tool", "function", "developer", "ipython")
-                                        or "tool_calls" in m or "tool_call_id" in m or "function_call" in m
-                                        or "toolCalls" in m or "toolCallId" in m)     # camelCase: Mistral's clients
+    # Only a message (a role that is a string) signals: a record like
+    # {"role": null, "tool_calls": null} is no OpenAI message, and must not
+    # turn a whole file of plain chat into OpenAI's.
+    return any(isinstance(m, dict) and isinstance(m.get("role"), str)
+               and (m.get("role") in ("tool", "function", "developer", "ipython")
+                    or "tool_calls" in m or "tool_call_id" in m or "function_call" in m
+                    or "toolCalls" in m or "toolCallId" in m)     # camelCase: Mistral's clients
                for m in msgs)
 
 

@@ -124,6 +124,14 @@ def test_one_fuzzed_record_costs_only_itself(tmp_path_factory, fmt, record, wher
     _isolation_property(tmp_path_factory.mktemp("iso"), fmt, record, where)
 
 
+def test_a_record_with_null_openai_fields_does_not_make_plain_chat_openais(tmp_path):
+    """Found by `make soak`: {"role": null, "tool_calls": null} first in a
+    file of plain Messages API bodies made the file read as OpenAI's, so
+    `--format anthropic` refused all of it. A record with no role is no
+    OpenAI message: it is reported at its line and the rest is read."""
+    _isolation_property(tmp_path, "anthropic", {"type": None, "role": None, "tool_calls": None}, 0)
+
+
 @pytest.mark.soak
 @pytest.mark.parametrize("fmt", DETECTION_ORDER)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
