@@ -28,8 +28,7 @@ def _rot_links(path, element: int = 3) -> None:
     """Element `element`'s level-0 links point past the last element, as
     flipped bits would; the file keeps its size and mtime."""
     data = bytearray(path.read_bytes())
-    *_, max_m, max_m0, _m, _mult, _ef = HEADER.unpack_from(data, 0)
-    size = HEADER.unpack_from(data, 0)[3]
+    _, _, _, size, *_, max_m0, _m, _mult, _ef = HEADER.unpack_from(data, 0)
     at = HEADER.size + element * size
     data[at:at + 2] = max_m0.to_bytes(2, "little")
     data[at + 4:at + 4 + 4 * max_m0] = b"\xff\xff\xff\x7f" * max_m0
@@ -42,8 +41,16 @@ def test_a_sound_graph_passes_and_rotted_links_are_named(tmp_path, trace_home):
     _, path = _store(tmp_path, trace_home)
     dim = json.loads((path.parent / "meta.json").read_text())["dim"]
     assert hnsw_problem(path, dim) is None
+    whole = path.read_bytes()
     _rot_links(path)
     assert "link" in hnsw_problem(path, dim)
+    path.write_bytes(whole[:40])                                 # shorter than its header
+    assert "cannot be read" in hnsw_problem(path, dim)
+    path.write_bytes(whole[:-8])                                 # cut inside its upper levels
+    assert "ends part-way" in hnsw_problem(path, dim)
+    path.write_bytes(whole + b"\0" * 8)                          # something written after it
+    assert "after its last element" in hnsw_problem(path, dim)
+    assert "header" in hnsw_problem(path, dim + 1)               # not the layout this dimension gives
 
 
 def test_random_rot_is_either_named_or_harmless_to_the_check(tmp_path, trace_home):
@@ -72,6 +79,10 @@ def test_a_writer_rebuilds_rotted_links_from_the_log_before_adding(tmp_path, tra
     dim = json.loads((path.parent / "meta.json").read_text())["dim"]
     assert hnsw_problem(path, dim) is None
     assert cli("recall", s.needles[0].query, "--mode", "vector").code == 0
+    clean = tmp_path / "clean"                  # the rebuilt index holds each event once, as a fresh store does
+    for name, f in (("g", tmp_path / "g.json"), ("h", extra)):
+        assert cli("--store", str(clean), "ingest", str(f), "--session", name).code == 0
+    assert VectorIndex(Store().dir).count == VectorIndex(clean).count > 0
 
 
 def test_a_reader_searching_twice_scans_instead_of_loading_rotted_links(tmp_path, trace_home):

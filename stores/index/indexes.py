@@ -106,13 +106,14 @@ class DerivedIndexes:
             self.catch_up_vectors(log_seq)
         return done
 
-    def catch_up_vectors(self, log_seq: int) -> int:
-        """Embed events past the vector watermark; returns how many events
-        were considered."""
+    def catch_up_vectors(self, log_seq: int, damage: list[Damage] | None = None) -> int:
+        """Embed events past the vector watermark (rebuilding the index
+        first when it is damaged); returns how many events were considered."""
         vec = self.vectors
-        damage = [] if self.force_rebuild_vectors else vectors_damage(self.store, OPEN)
-        if not damage and not self.force_rebuild_vectors and (why := vec.graph_problem()):
-            damage = [Damage("vectors", "vectors/hnsw.bin", why)]       # rotted bytes: size and time kept
+        if damage is None:
+            damage = [] if self.force_rebuild_vectors else vectors_damage(self.store, OPEN)
+            if not damage and not self.force_rebuild_vectors and 0 <= vec.watermark < log_seq:
+                damage = self._graph_damage()         # adding loads the graph: its links are checked first
         for d in damage:
             self.note(f"{d}: the vector index is rebuilt from the log")
         if damage:
@@ -130,6 +131,8 @@ class DerivedIndexes:
             return 0
         done, batch = 0, []
         for event, _ in iter_located(self.store / "segments", watermark + 1):
+            if event["seq"] > log_seq:           # (a rebuild mid-ingest stops before the batch being added)
+                break
             batch.append(event)
             if len(batch) >= CATCH_UP_BATCH:
                 vec.add(batch)
@@ -238,6 +241,8 @@ class DerivedIndexes:
         full-text work of the next batch (ingest speed is bounded by vectors
         otherwise). Batches are embedded in order; commit waits for them."""
         if self._worker is None:
+            if damage := self._graph_damage():        # the first add loads the graph: rebuilt first if rotted
+                self.catch_up_vectors(events[0]["seq"] - 1, damage)
             import queue
             import threading
             self._queue = queue.Queue(maxsize=4)
@@ -246,6 +251,12 @@ class DerivedIndexes:
         if self._worker_error is not None:
             raise self._worker_error
         self._queue.put(events)
+
+    def _graph_damage(self) -> list[Damage]:
+        """hnsw.bin's links, checked before hnswlib walks them: bytes the disk
+        changed keep the file's size and time, so the stat check misses them."""
+        why = self.vectors.graph_problem()
+        return [Damage("vectors", "vectors/hnsw.bin", why)] if why else []
 
     def _vector_worker(self) -> None:
         while True:
