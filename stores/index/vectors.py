@@ -304,9 +304,6 @@ class VectorIndex:
         self._rows_read = None
 
 
-_HEADER = HEADER                        # hnswlib 0.8's saveIndex: offsetLevel0 .. ef_construction (96 bytes)
-
-
 def _level0_block(path: Path, meta: dict):
     """(hnsw.bin's level-0 records as a memory-mapped count × record-size
     byte array, the vector's offset in a record, the label's), or () when
@@ -314,14 +311,14 @@ def _level0_block(path: Path, meta: dict):
     import numpy as np
     try:
         data = np.memmap(path, dtype=np.uint8, mode="r")
-        off0, _, count, size, label_at, vec_at, *_ = _HEADER.unpack_from(data, 0)
+        off0, _, count, size, label_at, vec_at, *_ = HEADER.unpack_from(data, 0)
     except (OSError, ValueError, struct.error):
         return ()
     dim = int(meta.get("dim") or 0)
     if (off0 != 0 or count != meta.get("count") or count == 0 or label_at != vec_at + 4 * dim
-            or size != label_at + 8 or data.size < _HEADER.size + count * size):
+            or size != label_at + 8 or data.size < HEADER.size + count * size):
         return ()
-    return data[_HEADER.size:_HEADER.size + count * size].reshape(count, size), vec_at, label_at
+    return data[HEADER.size:HEADER.size + count * size].reshape(count, size), vec_at, label_at
 
 
 def _vectors_of(block):
