@@ -124,8 +124,7 @@ class Wire:
         if obj.get("method") == "initialize":
             self.init_id = _request_id(obj)
         elif obj.get("method") == "notifications/cancelled":
-            return [r for r in self._settle(params.get("requestId") if isinstance(params, dict) else None, None)
-                    if r is not None]
+            return self._settle(params.get("requestId") if isinstance(params, dict) else None, None) or []
         return []
 
     def written(self, reply: dict) -> list:
@@ -138,22 +137,23 @@ class Wire:
             self.version = reply["result"].get("protocolVersion")
         if "method" in reply or rid is None:
             return [reply]
-        return self._settle(rid, reply) or ([] if self._in_batch(rid) else [reply])
+        settled = self._settle(rid, reply)
+        return [reply] if settled is None else settled
 
-    def _in_batch(self, rid: Any) -> bool:
-        return any(rid in b.waiting for b in self.batches)
-
-    def _settle(self, rid: Any, reply: dict | None) -> list:
+    def _settle(self, rid: Any, reply: dict | None) -> list | None:
+        """What to write now that request `rid` is answered (`reply`) or
+        cancelled (None): nothing while its batch waits, the batch's array
+        once complete; None when `rid` is in no batch."""
         for batch in self.batches:
             if rid in batch.waiting:
                 batch.waiting.discard(rid)
                 if reply is not None:
                     batch.replies.append(reply)
                 if batch.waiting:
-                    return [None]                        # held: the batch is not complete
+                    return []
                 self.batches.remove(batch)
-                return [batch.replies] if batch.replies else [None]
-        return []
+                return [batch.replies] if batch.replies else []
+        return None
 
 
 @contextmanager
@@ -202,8 +202,7 @@ async def serve_stdio(lowlevel, init_options, rewrite=None) -> None:
                 async for item in from_server:
                     reply = item.message.model_dump(by_alias=True, exclude_unset=True, mode="json")
                     for out in wire.written(reply):
-                        if out is not None:
-                            await outbox.send(out)
+                        await outbox.send(out)
 
         async def write_client():
             async with lines_out:
