@@ -32,6 +32,7 @@ from reducers.anatomy.message_parts import SYSTEM_ROLES, current_user, message_d
 from reducers.anatomy.slices import Carved, Measure, add_slices, carve, measure_text, ordered
 from reducers.formats.common import compact_json, sorted_json
 from reducers.formats.http_capture import exchange_body
+from reducers.json_kinds import json_kind
 
 ACCEPTED_SHAPES = ("a request body with `messages` (Anthropic Messages, OpenAI Chat Completions) or `input` "
                    "(OpenAI Responses), a logged call {\"request\", \"response\"}, or a batch request line; "
@@ -122,15 +123,9 @@ def _describe(rec: Any) -> str:
         if "input" in rec:
             return f"its `input` is no conversation (an embeddings or moderation request?) (keys: {keys})"
         if "messages" in rec:
-            return f"its `messages` is a JSON {_json_type(rec['messages'])}, not a list of messages (keys: {keys})"
+            return f"its `messages` is a JSON {json_kind(rec['messages'])}, not a list of messages (keys: {keys})"
         return f"an object with no `messages` or `input` (keys: {keys})"
-    return f"a JSON {_json_type(rec)}, not an object"
-
-
-def _json_type(value: Any) -> str:
-    names = {str: "string", bool: "boolean", int: "number", float: "number", type(None): "null", dict: "object",
-             list: "array"}
-    return names.get(type(value), type(value).__name__)
+    return f"a JSON {json_kind(rec)}, not an object"
 
 
 def api_of(body: dict) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reducers.json_kinds import a_json_kind
 from stores.errors import TraceError
 from stores.hooks.json_text import JsonText
 
@@ -71,18 +72,14 @@ def _check_shape(doc: JsonText, events: set[str]) -> None:
     replacing it would lose what the user wrote."""
     node = doc.node("hooks")
     if node is not None and node.kind != "object":
-        raise TraceError(f"{doc.name}:{doc.line_of(node)}: `hooks` is {_json_kind(doc.value['hooks'])}, not an "
+        raise TraceError(f"{doc.name}:{doc.line_of(node)}: `hooks` is {a_json_kind(doc.value['hooks'])}, not an "
                          f"object; fix or remove it, then run the command again (nothing was written)")
     for event in sorted(events):
         groups = doc.node("hooks", event)
         if groups is not None and groups.kind != "array":
             raise TraceError(f"{doc.name}:{doc.line_of(groups)}: `hooks.{event}` is "
-                             f"{_json_kind(doc.value['hooks'][event])}, not a list; fix or remove it, then run the "
+                             f"{a_json_kind(doc.value['hooks'][event])}, not a list; fix or remove it, then run the "
                              f"command again (nothing was written)")
-
-
-def _json_kind(value) -> str:
-    return {type(None): "null", bool: "a boolean", str: "a string", dict: "an object"}.get(type(value), "a number")
 
 
 def remove_hooks(doc: JsonText, is_ours) -> JsonText:
