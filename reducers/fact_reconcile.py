@@ -240,7 +240,7 @@ class Reconciler:
                 if best is not None:
                     return [best]
         known = self.knowledge.facts.get(cand.key)
-        if (known is None or not known.live) and "." not in cand.key and ": " not in cand.key:
+        if (known is None or not known.live) and _plain_key(cand.key):
             older = self.knowledge.key_spelled_before(cand.key)
             if older is not None:
                 return [older]

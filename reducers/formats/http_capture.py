@@ -44,10 +44,11 @@ def exchange_body(rec: Any) -> dict | None:
     response = rec.get("response")
     reply = None
     if isinstance(response, dict):
-        if isinstance(json_body(response.get("body")), dict):
-            reply = json_body(response["body"])
-        elif isinstance(response.get("body"), str) and "data:" in response["body"]:
-            reply = streamed_message(response["body"])
+        answer = json_body(response.get("body"))
+        if isinstance(answer, dict):
+            reply = answer
+        elif isinstance(answer, str) and "data:" in answer:
+            reply = streamed_message(answer)
         elif isinstance(response.get("body_raw"), str):
             reply = streamed_message(response["body_raw"])
         elif logged:

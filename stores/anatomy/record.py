@@ -58,8 +58,8 @@ def record_requests(store, paths: list[str], *, session: str, window: int | None
                 for item in read_records(src, spills):
                     if isinstance(item, SourceError):
                         # ingest waits for a file still being written; a record is one pass, so it is cut short
-                        reason = (f"the input ends inside a JSON value (cut short, or still being written); "
-                                  f"record it once it is whole" if item.pending else item.reason)
+                        reason = ("the input ends inside a JSON value (cut short, or still being written); "
+                                  "record it once it is whole" if item.pending else item.reason)
                         raise TraceError(f"{src.display}:{item.line}: {reason}; nothing was recorded")
                     line, rec = item
                     try:
