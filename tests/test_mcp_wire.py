@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, openai_conversations
-from trace_cli.mcp_wire import INVALID_REQUEST, PARSE_ERROR, Wire
+from trace_cli.mcp_wire import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, Wire
 
 TRACE = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "trace"
 
@@ -191,4 +191,23 @@ def test_a_request_before_the_handshake_is_told_to_initialize_and_a_ping_is_answ
         assert len(messages) == 1 and now == []
     wire.read(b'{"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}}')
     messages, now = wire.read(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
+    assert len(messages) == 1 and now == []
+
+
+def test_a_list_with_a_cursor_this_server_never_issued_is_invalid_params_and_a_null_cursor_is_none():
+    wire = Wire()
+    wire.read(b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}')
+    for rid, method, cursor in ((1, "tools/list", "bogus"), (2, "resources/list", ""),
+                                (3, "resources/templates/list", "eyJwYWdlIjogMn0=")):
+        messages, now = wire.read(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                                              "params": {"cursor": cursor}}).encode())
+        assert messages == [] and now[0]["id"] == rid and now[0]["error"]["code"] == INVALID_PARAMS
+        assert repr(cursor) in now[0]["error"]["message"] and "without a cursor" in now[0]["error"]["message"]
+    for params in ({"cursor": None}, {}):
+        messages, now = wire.read(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "prompts/list",
+                                              "params": params}).encode())
+        assert len(messages) == 1 and now == []
+    # a tool named like a list is not a list request's cursor
+    messages, now = wire.read(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                                          "params": {"name": "recall", "arguments": {"cursor": "x"}}}).encode())
     assert len(messages) == 1 and now == []

@@ -15,7 +15,10 @@ answer forever. Here:
   agreed, a batch gets one -32600 error for each request in it, naming
   the fix, instead of silence;
 - a request before the handshake that names no version gets -32600
-  saying to initialize first.
+  saying to initialize first;
+- a list request with a cursor gets -32602 (the spec's answer to an
+  invalid cursor): every list here fits one page and never hands out a
+  cursor, so any cursor is one this server did not issue.
 
 While serving, fd 0 reads /dev/null and fd 1 writes to stderr, so nothing
 a tool or a library prints can reach the wire: stdout carries protocol
@@ -32,6 +35,7 @@ import orjson
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 BATCH_VERSIONS = ("2024-11-05", "2025-03-26")     # 2025-06-18 took JSON-RPC batches out of MCP
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
 NOT_INITIALIZED = (f"Invalid Request: send initialize first (or, from protocol 2026-07-28, name the version in "
@@ -46,6 +50,14 @@ def _request_id(obj: Any) -> Any:
     """A request's id when it has a usable one (a string or an integer), else None."""
     rid = obj.get("id") if isinstance(obj, dict) else None
     return rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
+
+
+def _unissued_cursor(obj: dict) -> bool:
+    """A `*/list` request that names a cursor (a null one means none)."""
+    params = obj.get("params")
+    method = obj.get("method")
+    return (isinstance(method, str) and method.endswith("/list") and _request_id(obj) is not None
+            and isinstance(params, dict) and params.get("cursor") is not None)
 
 
 @dataclass
@@ -87,6 +99,12 @@ class Wire:
             except ValidationError:
                 errors.append(error_reply(_request_id(obj), INVALID_REQUEST,
                                           "Invalid Request: not a JSON-RPC 2.0 message"))
+                continue
+            if _unissued_cursor(obj):
+                errors.append(error_reply(_request_id(obj), INVALID_PARAMS,
+                                          f"Invalid params: cursor {obj['params']['cursor']!r} was not issued by "
+                                          f"this server (its lists fit one page and carry no nextCursor); "
+                                          f"list without a cursor"))
                 continue
             done += self._noticed(obj)
             messages.append(message)
