@@ -186,6 +186,20 @@ def test_recording_the_same_calls_again_adds_nothing(tmp_path):
     assert len(replay.lines()) == 2
 
 
+def test_replaying_a_call_recorded_from_its_body_alone_says_where_its_text_is(tmp_path):
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Which port does payroll sync use?"},
+                                            {"role": "assistant", "content": "8443"}]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(body))
+    assert record(path, "s6", "--json").code == 0
+    turn = cli("anatomy", "replay", "--session", "s6", "--turn", "1", "--json")
+    assert turn.code == 0
+    [out] = turn.lines()
+    assert out["events"] is None
+    assert [m["role"] for m in out["record"]["messages"]] == ["user", "assistant"]
+    assert "request body alone" in out["note"] and "trace ingest" in out["note"]
+
+
 def test_stdin_a_json_array_and_logged_calls(tmp_path):
     first = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Plan the release"}]}
     second = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Plan the release"},

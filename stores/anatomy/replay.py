@@ -125,6 +125,10 @@ def turn(store, session_id: str, n: int, window: int | None = None) -> dict:
         if "untilKey" in (record.get("context") or {}):
             out["note"] = ("the log does not hold the events this call's window names (ingest the transcript "
                            "into this store to see them)")
+        elif record.get("origin") == "request":
+            out["note"] = ("recorded from a request body alone (`trace anatomy record`): the record keeps each "
+                           "message's role, size, slices and digest (record.messages), not its text; "
+                           "`trace ingest` of the same body logs its messages too, and replay then lists them")
     else:
         out["events"] = [{**brief(e), **({"marker": True} if e.get("kind") == "marker" else {})} for e in events]
         out["markers"] = [{"id": e["id"], "seq": e["seq"], "text": e.get("text")} for e in events if e.get("kind") == "marker"]
