@@ -193,6 +193,13 @@ def test_a_hook_command_line_trace_cannot_parse_exits_0_so_the_agent_is_never_bl
     assert run.err.startswith("trace: error: ")               # still said, for the agent's debug log
 
 
+def test_a_store_folder_named_hooks_does_not_hide_which_command_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                               # `--store hooks`: a folder, not the command
+    run = cli("--store", "hooks", "hooks", "run", "Stop", "--an-option-a-later-trace-dropped", stdin=b"{}")
+    assert run.code == 0 and run.err.startswith("trace: error: ")
+    assert cli("--store", "hooks", "hooks", "install", "--agent", "nope").code == 2
+
+
 def test_usage_errors_outside_hooks_run_keep_exit_2(tmp_path):
     assert cli("--store", str(tmp_path / "store"), "hooks", "install", "--agent", "nope").code == 2
     assert cli("--store", str(tmp_path / "store"), "stats", "--no-such-option").code == 2
