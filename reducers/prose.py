@@ -12,7 +12,7 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bno\.)(?<!\bapprox\.)"
                     r"\s+(?=[\w\"'`*(\[])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-_CLAUSE = re.compile(r"(?:,|(?<!\s))\s+(?:and|but|and then|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
+_CLAUSE = re.compile(r"(?:,|(?<!\s))\s+(?:and then|and|but|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)
 
 
 def clauses(sentence: str) -> list[str]:

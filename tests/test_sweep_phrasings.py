@@ -14,6 +14,7 @@ import pytest
 from reducers.fact_keys import FactCandidate, norm_key
 from reducers.fact_reconcile import Knowledge, Reconciler
 from reducers.fact_rules import prose_facts
+from reducers.prose import clauses
 from stores.store import Store
 from stores.sweep import facts, ledger_rows
 from tests.helpers import cli
@@ -55,6 +56,13 @@ SAID = [
     ("We moved hosting to Render.", ("hosting", "Render")),
     ("We chose Terraform for infrastructure.", ("infrastructure", "Terraform")),
 ]
+
+
+def test_a_sentence_is_cut_at_and_then_without_leaving_then_on_the_next_clause():
+    assert clauses("we set the port to 8443 and then we decided to use Postgres") == [
+        "we set the port to 8443", "we decided to use Postgres"]
+    said = "The log store is Loki and then the queue backend is SQS."
+    assert [(f.key, f.value) for f in prose_facts(said, "user")] == [("log store", "Loki"), ("queue backend", "SQS")]
 
 
 @pytest.mark.parametrize("text,expected", SAID, ids=[t for t, _ in SAID])
