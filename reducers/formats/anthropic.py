@@ -198,6 +198,12 @@ def plain_chat(samples: list) -> bool:
     return bool(samples) and all(_is_role_message(s) and _classify(s) == "neutral" for s in samples)
 
 
+def chat_kind(rec: Any) -> str:
+    """One record's reading: 'anthropic' or 'openai' (that API's own
+    marks), 'neutral' (plain chat either reads), 'foreign' or 'other'."""
+    return _classify(rec)
+
+
 def api_marks(samples: list) -> set[str]:
     """Which chat API's own marks these records carry ('openai',
     'anthropic'); empty for plain role/content data either could read."""

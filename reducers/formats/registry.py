@@ -63,4 +63,19 @@ def mismatched_format(named: str, samples: list) -> str | None:
         return None
     if named in CHAT_APIS and detected in CHAT_APIS and detected not in format_module("anthropic").api_marks(samples):
         return None
+    # One odd record among the named format's own (a damaged or stray line)
+    # does not make the file another format's: that takes most of them.
+    if 2 * sum(1 for s in samples if _claims(named, s)) >= len(samples):
+        return None
     return detected
+
+
+def _claims(named: str, record) -> bool:
+    """Whether the named format reads this one record as its own (a chat
+    API also reads plain role/content data either could have written)."""
+    if named in CHAT_APIS:
+        return format_module("anthropic").chat_kind(record) in (named, "neutral")
+    try:
+        return bool(format_module(named).sniff([record]))
+    except Exception:
+        return False

@@ -132,6 +132,20 @@ def test_a_record_with_null_openai_fields_does_not_make_plain_chat_openais(tmp_p
     _isolation_property(tmp_path, "anthropic", {"type": None, "role": None, "tool_calls": None}, 0)
 
 
+@pytest.mark.parametrize("fmt, record", [
+    ("anthropic", {"role": "", "tool_calls": None}),
+    ("opencode", {"model": None, "type": None, "content": None, "text": None, "input": ""}),
+])
+def test_one_stray_record_first_does_not_make_the_named_formats_file_another_formats(tmp_path, fmt, record):
+    """Found by `make soak` (twice, with other records each time): one
+    record first in the file that another format's detector claims (an
+    OpenAI key beside an empty role; a Responses-API `input`) made the
+    whole file "another format's", so the --format the user named was
+    refused for every line. A file is another format's only when most of
+    its records are."""
+    _isolation_property(tmp_path, fmt, record, 0)
+
+
 @pytest.mark.soak
 @pytest.mark.parametrize("fmt", DETECTION_ORDER)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
