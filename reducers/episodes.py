@@ -21,10 +21,10 @@ import hashlib
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from reducers.prose import sentences
 from reducers.terms import STOPWORDS, words
+from reducers.timestamps import read_ts
 from reducers.working_state import request_text
 
 MIN_EVENTS = 6
@@ -201,9 +201,7 @@ class Segmenter:
 def _hours_between(a: str | None, b: str | None) -> float:
     if not a or not b:
         return 0.0
-    try:
-        ta = datetime.fromisoformat(a.replace("Z", "+00:00"))
-        tb = datetime.fromisoformat(b.replace("Z", "+00:00"))
-    except ValueError:
+    ta, tb = read_ts(a), read_ts(b)
+    if ta is None or tb is None:
         return 0.0
     return (tb - ta).total_seconds() / 3600.0

@@ -188,13 +188,15 @@ class _Rules:
 
     def _glued(self, text: str, pos: int, mask: int, last: int, depth: int) -> tuple[str, int, int] | None:
         """The first rule at `pos` (inside a secret that ends at `last`)
-        whose secret starts at or past `last` and is one: (text[last:end]
+        whose secret starts at or past `last`, or a shape that runs on past
+        `last` (a context's value stops at a character the shape holds:
+        `Authorization: AAAA…:APA91b…`), and is one: (text[last:end]
         redacted, count, end); None when there is none."""
         while mask:
             m = self._matcher(mask)(text, pos)
             if m is None:
                 return None
-            if m.end() > last and _secret_start(m) >= last:
+            if m.end() > last and (_secret_start(m) >= last or m.lastgroup in self.shapes):
                 out, n = self.replace(m, depth, since=last)
                 if n:
                     return out, n, m.end()

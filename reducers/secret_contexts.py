@@ -12,7 +12,7 @@ values: the stream redactor's window depends on it. No value runs into a
 "-----" (a PEM header glued on: the private key behind it must be seen)."""
 from __future__ import annotations
 
-from reducers.secret_shapes import B, B_WORD, after_none_of
+from reducers.secret_shapes import B, B_WORD, after_none_of, base64_line_ahead
 
 _AFTER_LETTER = after_none_of(r"A-Za-z\]")       # bearer9x is a word; 9 Bearer x is not
 # No unquoted value runs into a control character or an undecodable byte (a
@@ -36,8 +36,9 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("pem", ("-----begin",), rf"""
      -----BEGIN[ ](?P<pem_label>(?:[A-Z0-9]{{1,16}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?)-----
      (?:(?P<pem_body>(?:[^-]|-(?!----BEGIN[ ])){{0,{m}}}?)-----END[ ](?P=pem_label)-----
-       |(?P<pem_open>(?:(?:\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n){_LINE_NUMBER}[A-Za-z0-9+/=]{{1,100}}){{1,{max(m // 128, 1)}}}
-                   |(?:[A-Za-z0-9+/=\r\n]|\\[nr]){{1,{m}}}))"""),
+       |(?P<pem_open>(?:(?:\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n){_LINE_NUMBER}{base64_line_ahead('100')}[A-Za-z0-9+/=]{{1,100}}){{1,{max(m // 128, 1)}}}
+                   |(?:[A-Za-z0-9+/=]|(?:[\r\n]|\\{{1,3}}[nr]){base64_line_ahead(str(m))})
+                    {{1,{m}}}))"""),
         ("authz", ("authoriz",), rf"""
      {B_WORD}(?i:authorization)(?:\\{{0,7}}["'])?[ \t]{{0,8}}[:=][ \t]{{0,8}}(?:\\{{0,7}}["'])?
      (?:(?P<authz_scheme>(?i:bearer|token|basic|digest|apikey|key|bot|sso-key|ssws|[a-z0-9]{{1,8}}-hmac-[a-z0-9]{{1,8}}))
@@ -82,8 +83,8 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      _PASS(?:PHRASE)?(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})
      (?:\\{{0,7}}"(?P<envpass_dq>[^"\\\n]{{1,{m}}})\\{{0,7}}"|'(?P<envpass_sq>[^'\n]{{1,{m}}})'
        |(?P<envpass_bare>[^\s"'`;&|<>\\{_CTRL}]{{1,{m}}}))"""),
-        ("envkey", ("_key",), rf"""
-     _KEY(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
+        ("envkey", ("_key", "_|PAT"), rf"""
+     _(?:KEY|PAT)(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
         ("kv", ("token>!s,iz,is", "api>_key", "api>-key", "api>key", "access>_key", "access>-key", "access>key", "private",
                 "secret", "credential", "passw", "pwd", "encryption"), rf"""

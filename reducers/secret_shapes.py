@@ -34,10 +34,11 @@ from typing import Callable
 
 def after_none_of(chars: str) -> str:
     """Not glued to any of `chars` (a word; a redaction's "]", so that
-    redacting twice changes nothing) -- a JSON escape before it (\\n, \\t)
-    is a line break or a tab, not a letter, and a percent-encoded byte
-    (token%3Dghp_…, %2F) is a separator in a URL-encoded query."""
-    return rf"(?:(?<![{chars}])|(?<=\\[nrt])|(?<=%[0-9A-Fa-f]{{2}}))"
+    redacting twice changes nothing) -- a JSON escape before it (\\n, \\t,
+    \\u2192: the arrow of a numbered line) is a separator, not a letter,
+    and a percent-encoded byte (token%3Dghp_…, %2F) is a separator in a
+    URL-encoded query."""
+    return rf"(?:(?<![{chars}])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{{4}})|(?<=%[0-9A-Fa-f]{{2}}))"
 
 
 # Pieces of patterns. A dash never starts "-----": a key glued to a PEM
@@ -54,6 +55,15 @@ E = r"(?![A-Za-z0-9])"                         # no more letters or digits: a _s
 U = r"(?:[A-Za-z0-9_]|-(?!----))"              # URL-safe base64
 KEY = U
 DASHED = r"(?:[A-Za-z0-9]|-(?!----))"
+# A wrapped key's next line is taken only when it is base64 to its end: a line
+# that goes on as a word (ghp_…, tskey-…, sk_live_…) is the next thing in the
+# text, and swallowing its first letters would leave the rest of it unseen.
+# (More line breaks and an indent may come first, raw or JSON-escaped.)
+def base64_line_ahead(longest: str) -> str:
+    return (rf"(?=(?:[ \t\r\n]|\\{{1,3}}[nr]){{0,8}}[A-Za-z0-9+/]{{1,{longest}}}={{0,2}}"
+            r"(?![A-Za-z0-9+/=]|[-_.:@~%?&#!*]))")
+
+
 VALUE_SEP = r"(?:\\{0,7}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,7}[\"'])?"   # "k": "v", k=v, \"k\": \"v\", \\\"k\\\"…
 
 
@@ -129,7 +139,7 @@ SHAPES: tuple[Shape, ...] = (
     # -- code hosts and registries ---------------------------------------------------------
     Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           rf"{B_WORD}(?:gh[pousr]_[A-Za-z0-9]{{36,%M%}}|github_pat_[A-Za-z0-9_]{{22,%M%}})", skip=4),
-    Shape("gitlab", "gitlab_token", ("glp>at-", "glrt-", "gldt-", "glp>tt-", "gloas-", "GR1348941"),
+    Shape("gitlab", "gitlab_token", ("gl>pat-", "gl>rt-", "gl>dt-", "gl>ptt-", "gl>oas-", "GR1348941"),
           rf"{B}(?:gl(?:pat|rt|dt|ptt|oas)-|GR1348941)"
           rf"(?=[a-z_-]{{0,%M%}}[A-Z0-9]){KEY}{{20,%M%}}", skip=6),
     Shape("bitbucket", "bitbucket_token", ("ATBB",), rf"{B}ATBB[A-Za-z0-9]{{32,40}}{E}", skip=4, check=_mixed),
@@ -184,12 +194,26 @@ SHAPES: tuple[Shape, ...] = (
     Shape("pulumi", "pulumi_token", ("pul-",), rf"{B}pul-[0-9a-f]{{40}}{E}", skip=4),
     Shape("databricks", "databricks_token", ("dapi",), rf"{B}dapi[0-9a-f]{{32}}(?:-[0-9]{{1,2}})?(?![0-9A-Za-z])",
           skip=4, check=_hex_key),
-    Shape("grafana", "grafana_token", ("glc_", "glsa_"),
+    Shape("grafana", "grafana_token", ("gl>c_", "gl>sa_"),
           rf"{B}(?:glc_[A-Za-z0-9+/]{{32,%M%}}={{0,2}}|glsa_[A-Za-z0-9]{{32}}_[0-9a-f]{{8}}{E})", skip=4),
     Shape("newrelic", "newrelic_key", ("NRAK-",), rf"{B}NRAK-[A-Z0-9]{{27}}{E}", skip=5),
     Shape("dynatrace", "dynatrace_token", ("dt0c01.",), rf"{B}dt0c01\.[A-Z0-9]{{24}}\.[A-Z0-9]{{64}}{E}", skip=7),
     Shape("sentry_token", "sentry_token", ("sntry",),
           rf"{B}(?:sntrys_[A-Za-z0-9+/=_]{{40,%M%}}|sntryu_[0-9a-f]{{64}}{E})", skip=7),
+    Shape("tailscale", "tailscale_key", ("ts|key-",),
+          rf"{B}tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{{8,24}}-[A-Za-z0-9]{{24,64}}{E}", skip=6,
+          check=_mixed),
+    Shape("onepassword", "onepassword_token", ("ops_|eyj",), rf"{B}ops_eyJ[A-Za-z0-9+/=_-]{{40,%M%}}", skip=4),
+    Shape("jfrog", "jfrog_token", ("AKCp",), rf"{B}AKCp[0-9][A-Za-z0-9]{{60,80}}{E}", skip=4, check=_mixed),
+    Shape("buildkite", "buildkite_token", ("bkua_",), rf"{B}bkua_[0-9a-f]{{40}}{E}", skip=5, check=_hex_key),
+    Shape("sourcegraph", "sourcegraph_token", ("sgp_",),
+          rf"{B}sgp_(?:[0-9a-f]{{16}}_|local_)?[0-9a-f]{{40}}{E}", skip=4, check=_hex_key),
+    Shape("airtable", "airtable_token", ("pat",), rf"{B}pat[A-Za-z0-9]{{14}}\.[0-9a-f]{{64}}{E}", skip=3,
+          check=_mixed),
+    Shape("resend", "resend_key", ("re_",), rf"{B}re_[A-Za-z0-9]{{8}}_[A-Za-z0-9]{{24}}{E}", skip=3,
+          check=_url_userinfo),
+    # a Firebase Cloud Messaging server key: an instance id, then ":APA91b"
+    Shape("fcm", "firebase_fcm_key", (":a>pa91b",), rf"{B}AAAA[A-Za-z0-9_-]{{7}}:APA91b{U}{{120,160}}", back=11),
     # -- messaging, payments, mail ---------------------------------------------------------
     Shape("slack", "slack_token", ("xox", "xapp-"),
           rf"{B_ALNUM_DASH}(?:xox(?:[abposre]|e\.xox[bp])-[0-9]{DASHED}{{8,%M%}}|xapp-[0-9]-{DASHED}{{8,%M%}})",
@@ -219,7 +243,8 @@ SHAPES: tuple[Shape, ...] = (
     # a PEM private key in base64 (a Kubernetes secret's tls.key, `base64 key.pem`, wrapped
     # at 76 or not): "LS0tLS1CRUdJTi" is "-----BEGIN"; a certificate or a public key stays
     Shape("pem_base64", "private_key", ("LS0tLS1CRUdJTi",),
-          rf"{after_none_of('A-Za-z0-9+/')}LS0tLS1CRUdJTi(?:[A-Za-z0-9+/]|\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n){{20,%T%}}={{0,2}}",
+          rf"{after_none_of('A-Za-z0-9+/')}LS0tLS1CRUdJTi(?:[A-Za-z0-9+/]|(?:\r?\n|(?:\\{{1,3}}r)?\\{{1,3}}n)"
+          rf"{base64_line_ahead('%T%')}){{20,%T%}}={{0,2}}",
           check=_base64_private_key),
     # a Django project's generated SECRET_KEY (startproject): its symbols and an `=` read
     # as code or a glob to the key-name rules, so it is known by its prefix
@@ -230,8 +255,9 @@ SHAPES: tuple[Shape, ...] = (
     Shape("age", "age_secret_key", ("AGE-|SECRET",), rf"{B}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{E}", skip=16),
     # a PuTTY .ppk file: the lines after Private-Lines (raw or JSON-escaped line breaks)
     Shape("putty", "putty_private_key", ("private>-lines",),
-          r"(?i:private-lines):[ ]?[0-9]{1,3}(?:\r?\n|(?:\\r)?\\n)[ \t]{0,8}"       # (lines may be indented)
-          r"(?P<S>[A-Za-z0-9+/=](?:[A-Za-z0-9+/=]|(?:\r?\n|(?:\\r)?\\n|[ \t])(?![ \t]{0,8}Private-)){0,%M%})"),
+          r"(?i:private-lines):[ ]?[0-9]{1,3}(?:\r?\n|(?:\\{1,3}r)?\\{1,3}n)[ \t]{0,8}"       # (lines may be indented)
+          r"(?P<S>[A-Za-z0-9+/=](?:[A-Za-z0-9+/=]|(?:[\r\n \t]|\\{1,3}[rn])(?![ \t]{0,8}Private-)"
+          rf"{base64_line_ahead('%M%')}){{0,%M%}})"),
     Shape("sentry_dsn", "sentry_dsn", ("://",),
           r"://(?P<S>[0-9a-f]{32}(?::[0-9a-f]{32})?)@(?=[A-Za-z0-9.-]{0,100}sentry|o[0-9]{1,12}\.ingest\.)"),
     Shape("url_token", "url_token", ("://",),

@@ -206,6 +206,17 @@ def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     pem64 = base64.b64encode(("-----BEGIN EC PRIVATE KEY-----\n" + r(B64, 32)
                               + "\n-----END EC PRIVATE KEY-----\n").encode()).decode()
     add("private_key", pem64, f"  tls.key: {pem64}")
+    # shapes a second held-out probe found with no rule (r24)
+    add("tailscale_key", "tskey-auth-k" + r(ALNUM, 12) + "-" + r(ALNUM, 33))
+    add("onepassword_token", "ops_eyJ" + r(URLSAFE, 300))
+    add("jfrog_token", "AKCp8" + r(ALNUM, 68))
+    add("buildkite_token", "bkua_" + hexs(40))
+    add("sourcegraph_token", "sgp_" + hexs(40))
+    add("airtable_token", "pat" + r(ALNUM, 14) + "." + hexs(64))
+    add("resend_key", "re_" + r(ALNUM, 8) + "_" + r(ALNUM, 24))
+    add("firebase_fcm_key", "AAAA" + r(ALNUM, 7) + ":APA91b" + r(URLSAFE, 134))
+    pat = rand("abcdefghijklmnopqrstuvwxyz234567", 52, rng)
+    add("secret_value", pat, f"AZURE_DEVOPS_PAT={pat}")
     return samples
 
 

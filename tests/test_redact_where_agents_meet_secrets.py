@@ -127,9 +127,11 @@ def test_a_django_generated_key_goes_whatever_its_symbols(line):
 
 
 def test_a_hand_made_django_key_with_capitals_goes_too():
-    key = "".join(_RNG.choice(_DJANGO + string.ascii_uppercase) for _ in range(49)) + "Q"
-    out, n = redact(f"SECRET_KEY=django-insecure-{key}")
-    assert n == 1 and key not in out
+    # whole: the env value stops at the first symbol, the shape behind it runs on
+    for _ in range(40):
+        key = "".join(_RNG.choice(_DJANGO + string.ascii_uppercase) for _ in range(49)) + "Q"
+        out, n = redact(f"SECRET_KEY=django-insecure-{key}")
+        assert n >= 1 and not any(key[i:i + 12] in out for i in range(len(key) - 11)), out
 
 
 def test_prose_about_djangos_insecure_prefix_stays():
@@ -183,3 +185,53 @@ def test_a_certificate_or_a_public_key_in_base64_stays(label):
     encoded, _ = _pem_base64(label, None)
     text = f"  tls.crt: {encoded}"
     assert redact(text) == (text, 0)
+
+
+# ---- a token on the line after a key, a shape that runs past a header's value -----------------
+
+def _pieces_gone(secret: str, text: str) -> bool:
+    """No 12 characters of the secret survive (its prefix swallowed leaves the rest unseen)."""
+    out, _ = redact(text)
+    return not any(secret[i:i + 12] in out for i in range(len(secret) - 11))
+
+
+_AFTER_A_KEY = {
+    "github": lambda: "ghp_" + _r(ALNUM, 36),
+    "stripe": lambda: "sk_live_" + _r(ALNUM, 30),
+    "gitlab": lambda: "glpat-" + _r(ALNUM, 20),
+    "tailscale": lambda: "tskey-auth-k" + _r(ALNUM, 12) + "-" + _r(ALNUM, 33),
+}
+
+
+def _key_then(token: str) -> list[str]:
+    """A key in the forms it is wrapped over lines, the token on the next line."""
+    import base64
+    pem = "-----BEGIN EC PRIVATE KEY-----\n" + _r(B64, 64) + "\n-----END EC PRIVATE KEY-----\n"
+    return [f"tls.key: {base64.b64encode(pem.encode()).decode()}\n{token}",
+            f"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA{_r(ALNUM, 60)}\n{token}",
+            f"     1\u2192-----BEGIN RSA PRIVATE KEY-----\n     2\u2192MIIEow{_r(ALNUM, 60)}\n     3\u2192{token}",
+            f"Private-Lines: 2\n{_r(B64, 64)}\n{token}"]
+
+
+@pytest.mark.parametrize("service", sorted(_AFTER_A_KEY))
+def test_a_token_on_the_line_after_a_wrapped_or_cut_key_keeps_its_prefix_and_goes(service):
+    token = _AFTER_A_KEY[service]()
+    for text in _key_then(token):
+        for form in _encodings(text):
+            assert _pieces_gone(token, form), form
+
+
+def test_the_lines_of_a_wrapped_key_still_go_together():
+    lines = [_r(B64, 64) for _ in range(4)]
+    for text in (f"-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n",
+                 "Private-Lines: 4\n" + "\n".join(lines) + "\nPrivate-MAC: 00"):
+        for form in _encodings(text):
+            assert all(_pieces_gone(line, form) for line in lines), form
+
+
+def test_a_shape_that_runs_on_past_a_headers_value_goes_whole():
+    # a header's value stops at a ':' that a Firebase server key holds
+    key = "AAAA" + _r(ALNUM, 7) + ":APA91b" + _r(ALNUM + "_-", 134)
+    for text in (f"Authorization: {key}", f"Bearer {key}", json.dumps({"headers": {"Authorization": key}})):
+        for form in _encodings(text):
+            assert _pieces_gone(key, form), form

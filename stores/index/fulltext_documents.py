@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from reducers.blake2 import blake2b
 from reducers.recall_block import strip_recalled
+from reducers.timestamps import read_ts
 from reducers.terms import exact_text
 from stores.index.fulltext_search import KIND_CODES
 
@@ -24,10 +25,8 @@ def ts_millis(ts: str | None) -> int:
         if millis.isdigit() and millis < "60000":
             minute = _minute_ms(ts[:16])
             return minute + int(millis) if minute is not None else 0
-    try:
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return 0
+    dt = read_ts(ts)
+    return int(dt.timestamp() * 1000) if dt is not None else 0
 
 
 @lru_cache(maxsize=256)

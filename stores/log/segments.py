@@ -319,16 +319,21 @@ def read_event_at(segments_dir: Path, first_seq: int, offset: int) -> dict | Non
         with open(segments_dir / segment_name(first_seq), "rb") as f:
             f.seek(offset)
             line = f.readline()
+            return _event_of_line(segments_dir, first_seq, offset, line, f.fileno())
     except FileNotFoundError:
         return None
-    return _event_of_line(segments_dir, first_seq, offset, line)
 
 
-def _event_of_line(segments_dir: Path, first_seq: int, offset: int, line: bytes) -> dict | None:
+def _event_of_line(segments_dir: Path, first_seq: int, offset: int, line: bytes, fd: int) -> dict | None:
     if not line.endswith(b"\n"):
         return None
     event = sealed_event(line)
     if event is None:
+        # Every offset read here comes from a derived file (an index, state.db).
+        # One that is not where a line starts (the file is damaged, or another
+        # store's) says nothing about the log: no event there.
+        if offset < 0 or (offset > 0 and os.pread(fd, 1, offset - 1) != b"\n"):
+            return None
         path = segments_dir / segment_name(first_seq)
         raise damaged_line(path, _line_number(path, offset))
     return conform(event)
@@ -364,7 +369,7 @@ class SegmentReader:
                 line += more
         except FileNotFoundError:
             return None
-        return _event_of_line(self.dir, first_seq, offset, line[:end + 1] if end >= 0 else line)
+        return _event_of_line(self.dir, first_seq, offset, line[:end + 1] if end >= 0 else line, f.fileno())
 
     def _file(self, first_seq: int):
         f = self._files.get(first_seq)

@@ -282,3 +282,37 @@ def test_a_derived_json_record_holding_json_of_the_wrong_type_is_derived_damage(
         assert [h["seq"] for h in trace(*QUERY).lines()] == expected, rel
         assert trace("verify", "--repair").code == 0, rel
         assert trace("verify").code == 0, rel
+
+
+@pytest.fixture(scope="module")
+def other_store(tmp_path_factory):
+    """A second store of the same kind, with other sessions."""
+    root = tmp_path_factory.mktemp("other")
+    store = root / "other"
+    from tests.conftest import SAMPLES
+    assert cli("--store", str(store), "ingest", str(openai_conversations(root / "o.jsonl", 4, prefix="other"))).code == 0
+    assert cli("--store", str(store), "ingest", str(SAMPLES / "codex")).code == 0
+    return store
+
+
+@pytest.mark.parametrize("rel", ["fulltext/hits.bin", "fulltext/positions.db"])
+def test_a_derived_file_copied_from_another_store_is_derived_damage_never_log_damage(pristine, other_store, tmp_path,
+                                                                                      rel):
+    """Its offsets point into this log where no line starts: that says the
+    file is wrong, not the log. Readers and writers never exit 5 for it."""
+    store_src, _, expected = pristine
+    store = tmp_path / "store"
+    shutil.copytree(store_src, store, symlinks=True)
+    shutil.copy2(other_store / rel, store / rel)
+
+    def trace(*args):
+        run = cli("--store", str(store), *args)
+        assert run.code != 5 and "Traceback" not in run.err and "please report" not in run.err, (args, run.err)
+        return run
+
+    assert trace("verify").code == 6
+    assert trace("context", "--session", SESSION, "--format", "text").code == 0
+    assert [h["seq"] for h in trace(*QUERY).lines()] == expected
+    assert trace("ingest", str(openai_conversations(tmp_path / "new.jsonl", 1, prefix="later"))).code == 0
+    assert trace("verify", "--repair").code == 0
+    assert trace("verify").code == 0

@@ -132,3 +132,21 @@ def test_a_negative_count_is_named_as_out_of_range_not_as_a_fraction(tmp_path, t
     bad = trace_events(tmp_path / "neg.trace.jsonl", [trace_line(1), trace_line(2, tokens=value), trace_line(3)])
     run = cli("ingest", "--format", "trace", str(bad))
     assert run.code == 1 and "neg.trace.jsonl:2: tokens is not a whole number (0 or more)" in run.err, run.err
+
+
+@pytest.mark.parametrize("ts", ["2026-01-02T03:04:05", "2026-01-02 03:04:05.123456", "0001-01-01T00:00:00",
+                                "9999-12-31T23:59:59.999+14:00", "yesterday", ""])
+def test_an_imported_timestamp_in_an_odd_form_leaves_every_command_working(tmp_path, trace_home, ts):
+    # a `trace` line keeps its ts as written; one with no zone among zoned ones
+    # must compare (read as UTC), one unreadable counts as no time
+    lines = [trace_line(1), trace_line(2, ts=ts), trace_line(3, ts="2026-01-02T05:04:05.000Z")]
+    for n in range(4, 10):
+        lines.append(trace_line(n, ts=f"2026-01-02T0{n - 3}:00:00.000Z", text=f"we decided to use postgres {n}"))
+    src = trace_events(tmp_path / "odd-ts.jsonl", lines)
+    assert cli("ingest", "--no-embed", "--format", "trace", str(src)).code == 0
+    for args in (["sweep"], ["digest", "--out", str(tmp_path / "MEMORY.md")], ["stats"], ["reindex"], ["verify"],
+                 ["recall", "marmalade question", "--since", "2026-01-01"], ["export"],
+                 ["context", "--session", "poison-session", "--format", "text"]):
+        run = cli(*args)
+        assert run.code in (0, 3), (args, run.err)
+        assert "Traceback" not in run.err and "please report" not in run.err, args
