@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import NamedTuple
 from zlib import crc32
 
+from stores.integrity.regular_files import open_regular
+
 FILE = "hits.bin"
 SIZE = 64
 _BODY = struct.Struct("<QQQQqQII")          # seq, seg, off, gp, ts, spk, chars, kno: 56 bytes
@@ -91,7 +93,7 @@ class HitRecords:
     def _open(self) -> None:
         self._tried = True
         try:
-            with open(self.path, "rb") as f:
+            with os.fdopen(open_regular(self.path), "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < SIZE:
                     return
@@ -114,7 +116,7 @@ class HitRecords:
     def covered(self) -> int:
         """The seq up to which the file is complete (0: none, or unreadable)."""
         try:
-            with open(self.path, "rb") as f:
+            with os.fdopen(open_regular(self.path), "rb") as f:
                 return _covered(f.read(_HEADER.size))
         except OSError:
             return 0
@@ -130,7 +132,7 @@ class HitRecords:
         if start >= upto:
             return
         searcher = index.searcher()
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW)
         try:
             for low in range(start + 1, upto + 1, PAGE):
                 high = min(low + PAGE - 1, upto)

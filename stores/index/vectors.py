@@ -22,6 +22,7 @@ import orjson
 
 from reducers.recall_block import strip_recalled
 from stores.index.hnsw_file import HEADER, hnsw_problem
+from stores.integrity.regular_files import read_regular
 
 SCHEMA_VERSION = 2
 # Dialogue, notes and task state carry meaning a dense model can match by
@@ -72,7 +73,7 @@ class VectorIndex:
     def meta(self) -> dict:
         if self._meta is None:
             try:
-                meta = orjson.loads(self.meta_path.read_bytes())
+                meta = orjson.loads(read_regular(self.meta_path))
             except (OSError, orjson.JSONDecodeError):
                 meta = None
             # missing, unreadable (a file where vectors/ belongs) or not an object:

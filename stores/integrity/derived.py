@@ -37,6 +37,7 @@ import orjson
 
 from stores.hit_records import FILE as HIT_RECORDS
 from stores.integrity.json_record import ABSENT, read_record
+from stores.integrity.regular_files import open_regular, read_regular
 
 SUMS = "checksums.json"
 STAT, OPEN, FULL = 1, 2, 3
@@ -69,7 +70,7 @@ def seal_fulltext(store: Path, directory: Path | None = None) -> None:
     rewrites it on the next open, with nothing wrong."""
     directory = directory or store / "fulltext"
     try:
-        meta = orjson.loads((directory / "meta.json").read_bytes())
+        meta = orjson.loads(read_regular(directory / "meta.json"))
         segments = {s["segment_id"].replace("-", "") for s in meta.get("segments") or ()}
     except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         return                                     # nothing committed to vouch for
@@ -149,6 +150,8 @@ def fulltext_damage(store: Path, depth: int = STAT) -> list[Damage]:
     for lock in _TANTIVY_LOCKS:              # Tantivy opens them to write: a folder or a link there stops every writer
         if _not_a_file(directory / lock):
             found.append(Damage("fulltext", f"fulltext/{lock}", "is not a regular file (Tantivy's lock file)"))
+    if _not_a_file(directory / ".managed.json"):     # Tantivy reads it at open: a named pipe there waits forever
+        found.append(Damage("fulltext", "fulltext/.managed.json", "is not a regular file (Tantivy's list of its files)"))
     if depth >= OPEN and not _file_list(directory / ".managed.json"):
         # Tantivy's list of its files (rewritten whenever it makes one, so
         # not recorded by stat): it must still read as that list.
@@ -166,7 +169,7 @@ def _not_a_file(path: Path) -> bool:
 
 def _file_list(path: Path) -> bool:
     try:
-        names = orjson.loads(path.read_bytes())
+        names = orjson.loads(read_regular(path))
     except FileNotFoundError:
         return True
     except (OSError, orjson.JSONDecodeError):
@@ -294,7 +297,7 @@ def sqlite_problem(path: Path, depth: int) -> str | None:
             return f"has a {suffix} beside it that is not a regular file"
     if st.st_size == 0:
         return "is empty (TRACE writes its tables as it creates it: cut short)"
-    with open(path, "rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         head = f.read(100)
     if len(head) < 100 or not head.startswith(SQLITE_HEADER):
         return "is not a SQLite database (damaged)"
@@ -356,16 +359,17 @@ def discard(store: Path, damage: list[Damage]) -> None:
 
 
 def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.is_dir():
+    """Whatever stands at `path`: a file, a link, a named pipe, a folder."""
+    if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _sha256(path: Path) -> str:
     from hashlib import sha256         # only a full check hashes: a recall's quick check does not load OpenSSL
     digest = sha256()
-    with open(path, "rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import orjson
 
+from stores.integrity.regular_files import read_regular
+
 
 ABSENT = object()      # no content: the file is missing or unreadable (a file may hold `null`)
 
@@ -15,7 +17,7 @@ def read_record(path: Path) -> tuple[object, str | None]:
     """(the parsed content, None); (ABSENT, None) when the file is not
     there; (ABSENT, "cannot be read (why)") when it cannot be read or parsed."""
     try:
-        return orjson.loads(path.read_bytes()), None
+        return orjson.loads(read_regular(path)), None
     except FileNotFoundError:
         return ABSENT, None
     except (OSError, orjson.JSONDecodeError) as exc:

@@ -27,6 +27,9 @@ def damage(path: Path, kind: str, rng: random.Random) -> None:
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     elif kind == "delete":
         path.unlink()
+    elif kind == "fifo":                                     # a named pipe: opened to read, it waits for a writer
+        path.unlink()
+        os.mkfifo(path)
     elif kind == "append":
         path.write_bytes(data + b"\x00junk\xff" * 10)
     else:

@@ -7,8 +7,10 @@ goes on, and `verify --repair` leaves a store that verifies clean.
 `make soak` runs every file with every kind."""
 from __future__ import annotations
 
+import json
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -316,3 +318,40 @@ def test_a_derived_file_copied_from_another_store_is_derived_damage_never_log_da
     assert trace("ingest", str(openai_conversations(tmp_path / "new.jsonl", 1, prefix="later"))).code == 0
     assert trace("verify", "--repair").code == 0
     assert trace("verify").code == 0
+
+
+_PIPES = ("fulltext/hits.bin", "fulltext/checksums.json", "fulltext/.managed.json", "fulltext/.tantivy-writer.lock",
+          "fulltext/meta.json", "fulltext/positions.db", "vectors/checksums.json", "vectors/meta.json",
+          "vectors/hnsw.bin", "state.db", "cache/")
+
+
+@pytest.mark.parametrize("part", _PIPES)
+def test_a_named_pipe_where_a_derived_file_belongs_is_derived_damage_and_nothing_waits_on_it(pristine, tmp_path,
+                                                                                             part):
+    """Opened to read, a named pipe waits for a writer that never comes:
+    one standing in for hits.bin, a checksum list, Tantivy's file list or a
+    context cache hung recall, context, ingest or verify for good (a cron
+    job stuck forever). Each command runs as its own process with a
+    deadline, so a regression fails here instead of stalling the suite."""
+    import os
+    store_src, files, expected = pristine
+    rel = next(f for f in files if part in f) if not part.startswith("fulltext/.") else part
+    store = tmp_path / "store"
+    shutil.copytree(store_src, store, symlinks=True)
+    (store / rel).unlink(missing_ok=True)
+    os.mkfifo(store / rel)
+    trace = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "trace"
+
+    def run(*args) -> subprocess.CompletedProcess:
+        done = subprocess.run([str(trace), "--store", str(store), *args], capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "TRACE_SERVE": "0"})
+        assert "Traceback" not in done.stderr and "please report" not in done.stderr, (rel, args, done.stderr)
+        return done
+
+    verify = run("verify")
+    assert verify.returncode == 6 and rel.split("/")[0] in verify.stderr, (rel, verify.stderr)
+    assert [json.loads(line)["seq"] for line in run(*QUERY).stdout.splitlines()] == expected
+    assert run("context", "--session", SESSION, "--format", "text").returncode == 0
+    assert run("ingest", str(openai_conversations(tmp_path / "new.jsonl", 1, prefix="later"))).returncode == 0
+    assert run("verify", "--repair").returncode == 0
+    assert run("verify").returncode == 0
