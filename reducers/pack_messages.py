@@ -23,6 +23,10 @@ from typing import Any
 from reducers.tokens import count_tokens
 
 MESSAGE_OVERHEAD = 4
+# Anthropic's Messages API wants the first message from the user: a pack
+# whose conversation opens with the assistant gets this user line first, as
+# a message of the pack, so its tokens count against the budget.
+LEAD_IN = "(earlier turns are in the log)"
 CALL_OVERHEAD = 4                   # a call's framing inside its message: `→ name(…) #id`, or type/function keys
 
 
