@@ -245,6 +245,17 @@ def test_reused_call_ids_keep_each_result_after_its_own_call():
         ("tool_call", ""), ("tool_result", "345")]
 
 
+def test_a_repeated_call_id_whose_result_came_before_it_gets_its_own_aborted_result():
+    # A sub-agent's file can repeat a call (same id) its parent's log already
+    # answered: the repeat has no result after it, so it gets the synthetic one.
+    call, result = turn(1, 0)[1:3]
+    again = {**call, "id": "e9", "seq": 9}
+    out = normalize_pairs([call, result, again, turn(10, 1)[3]])
+    kinds = [e["kind"] for e in out]
+    assert kinds == ["tool_call", "tool_result", "tool_call", "tool_result", "assistant"]
+    assert out[3]["text"] == "aborted" and out[3]["id"] == "aborted-e9"
+
+
 def test_a_marker_absorbing_one_made_earlier_in_the_same_cycle_does_not_need_its_id():
     from reducers.markers import build_marker
     earlier = build_marker("s", [{"seq": 1, "ts": "2026-01-01T00:00:00.000Z"}], ["alpha"], 1, "pointer")
