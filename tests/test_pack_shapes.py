@@ -9,7 +9,7 @@ from reducers.pack_formats import to_anthropic
 from stores.context import push_pack
 from stores.store import Store
 from tests.helpers import cli
-from tests.pack_checks import anthropic_tokens, check_pack
+from tests.pack_checks import anthropic_tokens, check_pack, needed_budget
 
 WORDS = "parser cache index budget marker token render session eviction schema deploy kernel socket".split()
 
@@ -35,3 +35,24 @@ def test_a_session_that_opens_with_the_assistant_fits_its_budget_as_an_anthropic
         assert body["messages"][0]["role"] == "user"
         assert anthropic_tokens(body) <= budget, (budget, anthropic_tokens(body))
         check_pack(result, events, budget)
+
+
+def test_the_minimum_a_too_small_budget_names_is_one_that_renders(tmp_path):
+    # A small budget reads a short tail: here only the long last reply, not
+    # the pair before it that the smallest pack must keep. The minimum named
+    # is settled on a read of its own size, so rendering at it succeeds.
+    _ingest(tmp_path, "tail", [
+        {"role": "system", "content": _prose(3000, 1)},
+        {"role": "user", "content": "check the schema and report"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "shell", "arguments": '{"cmd": "ls"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": _prose(400, 2)},
+        {"role": "assistant", "content": _prose(2500, 3)},
+    ])
+    for budget in (300, 1000):
+        run = cli("context", "--session", "tail", "--budget", str(budget))
+        need = needed_budget(run.err)
+        assert run.code == 1 and need and need > budget, run.err
+        again = cli("context", "--session", "tail", "--budget", str(need))
+        assert again.code == 0, again.err
+        assert again.lines()[0]["tokens"] <= need
