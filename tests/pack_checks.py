@@ -80,7 +80,10 @@ def check_pack(result, session_events: list[dict], budget: int) -> dict:
     assert pack.tokens <= budget and openai_tokens(msgs) <= budget, (pack.tokens, budget)
     assert anthropic_tokens(body) <= budget, (anthropic_tokens(body), budget)
     assert not body["messages"] or body["messages"][0]["role"] == "user"
-    # every call answered, right after the message that made it; no result without its call
+    # every call answered, right after the message that made it; no result without its call;
+    # no id sent twice (Anthropic rejects a request whose tool_use ids repeat)
+    ids = [c["id"] for m in msgs for c in m.get("tool_calls") or ()]
+    assert len(ids) == len(set(ids)), "a call id sent twice"
     for i, m in enumerate(msgs):
         if m["role"] == "tool":
             prev = next(x for x in reversed(msgs[:i]) if x["role"] != "tool")

@@ -56,3 +56,25 @@ def test_the_minimum_a_too_small_budget_names_is_one_that_renders(tmp_path):
         again = cli("context", "--session", "tail", "--budget", str(need))
         assert again.code == 0, again.err
         assert again.lines()[0]["tokens"] <= need
+
+
+def test_a_reused_call_id_is_sent_once_each_call_with_its_own_result(tmp_path):
+    # Replays reuse one recorded id for each step, and a sub-agent's file can
+    # repeat its parent's calls: in the pack each call goes with an id of
+    # its own, and its result with that same id.
+    messages = [{"role": "user", "content": "run the three checks"}]
+    for step, output in enumerate(["first output", "second output", "third output"]):
+        messages += [{"role": "assistant", "content": f"step {step}", "tool_calls": [
+                         {"id": "call_same", "type": "function",
+                          "function": {"name": "shell", "arguments": json.dumps({"cmd": f"check {step}"})}}]},
+                     {"role": "tool", "tool_call_id": "call_same", "content": output}]
+    messages.append({"role": "assistant", "content": "all three ran"})
+    events = _ingest(tmp_path, "reused", messages)
+    result = push_pack(Store(), "reused", budget=4000)
+    check_pack(result, events, 4000)
+    body = to_anthropic(result.pack)
+    uses = [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    answers = [(b["tool_use_id"], b["content"]) for m in body["messages"] for b in m["content"]
+               if b["type"] == "tool_result"]
+    assert len(uses) == 3 == len(set(uses))
+    assert answers == list(zip(uses, ["first output", "second output", "third output"]))
