@@ -4,8 +4,10 @@ names what it leaves out (tests/pack_checks.py)."""
 from __future__ import annotations
 
 import json
+import re
 
 from reducers.pack_formats import to_anthropic
+from reducers.tokens import count_tokens
 from stores.context import push_pack
 from stores.store import Store
 from tests.helpers import cli
@@ -78,3 +80,25 @@ def test_a_reused_call_id_is_sent_once_each_call_with_its_own_result(tmp_path):
                if b["type"] == "tool_result"]
     assert len(uses) == 3 == len(set(uses))
     assert answers == list(zip(uses, ["first output", "second output", "third output"]))
+
+
+def test_a_cut_below_the_ingest_preview_names_the_whole_output_not_the_preview(tmp_path):
+    # Big output is kept as an artifact with a ~500-token preview. Cut to
+    # less than that, the pack's stub is rebuilt from the output itself: one
+    # header with its real line count, and a marker naming what it really left out.
+    rows = "\n".join(f"row {i}: value {i * 7}" for i in range(3000))
+    _ingest(tmp_path, "dump", [
+        {"role": "user", "content": "dump the table"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "dump", "type": "function", "function": {"name": "sql", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "dump", "content": rows},
+        {"role": "assistant", "content": "done"}])
+    whole = count_tokens(rows)
+    for cap in (120, 300):
+        pack = cli("context", "--session", "dump", "--budget", "8000", "--tool-max-tokens", str(cap)).lines()[0]
+        text = next(m["content"] for m in pack["messages"] if m["role"] == "tool")
+        assert count_tokens(text) <= cap
+        assert text.count("Total output lines:") == 1 and text.startswith("Total output lines: 3000\n")
+        cut = int(re.search(r"…(\d+) tokens truncated…", text).group(1))
+        assert whole - cap <= cut < whole, (cut, whole)
+        assert "row 0: value 0" in text and "row 2999: value 20993" in text
