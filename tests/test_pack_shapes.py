@@ -7,6 +7,7 @@ import json
 import re
 
 from reducers.pack_formats import to_anthropic
+from reducers.pack_messages import MESSAGE_OVERHEAD
 from reducers.tokens import count_tokens
 from stores.context import push_pack
 from stores.store import Store
@@ -102,3 +103,33 @@ def test_a_cut_below_the_ingest_preview_names_the_whole_output_not_the_preview(t
         cut = int(re.search(r"…(\d+) tokens truncated…", text).group(1))
         assert whole - cap <= cut < whole, (cut, whole)
         assert "row 0: value 0" in text and "row 2999: value 20993" in text
+
+
+def _cc_line(sid: str, n: int, kind: str, content, **extra) -> dict:
+    return {"type": kind, "sessionId": sid, "uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n else None,
+            "timestamp": f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.000Z", "isSidechain": False,
+            "message": {"role": kind, "content": content}, **extra}
+
+
+def test_runtime_notices_that_pile_up_do_not_outgrow_the_budget(tmp_path):
+    # A long Claude Code session compacted by its runtime five times, with
+    # hook reminders on the way: pinned whole, its system part outgrew any
+    # budget under ~9,000 tokens. The newest notices up to the notes cap are
+    # shown; the older ones are named by the pack's pointer.
+    sid, lines, n = "c0ffee00-0000-4000-8000-000000000001", [], 0
+    for round_ in range(5):
+        lines.append(_cc_line(sid, n, "user", f"Summary {round_}: " + _prose(1500, round_), isCompactSummary=True))
+        lines.append(_cc_line(sid, n + 1, "user", "<system-reminder>hook note " + _prose(80, round_) + "</system-reminder>",
+                              isMeta=True))
+        lines.append(_cc_line(sid, n + 2, "user", f"question {round_}: " + _prose(30, round_)))
+        lines.append(_cc_line(sid, n + 3, "assistant", [{"type": "text", "text": _prose(200, round_)}]))
+        n += 4
+    path = tmp_path / f"{sid}.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert cli("ingest", str(path)).code == 0
+    events = [e for e in Store().events() if e["session_id"] == sid]
+    for budget in (4000, 8000):
+        result = push_pack(Store(), sid, budget=budget)
+        system = [m for m in result.pack.messages if m.part == "system"]
+        assert system and sum(m.tokens for m in system) <= 2000 + MESSAGE_OVERHEAD
+        check_pack(result, events, budget)
