@@ -23,6 +23,7 @@ from typing import Callable
 
 from reducers.fit import plan_order
 from reducers.markers import elision_text, gaps
+from reducers.notices import system_shown
 from reducers.pack_messages import LEAD_IN, MESSAGE_OVERHEAD, Message, build_messages
 from reducers.pack_shrink import BudgetTooSmall, cut, shrink_protected
 from reducers.pairs import latest_protected, normalize_pairs
@@ -277,7 +278,7 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
     task states and notes they leave out (older ones, past the notes cap)."""
     fixed: list[Message] = []
     not_shown: set[int] = set()
-    system = _system_shown(view.system, policy.notes_cap)
+    system = system_shown(view.system)
     not_shown.update(e["seq"] for e in view.system if e["seq"] not in {x["seq"] for x in system})
     if system:
         fixed.append(Message("system", "\n\n".join(e["text"] for e in system),
@@ -307,32 +308,6 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
         fixed.append(Message("system", "\n".join(m["text"] for m in markers), seqs=[m["seq"] for m in markers],
                              part="markers"))
     return fixed, not_shown
-
-
-def _system_shown(events: list[dict], cap: int) -> list[dict]:
-    """The system part: the system prompt and persona whole; the runtime's
-    notices (queued prompts, hook reminders, its own compaction summaries, a
-    sub-agent's system lines: events with a subtype or marked meta) newest
-    first up to `cap` tokens, like notes, the first one cut to fit. They
-    pile up as a session runs, and pinned whole they outgrew any budget; the
-    pack's pointer names the ones left out."""
-    # the main thread's before a sub-agent's, each newest first
-    notices = sorted((e for e in events if _is_notice(e)),
-                     key=lambda e: (bool((e.get("meta") or {}).get("sidechain")), -e["seq"]))
-    keep, used = set(), 0
-    for e in notices:
-        cost = e.get("tokens") or count_tokens(e["text"])
-        if used + cost > cap and keep:
-            continue
-        keep.add(e["seq"])
-        used += min(cost, cap)
-    return [cut(e, cap) if e["seq"] in keep and (e.get("tokens") or 0) > cap else e
-            for e in events if not _is_notice(e) or e["seq"] in keep]
-
-
-def _is_notice(e: dict) -> bool:
-    meta = e.get("meta") or {}
-    return e["kind"] == "system" and bool(meta.get("subtype") or meta.get("is_meta") or meta.get("sidechain"))
 
 
 def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[int, str],

@@ -9,7 +9,7 @@ import re
 from reducers.pack_formats import to_anthropic
 from reducers.pack_messages import MESSAGE_OVERHEAD
 from reducers.tokens import count_tokens
-from stores.context import push_pack
+from stores.context import compact, push_pack
 from stores.store import Store
 from tests.helpers import cli
 from tests.pack_checks import anthropic_tokens, check_pack, needed_budget
@@ -111,13 +111,11 @@ def _cc_line(sid: str, n: int, kind: str, content, **extra) -> dict:
             "message": {"role": kind, "content": content}, **extra}
 
 
-def test_runtime_notices_that_pile_up_do_not_outgrow_the_budget(tmp_path):
-    # A long Claude Code session compacted by its runtime five times, with
-    # hook reminders on the way: pinned whole, its system part outgrew any
-    # budget under ~9,000 tokens. The newest notices up to the notes cap are
-    # shown; the older ones are named by the pack's pointer.
+def _compacted_by_its_runtime(tmp_path, rounds: int = 5) -> tuple[str, list[dict]]:
+    """A long Claude Code session its runtime compacted `rounds` times, with
+    hook reminders on the way."""
     sid, lines, n = "c0ffee00-0000-4000-8000-000000000001", [], 0
-    for round_ in range(5):
+    for round_ in range(rounds):
         lines.append(_cc_line(sid, n, "user", f"Summary {round_}: " + _prose(1500, round_), isCompactSummary=True))
         lines.append(_cc_line(sid, n + 1, "user", "<system-reminder>hook note " + _prose(80, round_) + "</system-reminder>",
                               isMeta=True))
@@ -127,9 +125,27 @@ def test_runtime_notices_that_pile_up_do_not_outgrow_the_budget(tmp_path):
     path = tmp_path / f"{sid}.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     assert cli("ingest", str(path)).code == 0
-    events = [e for e in Store().events() if e["session_id"] == sid]
+    return sid, [e for e in Store().events() if e["session_id"] == sid]
+
+
+def test_runtime_notices_that_pile_up_do_not_outgrow_the_budget(tmp_path):
+    # Pinned whole, the system part outgrew any budget under ~8,000 tokens.
+    # The newest notices up to the notes cap are shown; the older ones are
+    # named by the pack's pointer.
+    sid, events = _compacted_by_its_runtime(tmp_path)
     for budget in (4000, 8000):
         result = push_pack(Store(), sid, budget=budget)
         system = [m for m in result.pack.messages if m.part == "system"]
         assert system and sum(m.tokens for m in system) <= 2000 + MESSAGE_OVERHEAD
         check_pack(result, events, budget)
+
+
+def test_compaction_evicts_the_runtime_notices_a_pack_would_not_show(tmp_path):
+    sid, events = _compacted_by_its_runtime(tmp_path)
+    summaries = [e["seq"] for e in events if (e.get("meta") or {}).get("subtype") == "compact_summary"]
+    done = compact(Store(), sid, budget=3500, hot_tail=1, reflect=False)
+    assert done.fits, done.stopped
+    evicted = {s for m in done.new_markers for a, z in m["ranges"] for s in range(a, z + 1)}
+    assert set(summaries[:-1]) <= evicted and summaries[-1] not in evicted
+    after = [e for e in Store().events() if e["session_id"] == sid]
+    check_pack(push_pack(Store(), sid, budget=3500), after, 3500)
