@@ -149,3 +149,29 @@ def test_compaction_evicts_the_runtime_notices_a_pack_would_not_show(tmp_path):
     assert set(summaries[:-1]) <= evicted and summaries[-1] not in evicted
     after = [e for e in Store().events() if e["session_id"] == sid]
     check_pack(push_pack(Store(), sid, budget=3500), after, 3500)
+
+
+def test_the_newest_copy_of_standing_instructions_is_shown_whole(tmp_path):
+    # Codex writes its AGENTS.md instructions again on every resume: the
+    # newest copy is the live one and goes whole; older copies are history.
+    sid, lines = "0199aaaa-0000-7000-8000-000000000002", []
+    lines.append({"timestamp": "2026-03-01T10:00:00.000Z", "type": "session_meta",
+                  "payload": {"id": sid, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w", "cli_version": "0.58.0"}})
+    for k in range(3):
+        ts = f"2026-03-01T10:{k:02d}:30.000Z"
+        lines.append({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": f"<user_instructions>\nrevision {k}: " + _prose(2600, k) + "\n</user_instructions>"}]}})
+        lines.append({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": f"task {k}: " + _prose(20, k)}]}})
+        lines.append({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "assistant",
+                      "content": [{"type": "output_text", "text": _prose(60, k)}]}})
+    path = tmp_path / f"rollout-2026-03-01T10-00-00-{sid}.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert cli("ingest", str(path)).code == 0
+    events = [e for e in Store().events() if e["session_id"] == sid]
+    copies = [e for e in events if (e.get("meta") or {}).get("subtype") == "user_instructions"]
+    assert len(copies) == 3
+    result = push_pack(Store(), sid, budget=8000)
+    system = next(m for m in result.pack.messages if m.part == "system")
+    assert copies[-1]["text"] in system.content and "revision 0" not in system.content
+    check_pack(result, events, 8000)
