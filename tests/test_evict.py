@@ -1,6 +1,8 @@
 """Eviction, markers and the cache projection: pure functions, exact plans."""
 from __future__ import annotations
 
+import json
+
 from reducers.cache import Cache, project
 from reducers.evict import hot_tail_start, plan_compaction
 from reducers.markers import marker_text, seq_ranges, topic_hints
@@ -180,6 +182,16 @@ def test_topics_are_words_a_person_would_search_for():
     topics = topic_hints(texts, lambda w: 1, n_docs=1000, k=8)
     assert "export" in topics and "deploy" in topics
     assert not {"nexport", "alice", "bob", "3f9a2c1e7b", "users"} & set(topics)
+
+
+def test_the_owner_and_group_of_a_long_listing_are_not_topics():
+    # `ls -l` output names a user in every line, in a tool result and escaped inside JSON alike.
+    listing = "total 16\ndrwxrwxr-x  2 carol carol 4096 Feb 10 23:12 migrations\n" \
+              "-rw-rw-r--  1 carol staff   97 Feb 10 23:12 schema.sql\n"
+    texts = [listing, json.dumps({"output": listing}), "the migrations failed on schema.sql"]
+    topics = topic_hints(texts, lambda w: 1, n_docs=1000, k=8)
+    assert "migrations" in topics
+    assert not {"carol", "staff", "drwxrwxr"} & set(topics)
 
 
 def test_topic_hints_prefer_words_frequent_here_and_rare_in_the_store():
