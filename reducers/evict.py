@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from reducers.cache import NON_EVICTABLE, Cache, marker_info
+from reducers.notices import is_notice, system_shown
 from reducers.markers import build_marker
 from reducers.pairs import latest_protected, pair_groups
 from reducers.tokens import count_tokens
@@ -100,10 +101,14 @@ def _groups(items: list[dict]) -> list[_Group]:
     (reducers/pairs.py pair_groups). A task state older than the latest is
     history, evictable like the rest."""
     latest_task = max((i for i, e in enumerate(items) if e["kind"] == "task_state"), default=None)
+    # the runtime's notices a pack would not show (reducers/notices.py) are history too
+    system = [e for e in items if e["kind"] == "system"]
+    shown = {e["seq"] for e in system_shown(system)}
     groups: list[_Group] = []
     for members in pair_groups(items):
         first = items[members[0]]
-        if first["kind"] in NON_EVICTABLE and not (first["kind"] == "task_state" and members[0] != latest_task):
+        if first["kind"] in NON_EVICTABLE and not (first["kind"] == "task_state" and members[0] != latest_task) \
+                and not (is_notice(first) and first.get("seq") not in shown):
             continue
         g = _Group(members, 0, first["kind"])
         for i in members:

@@ -15,7 +15,8 @@ The show directive names the exact ranges when there are few (`trace show
 else; with many it names the covering span and the session.
 
 Topic hints are words a person would search for: escape debris (`\\nexport`
-read as `nexport`), home-directory user names, hashes and numbers are not."""
+read as `nexport`), user names (a home directory's, a prompt's, the owner
+and group of a long listing), hashes and numbers are not."""
 from __future__ import annotations
 
 import bisect
@@ -39,12 +40,16 @@ _ESCAPE = re.compile(r"(?<!\\)\\+(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbfv0])")
 # and a shell prompt alice@laptop:~$ — never topics.
 _HOME = re.compile(r"(?:/home/|/Users/|/u/|\b[A-Za-z]:(?:\\+|/)Users(?:\\+|/))[^/\\\s'\"]+", re.IGNORECASE)
 _PROMPT = re.compile(r"(?<![\w.-])[\w.-]+@[\w.-]+:(?=[~/])")
+# A long listing (`ls -l`) line opens with a mode, a link count and its
+# file's owner and group: user names, and a mode reads as `drwxrwxr`.
+_LS_OWNER = re.compile(r"(?m)(?:^|(?<=\s))[-dlcbps][rwxsStT-]{9}[.+@]?[ \t]+\d+[ \t]+\S+[ \t]+\S+")
 _HEXISH = re.compile(r"^[0-9a-f]{6,}$")
 _NOISE = frozenset({"users", "home"})
 
 
 def _words(text: str) -> list[str]:
-    return query_words(_PROMPT.sub(" ", _HOME.sub(" ", _ESCAPE.sub(" ", text[:20_000]))))
+    text = _ESCAPE.sub(" ", text[:20_000])
+    return query_words(_LS_OWNER.sub(" ", _PROMPT.sub(" ", _HOME.sub(" ", text))))
 
 
 def _topical(w: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import orjson
 
+from reducers.pack_messages import LEAD_IN
 from reducers.render import Pack
 
 
@@ -65,7 +66,7 @@ def to_anthropic(pack: Pack) -> dict:
         else:
             push("user", [{"type": "text", "text": m.content}])
     if messages and messages[0]["role"] != "user":
-        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": "(earlier turns are in the log)"}]})
+        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": LEAD_IN}]})   # a pack not assembled here
     return {"system": system, "messages": messages}
 
 

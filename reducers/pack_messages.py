@@ -23,6 +23,10 @@ from typing import Any
 from reducers.tokens import count_tokens
 
 MESSAGE_OVERHEAD = 4
+# Anthropic's Messages API wants the first message from the user: a pack
+# whose conversation opens with the assistant gets this user line first, as
+# a message of the pack, so its tokens count against the budget.
+LEAD_IN = "(earlier turns are in the log)"
 CALL_OVERHEAD = 4                   # a call's framing inside its message: `→ name(…) #id`, or type/function keys
 
 
@@ -96,16 +100,17 @@ def build_messages(events: list[dict]) -> list[Message]:
         elif e["kind"] == "tool_result" and cid in last_call:
             results_of.setdefault(last_call[cid], []).append(e)
     msgs: list[Message] = []
-    waiting: list[dict] = []                         # results of the open assistant message's calls
+    waiting: list[tuple[dict, str | None]] = []      # results of the open assistant message's calls, with the id sent
+    sent_ids: set = set()
 
     def open_message(m: Message) -> None:
         flush()
         msgs.append(m)
 
     def flush() -> None:
-        for r in waiting:
+        for r, call_id in waiting:
             tool = r.get("tool") or {}
-            msgs.append(Message("tool", r["text"], tool_call_id=tool.get("call_id"), name=tool.get("name"),
+            msgs.append(Message("tool", r["text"], tool_call_id=call_id, name=tool.get("name"),
                                 seqs=[] if (r.get("meta") or {}).get("synthetic") else [r["seq"]]))
         waiting.clear()
 
@@ -117,12 +122,12 @@ def build_messages(events: list[dict]) -> list[Message]:
             open_message(Message("user", e["text"], seqs=[e["seq"]]))
         elif kind == "tool_call":
             tool = e.get("tool") or {}
-            call = {"id": tool.get("call_id"), "name": tool.get("name"), "input": tool.get("input")}
+            call = {"id": _unique_id(tool.get("call_id"), sent_ids), "name": tool.get("name"), "input": tool.get("input")}
             if not (msgs and msgs[-1].role == "assistant" and msgs[-1].part == "conversation"):
                 open_message(Message("assistant", ""))
             msgs[-1].tool_calls.append(call)
             msgs[-1].seqs.append(e["seq"])
-            waiting.extend(results_of.get(i, ()))
+            waiting.extend((r, call["id"]) for r in results_of.get(i, ()))
         else:                                        # assistant text, artifact references
             last = msgs[-1] if msgs else None
             if last is not None and last.role == "assistant" and not last.tool_calls and not waiting:
@@ -132,3 +137,18 @@ def build_messages(events: list[dict]) -> list[Message]:
                 open_message(Message("assistant", e["text"], seqs=[e["seq"]]))
     flush()
     return msgs
+
+
+def _unique_id(call_id, sent: set):
+    """The id a call is sent with: its own, or, when an earlier call in the
+    pack already went with it (a reused or repeated id), the id with a
+    suffix; Anthropic rejects a request whose tool_use ids repeat, and a
+    repeated id leaves an OpenAI result ambiguous."""
+    if not call_id:
+        return call_id
+    pack_id, n = call_id, 1
+    while pack_id in sent:
+        n += 1
+        pack_id = f"{call_id}-{n}"
+    sent.add(pack_id)
+    return pack_id

@@ -21,6 +21,7 @@ class BudgetTooSmall(ValueError):
         super().__init__(f"the smallest pack for this session needs {needed} tokens ({shown}) but the budget "
                          f"is {budget}; raise --budget to at least {needed}")
         self.needed = needed
+        self.parts = parts
 
 
 def shrink_protected(conv, order, render, k: int, budget: int):

@@ -9,16 +9,39 @@ ABORTED = "aborted"
 
 def normalize_pairs(events: list[dict]) -> list[dict]:
     calls = {(e.get("tool") or {}).get("call_id") for e in events if e["kind"] == "tool_call"}
-    results = {(e.get("tool") or {}).get("call_id") for e in events if e["kind"] == "tool_result"}
+    answered = _answered_calls(events)
     out = []
-    for e in events:
+    for i, e in enumerate(events):
         call_id = (e.get("tool") or {}).get("call_id")
         if e["kind"] == "tool_result" and call_id not in calls:
             continue                                   # orphan result: the API would reject it
         out.append(e)
-        if e["kind"] == "tool_call" and call_id not in results:
+        if e["kind"] == "tool_call" and i not in answered:
             out.append(synthetic_result(e))
     return _results_after_calls(out)
+
+
+def _answered_calls(events: list[dict]) -> set[int]:
+    """Indexes of the calls that have a result of their own: one after the
+    call and before the next call with its id, or (for the first call with
+    an id) one logged before it. An id seen twice (a sub-agent's file
+    repeating calls its parent's log already holds) answers only the call
+    its result follows; the other call gets the synthetic one."""
+    answered: set[int] = set()
+    latest: dict = {}                         # call id -> index of the latest call with it
+    early: set = set()                        # call ids whose result came before any call
+    for i, e in enumerate(events):
+        cid = (e.get("tool") or {}).get("call_id")
+        if e["kind"] == "tool_call":
+            if cid not in latest and cid in early:
+                answered.add(i)
+            latest[cid] = i
+        elif e["kind"] == "tool_result":
+            if cid in latest:
+                answered.add(latest[cid])
+            else:
+                early.add(cid)
+    return answered
 
 
 def synthetic_result(call: dict) -> dict:

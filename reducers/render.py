@@ -23,7 +23,8 @@ from typing import Callable
 
 from reducers.fit import plan_order
 from reducers.markers import elision_text, gaps
-from reducers.pack_messages import MESSAGE_OVERHEAD, Message, build_messages
+from reducers.notices import system_shown
+from reducers.pack_messages import LEAD_IN, MESSAGE_OVERHEAD, Message, build_messages
 from reducers.pack_shrink import BudgetTooSmall, cut, shrink_protected
 from reducers.pairs import latest_protected, normalize_pairs
 from reducers.recall_block import detail_seqs, strip_recalled
@@ -165,7 +166,8 @@ def assemble(view: SessionView, budget: int, recalled_block: str = "",
             head.append(Message("system", "## Evicted history (recallable)\n" + "\n".join(marker_lines),
                                 seqs=seqs, part="markers"))
         recalled = [Message("user", recalled_block, part="recalled")] if recall else []
-        return Pack(head + recalled + msgs, budget, recalled=recall, elision=elision,
+        lead_in = [Message("user", LEAD_IN)] if msgs and msgs[0].role != "user" and not recall else []
+        return Pack(head + recalled + lead_in + msgs, budget, recalled=recall, elision=elision,
                     marker_ids=[m["id"] for m in view.markers if m.get("text")],
                     cleared=sorted(conv[i]["seq"] for i in clear if i not in removed),
                     shrunk=sorted(conv[i]["seq"] for i in shrunk))
@@ -276,9 +278,11 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
     task states and notes they leave out (older ones, past the notes cap)."""
     fixed: list[Message] = []
     not_shown: set[int] = set()
-    if view.system:
-        fixed.append(Message("system", "\n\n".join(e["text"] for e in view.system),
-                             seqs=[e["seq"] for e in view.system], part="system"))
+    system = system_shown(view.system)
+    not_shown.update(e["seq"] for e in view.system if e["seq"] not in {x["seq"] for x in system})
+    if system:
+        fixed.append(Message("system", "\n\n".join(e["text"] for e in system),
+                             seqs=[e["seq"] for e in system], part="system"))
     if view.task_states:                          # the latest task state is the live one
         task = view.task_states[-1]
         fixed.append(Message("system", "## Task state\n" + strip_recalled(task["text"]), seqs=[task["seq"]],

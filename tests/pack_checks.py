@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from reducers.pack_formats import to_openai
+import orjson
+
+from reducers.pack_formats import to_anthropic, to_openai
 from reducers.tokens import count_tokens
 from stores.log.lookup import events_by_selector, marker_events
 from stores.store import Store
@@ -30,6 +32,22 @@ def openai_tokens(msgs: list[dict]) -> int:
         for c in m.get("tool_calls") or ():
             total += (count_tokens(c["function"]["name"] or "") + count_tokens(c["function"]["arguments"])
                       + count_tokens(c.get("id") or ""))
+    return total
+
+
+def anthropic_tokens(body: dict) -> int:
+    """The same count over an Anthropic Messages request: its system text,
+    and each message's blocks (the user line it may open with included)."""
+    total = count_tokens(body["system"] or "")
+    for m in body["messages"]:
+        total += 4
+        for b in m["content"]:
+            if b["type"] == "text":
+                total += count_tokens(b["text"])
+            elif b["type"] == "tool_use":
+                total += count_tokens(b["name"]) + count_tokens(orjson.dumps(b["input"]).decode()) + count_tokens(b["id"])
+            else:
+                total += count_tokens(b["content"]) + count_tokens(b["tool_use_id"])
     return total
 
 
@@ -58,8 +76,14 @@ def check_pack(result, session_events: list[dict], budget: int) -> dict:
     """The Bar for one pack; returns what it found (for the sweep's report)."""
     pack = result.pack
     msgs = to_openai(pack)
+    body = to_anthropic(pack)
     assert pack.tokens <= budget and openai_tokens(msgs) <= budget, (pack.tokens, budget)
-    # every call answered, right after the message that made it; no result without its call
+    assert anthropic_tokens(body) <= budget, (anthropic_tokens(body), budget)
+    assert not body["messages"] or body["messages"][0]["role"] == "user"
+    # every call answered, right after the message that made it; no result without its call;
+    # no id sent twice (Anthropic rejects a request whose tool_use ids repeat)
+    ids = [c["id"] for m in msgs for c in m.get("tool_calls") or ()]
+    assert len(ids) == len(set(ids)), "a call id sent twice"
     for i, m in enumerate(msgs):
         if m["role"] == "tool":
             prev = next(x for x in reversed(msgs[:i]) if x["role"] != "tool")

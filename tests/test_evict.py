@@ -1,6 +1,8 @@
 """Eviction, markers and the cache projection: pure functions, exact plans."""
 from __future__ import annotations
 
+import json
+
 from reducers.cache import Cache, project
 from reducers.evict import hot_tail_start, plan_compaction
 from reducers.markers import marker_text, seq_ranges, topic_hints
@@ -182,6 +184,16 @@ def test_topics_are_words_a_person_would_search_for():
     assert not {"nexport", "alice", "bob", "3f9a2c1e7b", "users"} & set(topics)
 
 
+def test_the_owner_and_group_of_a_long_listing_are_not_topics():
+    # `ls -l` output names a user in every line, in a tool result and escaped inside JSON alike.
+    listing = "total 16\ndrwxrwxr-x  2 carol carol 4096 Feb 10 23:12 migrations\n" \
+              "-rw-rw-r--  1 carol staff   97 Feb 10 23:12 schema.sql\n"
+    texts = [listing, json.dumps({"output": listing}), "the migrations failed on schema.sql"]
+    topics = topic_hints(texts, lambda w: 1, n_docs=1000, k=8)
+    assert "migrations" in topics
+    assert not {"carol", "staff", "drwxrwxr"} & set(topics)
+
+
 def test_topic_hints_prefer_words_frequent_here_and_rare_in_the_store():
     texts = ["docker build failed", "docker build ssl cert expired", "the the the config"]
     df = {"docker": 3, "build": 2, "ssl": 1, "cert": 1, "config": 900, "failed": 50, "expired": 40}
@@ -243,6 +255,17 @@ def test_reused_call_ids_keep_each_result_after_its_own_call():
     assert [(e["kind"], e["text"] if e["kind"] == "tool_result" else "") for e in out] == [
         ("tool_call", ""), ("tool_result", "344"), ("tool_call", ""), ("tool_result", "listing"),
         ("tool_call", ""), ("tool_result", "345")]
+
+
+def test_a_repeated_call_id_whose_result_came_before_it_gets_its_own_aborted_result():
+    # A sub-agent's file can repeat a call (same id) its parent's log already
+    # answered: the repeat has no result after it, so it gets the synthetic one.
+    call, result = turn(1, 0)[1:3]
+    again = {**call, "id": "e9", "seq": 9}
+    out = normalize_pairs([call, result, again, turn(10, 1)[3]])
+    kinds = [e["kind"] for e in out]
+    assert kinds == ["tool_call", "tool_result", "tool_call", "tool_result", "assistant"]
+    assert out[3]["text"] == "aborted" and out[3]["id"] == "aborted-e9"
 
 
 def test_a_marker_absorbing_one_made_earlier_in_the_same_cycle_does_not_need_its_id():

@@ -41,6 +41,7 @@ RECALL_MIN_SCORE = 0.5          # recall's calibrated score: an answer more like
 RECALL_HITS = 10
 QUERY_MESSAGES = 3
 SELF_CONTAINED = 4
+SETTLE_TRIES = 4                # reads of a longer tail while the smallest pack grows with what is read
 
 @dataclass
 class PushResult(Result):
@@ -186,7 +187,8 @@ def _render(store, recaller, session_id: str, result: PushResult, *, budget: int
         result.pack = assemble(view, limit, block, policy)
     except BudgetTooSmall as exc:
         if limit == budget or exc.needed > budget:
-            raise TraceError(str(exc)) from None
+            need = _smallest_needed(store, ft, session_id, exc, block, policy, tool_max, notes_cap, protected)
+            raise TraceError(str(BudgetTooSmall(need.needed, budget, need.parts))) from None
         result.pack = assemble(view, exc.needed, block, policy)       # the smallest pack, over the limit
         result.notes.append(f"the smallest pack needs {exc.needed} tokens, more than this try's limit {limit}")
     result.pack.budget = budget
@@ -197,6 +199,24 @@ def _render(store, recaller, session_id: str, result: PushResult, *, budget: int
         record_try(store, session_id, {"try": o["try"], "limit": limit, "tokens": o["tokens"], "budget": budget,
                                        "session_seq": o["session_seq"]})
     return result
+
+
+def _smallest_needed(store, ft, session_id: str, exc: BudgetTooSmall, block: str, policy: RenderPolicy,
+                     tool_max: int, notes_cap: int, protected) -> BudgetTooSmall:
+    """What the smallest pack needs, settled: a small budget reads a short
+    tail, which may stop short of the current turn's newest pair; read
+    again at the size named until the pack renders there, so the minimum
+    the error names is one that renders."""
+    from stores.context.view import read_view
+    for _ in range(SETTLE_TRIES):
+        view = read_view(store, ft, session_id, budget=exc.needed, tool_max_tokens=tool_max, notes_cap=notes_cap,
+                         protected=protected)
+        try:
+            assemble(view, exc.needed, block, policy)
+            return exc
+        except BudgetTooSmall as larger:
+            exc = larger
+    return exc
 
 
 def _recalled_block(recaller, view, q: str, *, session: str | None, min_score: float | None, cap: int) -> str:

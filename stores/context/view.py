@@ -25,7 +25,8 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
     markers = live_markers(reader.read(reader.of_kinds(["marker"])))
     coverage = Coverage(markers)
     view = SessionView(session_id, markers=markers)
-    view.system = reader.read(reader.of_kinds(["system", "persona"]))
+    # a runtime notice compaction evicted is its marker's to name
+    view.system = [e for e in reader.read(reader.of_kinds(["system", "persona"])) if e["seq"] not in coverage]
     tasks = reader.of_kinds(["task_state"], limit=KIND_LIMIT, newest_first=True)
     view.task_states = reader.read(tasks[:1])
     notes = reader.of_kinds(["note"], limit=KIND_LIMIT, newest_first=True)

@@ -1,7 +1,7 @@
 """Tool output kept in artifacts/ shows only its ingest preview in the
 event (stores/log/externalize.py: ~500 tokens). When the pack may show more
-(`--tool-max-tokens`, TRACE_TOOL_MAX_TOKENS), the stub is rebuilt from the
-artifact at the size allowed — the same 50/50 head and tail with both
+(`--tool-max-tokens`, TRACE_TOOL_MAX_TOKENS), or less, the stub is rebuilt
+from the artifact at the size allowed — the same 50/50 head and tail with both
 markers — streaming it and keeping only its first and last few hundred KB.
 Only the newest WIDEN_RESULTS such results of a render are widened: the
 I/O follows what the pack can show."""
@@ -20,10 +20,10 @@ def widen_results(store, events: list[dict], max_tokens: int) -> list[dict]:
     for i in range(len(out) - 1, -1, -1):
         e = out[i]
         art = e.get("artifact") or {}
-        if e["kind"] != "tool_result" or not art.get("id") or (e.get("tokens") or 0) >= max_tokens:
+        if e["kind"] != "tool_result" or not art.get("id") or (art.get("tokens") or 0) <= (e.get("tokens") or 0):
             continue
-        if (art.get("tokens") or 0) <= (e.get("tokens") or 0):
-            continue
+        # Rebuilt at any allowed size, smaller than the preview too: cutting
+        # the preview again would name its own lines and tokens, not the output's.
         out[i] = _widened(store, e, max_tokens)
         done += 1
         if done >= WIDEN_RESULTS:

@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         "Tool output and replies go before the user prompts of the same age (prompts are kept "
         "recent-first up to 20,000 tokens); the last --hot-tail turns stay unless nothing else is "
         "left, and then only their oldest completed tool pairs go — never a prompt, the newest pair or "
-        "the last event. System/persona/task state/notes/markers and each protected tool's latest state "
+        "the last event. System/persona (the runtime's notices a pack would not show excepted), task state, "
+        "notes, markers and each protected tool's latest state "
         "(TodoWrite, manage_todo_list) stay; a tool call never leaves without its result. Every evicted "
         "event stays in the log: `trace recall` or `trace show A..B` brings it back. Exits 1, saying what "
         "stopped it, when the budget cannot be reached. With --auto it compacts only when the working set "
@@ -78,7 +79,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command(help=(
         "The push pack: what the model should see next for a session, never over --budget and never "
-        "without the current turn. Stable parts first (system/persona, task state, notes capped at 2,000 "
+        "without the current turn. Stable parts first (system/persona with the newest standing instructions, "
+        "the runtime's other notices capped at 2,000 tokens newest first, task state, notes capped at 2,000 "
         "tokens newest first, markers in time order), then a <recalled-context> block for the latest "
         "user questions (this session only unless --cross-session; hits under --recall-min-score left "
         "out; capped at min(4000, 10% of the budget)), then the conversation. Tool output is "
