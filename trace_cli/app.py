@@ -125,12 +125,15 @@ def _command_for(args: list[str]):
     if name not in ALONE or "--version" in args[:args.index(name)]:
         name = None
     if name not in _built:
+        from trace_cli.param_checks import check_params
         if name is None:
-            _built[name] = typer.main.get_command(full_app())
+            command = typer.main.get_command(full_app())
         else:
             alone = _new_app()
             ALONE[name](alone)
-            _built[name] = typer.main.get_command(alone)
+            command = typer.main.get_command(alone)
+        check_params(command)
+        _built[name] = command
     return _built[name]
 
 
