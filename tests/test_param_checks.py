@@ -8,6 +8,7 @@ import pytest
 
 from tests.helpers import cli
 from trace_cli.command_reference import commands
+from trace_cli.param_checks import SELF_CHECKED
 
 # The least each command needs to get as far as reading its options.
 NEEDS = {
@@ -21,6 +22,8 @@ def _options(kind: str) -> list:
     for c in commands():
         if getattr(c.command, "commands", None) and c.path != ("sweep",):
             continue                                              # a group: its commands are listed
+        if c.path[0] in SELF_CHECKED:
+            continue                                              # below: its own checks, on both its paths
         for p in c.command.params:
             if not p.opts or not p.opts[0].startswith("--"):
                 continue
@@ -34,7 +37,7 @@ NUMBERS, SESSIONS = _options("number"), _options("session")
 
 
 def test_the_walk_finds_the_options_it_checks():
-    assert len(NUMBERS) >= 40 and len(SESSIONS) >= 12
+    assert len(NUMBERS) >= 40 and len(SESSIONS) >= 11
     ids = {p.id for p in NUMBERS + SESSIONS}
     assert {"context --budget", "sweep --llm-timeout", "ingest --poll", "export --session"} <= ids
 
@@ -69,3 +72,21 @@ def test_the_largest_integer_still_works(tmp_path, samples):
     assert cli("--store", store, "ingest", str(samples / "claude-code")).code == 0
     run = cli("--store", store, "context", "--session", "5b1f0c2e", "--budget", str(2**63 - 1))
     assert run.code == 0 and run.out.strip(), run.err
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--min-score", "nan"), ("--min-score", "inf"), ("--mmr", "nan"), ("--mmr", "1e400"),
+    ("--hops", str(2**64)), ("--session", ""), ("--session", "  "), ("-k", "nan"),
+])
+def test_recall_refuses_the_same_values_with_its_own_one_line_messages(tmp_path, option, value):
+    run = cli("--store", str(tmp_path / "store"), "recall", "deploy", option, value)
+    assert run.code == 2 and option in run.err and run.err.count("\n") == 1, run.err
+    assert not (tmp_path / "store").exists()
+
+
+def test_recall_takes_a_huge_k_or_budget_as_all_there_is(tmp_path, samples):
+    store = str(tmp_path / "store")
+    assert cli("--store", store, "ingest", str(samples / "claude-code")).code == 0
+    for option in ("-k", "--budget"):
+        run = cli("--store", store, "recall", "gateway port", option, str(2**70), *(["--block"] if option == "--budget" else []))
+        assert run.code == 0 and run.out.strip() and "Traceback" not in run.err, (option, run.err)

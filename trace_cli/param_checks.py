@@ -53,8 +53,15 @@ def _with(mixin: type, kind):
     return checked
 
 
+# `trace recall` checks its own options, the same way on its quick path
+# (trace_cli/quick_recall.py) and through Click, with messages of its own.
+SELF_CHECKED = ("recall",)
+
+
 def check_params(command) -> None:
     """Apply the checks to every option of `command` and its sub-commands."""
+    if command.name in SELF_CHECKED:
+        return
     for param in getattr(command, "params", ()):
         kind = param.type
         if isinstance(kind, (_Finite, _NamedSession)):

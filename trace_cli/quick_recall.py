@@ -15,7 +15,6 @@ import math
 from typing import Callable
 
 from trace_cli.global_options import COMMAND_FLAG, GLOBAL_FLAGS, GLOBAL_WITH_VALUE
-from trace_cli.param_checks import INT_LIMIT
 from trace_cli.recall_answer import DEFAULTS
 
 
@@ -23,15 +22,8 @@ class _Refused(Exception):
     """A value Click would refuse: left to the full CLI to say so."""
 
 
-def _int(text: str) -> int:
-    value = int(text)                     # as Click reads an int
-    if abs(value) > INT_LIMIT:
-        raise _Refused(text)              # past 64 bits: trace_cli/param_checks.py refuses it
-    return value
-
-
 def _at_least_one(text: str) -> int:
-    value = _int(text)
+    value = int(text)                     # as Click reads an int
     if value < 1:
         raise _Refused(text)
     return value
@@ -50,7 +42,7 @@ VALUES: dict[str, tuple[str, Callable]] = {
     "-k": ("k", _at_least_one), "--top": ("k", _at_least_one),
     "--session": ("session", str), "-s": ("session", str),
     "--kind": ("kind", str), "--since": ("since", str), "--until": ("until", str), "--mode": ("mode", str),
-    "--hops": ("hops", _int), "--min-score": ("min_score", _float), "--mmr": ("mmr", _float),
+    "--hops": ("hops", int), "--min-score": ("min_score", _float), "--mmr": ("mmr", _float),
     "--queries": ("queries", str), "--budget": ("budget", _at_least_one), "--window": ("window", _at_least_one),
 }
 FLAGS = {"--rerank": "rerank", "--block": "block", "--json": "json"}

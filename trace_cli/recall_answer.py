@@ -26,7 +26,7 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
         raise UsageError("--queries needs a file: JSONL, one {\"query\": …} per line, or - for stdin" if queries == ""
                          else "say what to recall: trace recall \"docker ssl error\", or --queries FILE for many "
                               "(see `trace recall --help`)")
-    if session == "":                  # `--session "$SID"` with SID unset must not search every session
+    if session is not None and not session.strip():     # `--session "$SID"` with SID unset must not search every session
         raise UsageError("--session is empty: give a session id or a unique prefix of one (`trace sessions` lists them)")
     base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
                 min_score=min_score, mmr=mmr, rerank=rerank)
