@@ -66,3 +66,13 @@ def test_a_sessions_notes_ride_in_its_push_pack_and_recall_puts_notes_in_knowled
     assert "## Notes" in text and "finance bucket" in text
     block = cli("recall", "which bucket do billing exports go to", "--block", "--budget", "4000").out
     assert "<knowledge>" in block and "[note] billing exports go to the finance bucket" in block
+
+
+def test_listing_no_notes_says_so_and_exits_3(tmp_path):
+    store = str(tmp_path / "s")
+    add_note(Store(tmp_path / "s"), "tabs, not spaces, in the Makefile", "preference", session="s2")
+    for args, said in ((["--category", "decision"], "of category 'decision'"),
+                       (["--session", "s9", "--category", "decision"], "in session 's9'")):
+        run = cli("--store", store, "note", "list", *args)
+        assert run.code == 3 and run.out == "" and "no notes" in run.err and said in run.err, run.err
+    assert cli("--store", store, "note", "list").code == 0

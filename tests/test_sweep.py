@@ -228,3 +228,11 @@ def test_reading_facts_the_ledger_or_the_digest_before_any_sweep_says_to_run_one
     assert cli("sweep").code == 0
     for args in (("sweep", "facts"), ("sweep", "ledger"), ("digest",)):
         assert "no sweep has run" not in cli(*args).err
+
+
+def test_after_a_sweep_a_ledger_or_facts_query_that_finds_nothing_says_so_and_exits_3(trace_home, ingest_scenario):
+    ingest_scenario(trace_home)
+    assert cli("sweep").code == 0
+    run = cli("sweep", "ledger", "--key", "no such key at all")
+    assert run.code == 3 and run.out == "" and "no ledger rows for key 'no such key at all'" in run.err
+    assert cli("sweep", "ledger").code == 0 and cli("sweep", "facts").code == 0

@@ -61,6 +61,11 @@ def list_(
     st = state(ctx)
     out = st.output(json_out)
     notes = st.store(out).notes(session, category=category, limit=limit).notes
+    if not notes:                              # found nothing: said on stderr, exit 3 (a script can tell)
+        where = " ".join(w for w in (f"of category {category!r}" if category else "",
+                                     f"in session {session!r}" if session else "") if w)
+        out.note(f"no notes{' ' + where if where else ''}: `trace note add TEXT -c CATEGORY` writes one")
+        return 3
     if out.json:
         out.emit_many(n.to_dict() for n in notes)
     else:

@@ -153,6 +153,11 @@ def ledger(
     if not swept(store):
         out.note(NOT_SWEPT)
     rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
+    if not rows and swept(store):              # found nothing: said on stderr, exit 3 (a script can tell)
+        which = " ".join(w for w in (f"for key {key!r}" if key else "", "that change a fact" if changes else "") if w)
+        out.note(f"no ledger rows{' ' + which if which else ''}"
+                 f"{' (`trace sweep ledger` lists every key)' if key else ''}")
+        return 3
     if out.json:
         out.emit_many(rows)
     else:
@@ -176,6 +181,9 @@ def facts_(
     if not swept(store):
         out.note(NOT_SWEPT)
     rows = facts(store, include_deleted=all_)
+    if not rows and swept(store):              # found nothing: said on stderr, exit 3 (a script can tell)
+        out.note("the sweeps found no facts" + ("" if all_ else " that are live (--all shows tombstoned ones too)"))
+        return 3
     if out.json:
         out.emit_many(rows)
     else:
