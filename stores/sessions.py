@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stores.api.result import Result
-from stores.errors import TraceError
+from stores.errors import TraceError, UsageError
 from stores.log.segments import read_event_at
 
 TITLE_SCAN = 200              # system events looked at (newest first) for a session title
@@ -45,7 +45,7 @@ def list_sessions(store, *, source: str | None = None, since: str | None = None,
     if since is not None:
         since_ms = parse_time(since)
         if since_ms is None:
-            raise TraceError(f"--since {since!r} is not a time: use ISO 8601 (2026-11-22) or an age like 3d, 12h")
+            raise UsageError(f"--since {since!r} is not a time: use ISO 8601 (2026-11-22) or an age like 3d, 12h")
     ft = FulltextIndex(store.dir)
     try:
         index = ft.open()

@@ -46,9 +46,10 @@ def test_no_match_says_so_and_exits_3(demo):
     assert run.code == 3 and run.out == "" and "no sessions match" in run.err
 
 
-def test_a_bad_since_is_one_line(demo):
+def test_a_bad_since_is_one_line_and_a_usage_error_as_in_recall(demo):
     run = cli("sessions", "--since", "yesterday-ish")
-    assert run.code == 1 and "is not a time" in run.err
+    assert run.code == 2 and "is not a time" in run.err and run.err.count("\n") == 1
+    assert cli("recall", "x", "--since", "yesterday-ish").code == run.code
 
 
 def test_a_unique_prefix_names_the_session(demo):
