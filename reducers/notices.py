@@ -32,13 +32,17 @@ def system_shown(events: list[dict], cap: int = NOTICES_CAP) -> list[dict]:
                      key=lambda e: (bool((e.get("meta") or {}).get("sidechain")), -e["seq"]))
     used, first = 0, True
     for e in notices:
-        cost = e.get("tokens") or count_tokens(e["text"])
-        if used + cost > cap and not first:
+        if used + _cost(e) > cap and not first:
             continue
         keep.add(e["seq"])
-        used, first = used + min(cost, cap), False
-    return [cut(e, cap) if e["seq"] in keep and (e.get("tokens") or 0) > cap and not _instructions(e)
+        used, first = used + min(_cost(e), cap), False
+    return [cut(e, cap) if e["seq"] in keep and _cost(e) > cap and not _instructions(e)
             else e for e in events if not is_notice(e) or e["seq"] in keep]
+
+
+def _cost(e: dict) -> int:
+    """One reading of a notice's size, for choosing it and for cutting it."""
+    return e.get("tokens") or count_tokens(e["text"])
 
 
 def _subtype(e: dict):

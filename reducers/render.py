@@ -279,7 +279,8 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
     fixed: list[Message] = []
     not_shown: set[int] = set()
     system = system_shown(view.system)
-    not_shown.update(e["seq"] for e in view.system if e["seq"] not in {x["seq"] for x in system})
+    shown = {e["seq"] for e in system}
+    not_shown.update(e["seq"] for e in view.system if e["seq"] not in shown)
     if system:
         fixed.append(Message("system", "\n\n".join(e["text"] for e in system),
                              seqs=[e["seq"] for e in system], part="system"))
