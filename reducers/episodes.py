@@ -22,9 +22,9 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from reducers.logged_time import read_ts
 from reducers.prose import sentences
 from reducers.terms import STOPWORDS, words
-from reducers.timestamps import read_ts
 from reducers.working_state import request_text
 
 MIN_EVENTS = 6

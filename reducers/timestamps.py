@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Iterable, Iterator
 
 from reducers.drafts import Draft
@@ -71,15 +70,3 @@ def _untimed(item) -> bool:
 def _inferred(d: Draft, ts: str, how: str) -> Draft:
     return replace(d, ts=ts, meta={**(d.meta or {}), "ts_inferred": how}, merged_keys=list(d.merged_keys))
 
-
-def read_ts(text: str | None) -> datetime | None:
-    """A logged timestamp as an aware datetime, None when unreadable. One
-    without a zone (a hand-made `trace` line: "2026-01-01T00:00:00") is
-    read as UTC, so it can be compared with every other event's."""
-    if not text or not isinstance(text, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)

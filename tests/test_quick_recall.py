@@ -106,12 +106,12 @@ def test_anything_else_goes_to_the_full_cli(args):
     assert parse(args) is None
 
 
-def test_a_cold_plain_recall_never_loads_typer(store):
+def test_a_cold_plain_recall_never_loads_typer_nor_the_ingest_drafts(store):
     probe = ("import sys\nsys.argv = ['trace', 'recall', 'deploy token', '-k', '1']\n"
              "from trace_cli.entry import main\ncode = main()\n"
-             "sys.stderr.write(f'exit {code} typer {\"typer\" in sys.modules}')\n")
+             "sys.stderr.write(f'exit {code} typer {\"typer\" in sys.modules} drafts {\"reducers.drafts\" in sys.modules}')\n")
     env = dict(os.environ, TRACE_SERVE="0")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert done.stderr.endswith("exit 0 typer False"), done.stderr
+    assert done.stderr.endswith("exit 0 typer False drafts False"), done.stderr
     assert "deploy token" in done.stdout

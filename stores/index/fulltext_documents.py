@@ -8,8 +8,8 @@ from datetime import datetime
 from functools import lru_cache
 
 from reducers.blake2 import blake2b
+from reducers.logged_time import read_ts
 from reducers.recall_block import strip_recalled
-from reducers.timestamps import read_ts
 from reducers.terms import exact_text
 from stores.index.fulltext_search import KIND_CODES
 

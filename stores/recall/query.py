@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from reducers.event_kinds import KINDS
+from reducers.logged_time import read_ts
 from reducers.terms import STOPWORDS, exact_query_terms, words
 from stores.errors import NoResult, UsageError
 from stores.index.fulltext_search import Filters
@@ -107,13 +107,8 @@ def parse_time(text: str, now: float | None = None) -> int | None:
     if text[:-1].isdecimal() and text[-1:] in units:        # isdecimal: the digits int() reads
         ms = int((now or time.time()) * 1000) - int(text[:-1]) * units[text[-1]] * 1000     # ints: no overflow
         return max(ms, -_MS_RANGE)          # an age older than time itself means from the start
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+    dt = read_ts(text)                      # a time with no zone is UTC, as in the log
+    return None if dt is None else int(dt.timestamp() * 1000)
 
 
 @dataclass
