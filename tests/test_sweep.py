@@ -16,7 +16,7 @@ from stores.errors import StoreLocked
 from stores.log.lock import WriterLock
 from stores.store import Store
 from stores.sweep import facts, ledger_rows, run_sweep
-from tests.helpers import cli
+from tests.helpers import cli, openai_conversations
 from tests.sessions import ClaudeSession
 
 SCENARIO = Path(__file__).parent / "fixtures" / "sweep_scenario"     # written for these tests: three formats
@@ -236,3 +236,13 @@ def test_after_a_sweep_a_ledger_or_facts_query_that_finds_nothing_says_so_and_ex
     run = cli("sweep", "ledger", "--key", "no such key at all")
     assert run.code == 3 and run.out == "" and "no ledger rows for key 'no such key at all'" in run.err
     assert cli("sweep", "ledger").code == 0 and cli("sweep", "facts").code == 0
+
+
+def test_facts_after_a_sweep_that_found_none_say_so_and_exit_3(tmp_path):
+    chats = openai_conversations(tmp_path / "chats.jsonl", conversations=1, turns=4)
+    store = str(tmp_path / "store")
+    assert cli("--store", store, "ingest", "--no-embed", str(chats)).code == 0
+    assert cli("--store", store, "sweep").code == 0
+    for args, said in (([], "no facts that are live"), (["--all"], "no facts")):
+        run = cli("--store", store, "sweep", "facts", *args)
+        assert run.code == 3 and run.out == "" and said in run.err and "no sweep has run" not in run.err, run.err

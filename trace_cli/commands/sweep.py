@@ -150,10 +150,11 @@ def ledger(
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
-    if not swept(store):
+    done = swept(store)
+    if not done:
         out.note(NOT_SWEPT)
     rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
-    if not rows and swept(store):              # found nothing: said on stderr, exit 3 (a script can tell)
+    if not rows and done:              # found nothing: said on stderr, exit 3 (a script can tell)
         which = " ".join(w for w in (f"for key {key!r}" if key else "", "that change a fact" if changes else "") if w)
         out.note(f"no ledger rows{' ' + which if which else ''}"
                  f"{' (`trace sweep ledger` lists every key)' if key else ''}")
@@ -178,10 +179,11 @@ def facts_(
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
-    if not swept(store):
+    done = swept(store)
+    if not done:
         out.note(NOT_SWEPT)
     rows = facts(store, include_deleted=all_)
-    if not rows and swept(store):              # found nothing: said on stderr, exit 3 (a script can tell)
+    if not rows and done:              # found nothing: said on stderr, exit 3 (a script can tell)
         out.note("the sweeps found no facts" + ("" if all_ else " that are live (--all shows tombstoned ones too)"))
         return 3
     if out.json:
