@@ -138,16 +138,17 @@ def _body_dialect(rec: dict) -> str | None:
     return None
 
 
-def _classify(rec: Any) -> str:
-    """'anthropic' (specific markers), 'neutral' (plain role/content data
-    either chat format could read), 'openai', 'foreign' or 'other'."""
+def chat_kind(rec: Any) -> str:
+    """One record's reading: 'anthropic' (specific markers), 'neutral'
+    (plain role/content data either chat format could read), 'openai',
+    'foreign' or 'other'."""
     if foreign_record(rec):
         return "foreign"
     if is_export(rec):                              # Claude.ai's conversations.json
         return "anthropic"
     exchange = exchange_body(rec)
     if exchange is not None:                        # a captured call: what it sent decides
-        return _classify(exchange)
+        return chat_kind(exchange)
     # Message Batches lines: only the Messages API has them (OpenAI's Batch API says `body`).
     if batch_request(rec) is not None:
         return "anthropic" if any(_is_role_message(m) for m in rec["params"]["messages"]) else "other"
@@ -173,7 +174,7 @@ def _classify(rec: Any) -> str:
             return "anthropic"
         return "neutral"
     if record_list(rec):                            # an array of conversations: what they hold decides
-        kinds = {_classify(r) for r in rec}
+        kinds = {chat_kind(r) for r in rec}
         return next((k for k in ("foreign", "openai", "anthropic", "neutral") if k in kinds), "other")
     if isinstance(rec, list):
         msgs = rec
@@ -195,23 +196,17 @@ def plain_chat(samples: list) -> bool:
     """One role/content message per record, with nothing only one of the
     chat APIs uses. (A record that is a whole conversation shows all its
     messages at once: a sample of those is enough.)"""
-    return bool(samples) and all(_is_role_message(s) and _classify(s) == "neutral" for s in samples)
-
-
-def chat_kind(rec: Any) -> str:
-    """One record's reading: 'anthropic' or 'openai' (that API's own
-    marks), 'neutral' (plain chat either reads), 'foreign' or 'other'."""
-    return _classify(rec)
+    return bool(samples) and all(_is_role_message(s) and chat_kind(s) == "neutral" for s in samples)
 
 
 def api_marks(samples: list) -> set[str]:
     """Which chat API's own marks these records carry ('openai',
     'anthropic'); empty for plain role/content data either could read."""
-    return {k for k in map(_classify, samples) if k in ("openai", "anthropic")}
+    return {k for k in map(chat_kind, samples) if k in ("openai", "anthropic")}
 
 
 def sniff(samples: list) -> bool:
-    kinds = [_classify(s) for s in samples]
+    kinds = [chat_kind(s) for s in samples]
     if not kinds or "foreign" in kinds or "openai" in kinds or "anthropic" not in kinds:
         return False
     ours = sum(1 for k in kinds if k in ("anthropic", "neutral"))
