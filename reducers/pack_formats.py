@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import orjson
 
-from reducers.pack_messages import LEAD_IN
 from reducers.render import Pack
 
 
@@ -65,8 +64,7 @@ def to_anthropic(pack: Pack) -> dict:
             push("assistant", blocks or [{"type": "text", "text": "(no content)"}])
         else:
             push("user", [{"type": "text", "text": m.content}])
-    if messages and messages[0]["role"] != "user":
-        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": LEAD_IN}]})   # a pack not assembled here
+    # (a pack opens with a user message: assemble() counts a lead-in line when its conversation does not)
     return {"system": system, "messages": messages}
 
 
