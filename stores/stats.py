@@ -37,8 +37,12 @@ def stats(store) -> Stats:
     try:
         watermark = _recorded_counts(store, rows)
     except sqlite3.DatabaseError as exc:
-        store.warn(f"state.db cannot be read ({exc}): counted from the log instead; the next writer "
-                   f"(or `trace verify --repair`) rebuilds it")
+        from stores.access import unwritable
+        locked_out = unwritable(store.dir)
+        store.warn(f"state.db cannot be read: {locked_out} (TRACE writes to its store even to read it); counted "
+                   f"from the log instead. Give yourself write access (`chmod -R u+w {store.dir}`)" if locked_out
+                   else f"state.db cannot be read ({exc}): counted from the log instead; the next writer "
+                        f"(or `trace verify --repair`) rebuilds it")
         rows.clear()
         watermark = 0
     out.last_seq = watermark

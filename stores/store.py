@@ -90,6 +90,8 @@ class Store(CommandMethods):
         from stores.integrity.derived import OPEN, damage_named_when_met, derived_write_failure, discard, state_damage
         from stores.integrity.seals import check_before_append, seal
         from stores.log.lock import WriterLock
+        from stores.access import require_writable
+        require_writable(self.dir)                          # else SQLite's refusals would read as damage
         with private_umask():
             ensure_dir(self.dir)
             self.exists()                                   # raises when segments/ or artifacts/ is no folder

@@ -112,6 +112,11 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
     except NotASegment as exc:            # a segment's name on a directory: nothing past it can be read
         report.fail(f"segments/{exc.name}", 0, exc.why)
         return report
+    if check_indexes:
+        # SQLite (a WAL database) and Tantivy write even to be read: in a store
+        # this user cannot write their refusals would read as damage.
+        from stores.access import require_writable
+        require_writable(store.dir)
     walk = _LogWalk(report, segments, _recorded_seals(store.dir))
     artifact_ids, log_end = walk.run()
     if check_indexes:
