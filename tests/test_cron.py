@@ -3,6 +3,7 @@ run under cron's bare environment, and a second run with nothing new
 prints nothing and exits 0."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -154,3 +155,38 @@ def test_the_nightly_line_runs_under_cron_even_when_a_path_holds_a_percent_sign(
     assert done.returncode == 0 and done.stdout == done.stderr == ""
     assert (store / "knowledge.jsonl").is_file()
     assert "payments.timeout_ms" in (cron_home / ".local" / "state" / "trace" / "digest.md").read_text()
+
+
+def test_a_path_or_store_that_would_fail_every_run_is_named_with_its_fix(tmp_path, monkeypatch):
+    """The lines still print (a folder may be made later), but stderr names
+    each thing that would make every cron run exit 1, and stdout stays the
+    crontab lines alone."""
+    missing, present = tmp_path / "no" / "such", tmp_path / "logs"
+    present.mkdir()
+    run = cli("--store", str(tmp_path / "store"), "cron", str(missing), str(present))
+    assert run.code == 0
+    assert run.err.splitlines() == [f"trace: warning: {missing} does not exist, so the ingest line would fail "
+                                    f"(exit 1) on every run: check the path (or create it before cron's first run)"]
+    assert all(line.split()[0].startswith(("*/", "17")) for line in run.out.splitlines())
+    assert str(missing) in _ingest_line(run.out.splitlines())
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(os.fsdecode(p)) == locked and mode & os.W_OK
+                        else real(p, mode, *a, **k))
+    run = cli("--store", str(locked), "cron", str(present))
+    assert run.code == 0
+    assert run.err.startswith(f"trace: warning: {locked} is not writable by you: every cron run will fail")
+    assert "--store you can write" in run.err
+
+
+def test_no_agent_folder_yet_is_a_warning_not_a_note_quiet_hides(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    run = cli("-q", "cron")
+    assert run.code == 0 and "fails (exit 1) on every run" in run.err
+
+
+def test_a_path_with_a_line_break_is_refused(tmp_path):
+    run = cli("cron", str(tmp_path / "a\nb"))
+    assert run.code == 2 and "line break" in run.err and run.out == ""

@@ -42,11 +42,21 @@ def crontab_lines(trace_bin: str, store: Path, paths: list[str], every: int, nig
     return [line.replace("%", "\\%") for line in lines]
 
 
+def ingest_problem(path: Path) -> str | None:
+    """Why `trace ingest` run by cron (as this user) could not read `path`."""
+    if not os.path.exists(path):
+        return "does not exist"
+    if not os.access(path, os.R_OK) or (path.is_dir() and not os.access(path, os.X_OK)):
+        return "cannot be read by you"
+    return None
+
+
 def register(app: typer.Typer) -> None:
     @app.command(help=(
         "Print crontab lines for this install: ingest every few minutes and, where `trace sweep` exists, "
         "the nightly sweep and digest. They name this `trace` and the store by absolute path, because "
-        "cron has neither your PATH nor TRACE_HOME. Paste them into `crontab -e`.\n\n"
+        "cron has neither your PATH nor TRACE_HOME. Paste them into `crontab -e`. A PATH that does not exist or "
+        "cannot be read, or a store you cannot write, is named on stderr: that line would fail on every run.\n\n"
         "Example:  trace cron ~/.claude/projects ~/work/agent-logs"))
     def cron(
         ctx: typer.Context,
@@ -57,6 +67,7 @@ def register(app: typer.Typer) -> None:
         nightly: Annotated[str, typer.Option("--nightly", metavar="HH:MM",
                                              help="When the sweep and digest run (local time).")] = "03:17",
     ) -> int:
+        from stores.access import unwritable
         from stores.errors import UsageError
         from trace_cli.app_state import opened
 
@@ -72,9 +83,23 @@ def register(app: typer.Typer) -> None:
             paths = [p for p in AGENT_DIRS if (home / p[2:]).is_dir()]
             if not paths:
                 paths = list(AGENT_DIRS)
-                out.note(f"none of {', '.join(AGENT_DIRS)} exists yet; the lines name them anyway")
+                out.warn(f"none of {', '.join(AGENT_DIRS)} exists yet: the ingest line fails (exit 1) on every "
+                         f"run until one does; name the folders your agents write to (trace cron PATH…)")
         else:
-            paths = [shlex.quote(str(Path(p).expanduser().absolute())) for p in paths]
+            absolute = [Path(p).expanduser().absolute() for p in paths]
+            for path in absolute:
+                if "\n" in str(path):
+                    raise UsageError(f"{str(path)!r} holds a line break, which ends a crontab line; rename it "
+                                     f"or name a folder above it")
+                why = ingest_problem(path)
+                if why:
+                    out.warn(f"{path} {why}, so the ingest line would fail (exit 1) on every run: check the "
+                             f"path (or create it before cron's first run)")
+            paths = [shlex.quote(str(p)) for p in absolute]
+        why = unwritable(store.dir.absolute())
+        if why:
+            out.warn(f"{why}: every cron run will fail (exit 1); give yourself write access or run `trace cron` "
+                     f"again with a --store you can write")
         commands = ctx.find_root().command.commands
         for line in crontab_lines(trace_executable(), store.dir.absolute(), paths, every, nightly,
                                   with_sweep="sweep" in commands and "digest" in commands):
