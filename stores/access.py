@@ -50,7 +50,7 @@ def unwritable(store: Path) -> str | None:
 def _why_not(path: Path, purpose: str = "") -> str | None:
     if os.path.islink(path):              # its target is what counts (TRACE makes no links; damage checks name them)
         return None
-    if os.access(path, os.W_OK):
+    if os.access(path, os.W_OK) or not os.path.lexists(path):    # (gone since listed: a writer's temp file)
         return None
     if _read_only_mount(path):
         return f"{path} is on a read-only file system"
