@@ -256,6 +256,16 @@ class IngestState:
                                 ((s.first_seq, s.size, s.mtime_ns, s.ctime_ns, s.ino, s.last_seq, s.last_hash)
                                  for s in seals.values()))
 
+    def identity(self) -> dict[str, str]:
+        """Which log this state describes (stores/integrity/log_identity.py)."""
+        from stores.integrity.log_identity import read_identity
+        return read_identity(self.db)
+
+    def record_identity(self, identity: dict[str, str]) -> None:
+        if identity.items() - self.identity().items():
+            with self._txn():
+                self.db.executemany("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)", identity.items())
+
     def close(self) -> None:
         self.flush()
         self.db.close()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from stores.api.result import Result
 from stores.ingest_state import IngestState, tally
+from stores.integrity.log_identity import another_log, recorded_identity
 from stores.log.segments import iter_events
 
 
@@ -26,6 +27,16 @@ class Stats(Result):
     by_session: list[dict] = field(default_factory=list)
 
 
+def _unreadable_state(store, exc: sqlite3.DatabaseError) -> str:
+    from stores.access import unwritable
+    locked_out = unwritable(store.dir)
+    if locked_out:
+        return (f"state.db cannot be read: {locked_out} (TRACE writes to its store even to read it); counted from "
+                f"the log instead. Give yourself write access (`chmod -R u+w {store.dir}`)")
+    return (f"state.db cannot be read ({exc}): counted from the log instead; the next writer (or `trace verify "
+            f"--repair`) rebuilds it")
+
+
 def stats(store) -> Stats:
     out = Stats(store=str(store.dir))
     if not store.exists():
@@ -34,15 +45,15 @@ def stats(store) -> Stats:
     out.segments = len(segments)
     out.bytes = sum(s.path.stat().st_size for s in segments)
     rows: dict[tuple[str, str], list] = {}
-    try:
-        watermark = _recorded_counts(store, rows)
-    except sqlite3.DatabaseError as exc:
-        from stores.access import unwritable
-        locked_out = unwritable(store.dir)
-        store.warn(f"state.db cannot be read: {locked_out} (TRACE writes to its store even to read it); counted "
-                   f"from the log instead. Give yourself write access (`chmod -R u+w {store.dir}`)" if locked_out
-                   else f"state.db cannot be read ({exc}): counted from the log instead; the next writer "
-                        f"(or `trace verify --repair`) rebuilds it")
+    foreign = another_log(store.dir, recorded_identity(store.dir))
+    problem = f"state.db {foreign}: counted from the log instead; the next writer rebuilds it" if foreign else None
+    if not problem:
+        try:
+            watermark = _recorded_counts(store, rows)
+        except sqlite3.DatabaseError as exc:
+            problem = _unreadable_state(store, exc)
+    if problem:
+        store.warn(problem)
         rows.clear()
         watermark = 0
     out.last_seq = watermark

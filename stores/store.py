@@ -88,6 +88,7 @@ class Store(CommandMethods):
         from stores.index.indexes import DerivedIndexes
         from stores.ingest_state import IngestState
         from stores.integrity.derived import OPEN, damage_named_when_met, derived_write_failure, discard, state_damage
+        from stores.integrity.log_identity import another_log
         from stores.integrity.seals import check_before_append, seal
         from stores.log.lock import WriterLock
         from stores.access import require_writable
@@ -110,6 +111,10 @@ class Store(CommandMethods):
                 discard(self.dir, damage)
                 state = IngestState(self.dir)
                 closing.push(_closer(state.close))
+                foreign = another_log(self.dir, state.identity())
+                if foreign:                                 # its seals would read as this log rewritten
+                    self.warn(f"{self.dir}/state.db {foreign}; it is rebuilt from this store's log")
+                    state.reset()
                 log_changed = check_before_append(self, log, state, accept_changed_log, list(lost))
                 indexes = DerivedIndexes(self.dir, note=self.warn, embed=embed, embedder=embedder,
                                          lock_fd=lock.fd)

@@ -31,6 +31,7 @@ from stores.errors import IntegrityError
 from stores.log.event_log import LOST_EVENTS
 from stores.ingest_state import recorded_seq, tally
 from stores.integrity.derived import FULL, Damage, derived_damage
+from stores.integrity.log_identity import another_log, recorded_identity
 from stores.integrity.seals import LOST_KIND, LOST_SESSION
 from stores.log.segments import NotASegment, RawLine, iter_log_lines, last_event, read_last_line, segment_name
 
@@ -117,14 +118,18 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
         # this user cannot write their refusals would read as damage.
         from stores.access import require_writable
         require_writable(store.dir)
-    walk = _LogWalk(report, segments, _recorded_seals(store.dir))
+    # A state.db copied from another store: its seals and counts are that log's, no evidence about this one.
+    foreign = another_log(store.dir, recorded_identity(store.dir))
+    walk = _LogWalk(report, segments, {} if foreign else _recorded_seals(store.dir))
     artifact_ids, log_end = walk.run()
+    if foreign:
+        report.damage.append(Damage("state", "state.db", foreign))
     if check_indexes:
-        report.damage = derived_damage(store.dir, FULL)
-        if not report.damage or all(d.part != "state" for d in report.damage):
+        report.damage += derived_damage(store.dir, FULL)
+        if all(d.part != "state" for d in report.damage):
             report.damage += _state_disagrees(store.dir, report.last_seq, walk.counts)
-        for d in report.damage:
-            report.fail_derived(d.where, f"{d.why}; `trace verify --repair` rebuilds it from the log")
+    for d in report.damage:
+        report.fail_derived(d.where, f"{d.why}; `trace verify --repair` rebuilds it from the log")
     tail_lost = _check_tail(store, report, log_end, check_indexes)
     if check_artifacts:
         _check_artifacts(store, report, artifact_ids)

@@ -234,8 +234,11 @@ def check_before_append(store, log, state, accept: bool, lost: list[tuple[int, i
 
 
 def seal(segments_dir: Path, state) -> None:
-    """Record the log's seals (once its appends are durable)."""
+    """Record the log's seals (once its appends are durable), and which log
+    and store folder they are of."""
+    from stores.integrity.log_identity import current_identity
     state.record_seals(current_seals(segments_dir, state.seals()))
+    state.record_identity(current_identity(segments_dir.parent))
 
 
 def _append_acknowledgements(store, log, state, lost: list[tuple[int, int]], problems: list[str]) -> None:
