@@ -7,7 +7,8 @@
     store.recall("gateway port", k=3); store.show("1..5"); store.sessions()
 
 The command methods (recall, compact, context, show, export, sessions,
-state, notes, sweep, digest, replay) are in stores/api/commands.py.
+state, notes, sweep, facts, ledger, revert, digest, record_calls, replay,
+diff) are in stores/api/commands.py.
 
 Reading needs no lock. Writing happens inside `store.writer(wait=…)`,
 which holds the exclusive lock, recovers a torn tail, and brings the
@@ -154,6 +155,9 @@ class Store(CommandMethods):
         return list_segments(self.segments_dir)
 
     def ingest(self, paths: list[str], **options):
+        """Add transcripts (files, folders, or "-" for stdin) to the log; one
+        IngestResult per input, yielded as each is done. Options are
+        stores/ingest/run.py's (format, session, strict, embed, wait, …)."""
         from stores.ingest.run import ingest
         return ingest(self, paths, **options)
 
@@ -189,10 +193,13 @@ class Store(CommandMethods):
         return status
 
     def stats(self):
+        """Events by kind and session, segments, bytes and artifacts (Stats)."""
         from stores.stats import stats
         return stats(self)
 
     def verify(self, check_artifacts: bool = True, check_indexes: bool = True):
+        """Re-derive every hash and check every derived file (VerifyReport;
+        its exit_code is the command's: 0, 5 for the log, 6 for derived files)."""
         from stores.verify import verify
         return verify(self, check_artifacts=check_artifacts, check_indexes=check_indexes)
 

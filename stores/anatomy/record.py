@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from reducers.anatomy.decompose import ACCEPTED_SHAPES, NotARequest, decompose, request_bodies
 from reducers.anatomy.records import request_key, request_record
 from reducers.formats.common import to_utc_iso
+from stores.api.result import Result
 from stores.anatomy.writer import Pending, spill_measure, write_records
 from stores.ingest.big_lines import SpillRegistry
 from stores.errors import TraceError, UsageError
@@ -23,7 +24,10 @@ from stores.ingest.sources import MissingSource, SourceError, expand_inputs, rea
 
 
 @dataclass
-class RecordResult:
+class RecordResult(Result):
+    """What `anatomy record` did: counts (`to_dict()`) and the records
+    written (`records`, each with its internal fields; `public_records()`
+    gives them as the command prints them)."""
     session_id: str
     calls: int = 0
     added: int = 0
@@ -32,9 +36,13 @@ class RecordResult:
     unknown_models: list[str] = field(default_factory=list)
     records: list[dict] = field(default_factory=list, repr=False)
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {"session_id": self.session_id, "calls": self.calls, "added": self.added, "skipped": self.skipped,
-                "other_traffic": self.other_traffic}
+                "other_traffic": self.other_traffic, "unknown_models": self.unknown_models}
+
+    def public_records(self) -> list[dict]:
+        from reducers.anatomy.records import public
+        return [public(r) for r in self.records]
 
 
 def record_requests(store, paths: list[str], *, session: str, window: int | None = None) -> RecordResult:

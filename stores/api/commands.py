@@ -8,9 +8,10 @@ import os
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
+    from stores.anatomy.record import RecordResult
     from stores.api.recall_result import RecallResult
-    from stores.api.results import (ExportResult, Note, NoteList, ReplayResult, SessionList, ShowResult,
-                                    WorkingStateResult)
+    from stores.api.results import (DiffResult, ExportResult, FactList, LedgerRows, Note, NoteList, ReplayResult,
+                                    Reverted, SessionList, ShowResult, WorkingStateResult)
 
 
 def protected_tools(tools: Iterable[str] | None = None) -> frozenset[str]:
@@ -200,6 +201,48 @@ class CommandMethods:
         there (a page edited by hand gets PAGE.proposed). Returns a DigestResult."""
         from stores.digest import write_digest
         return write_digest(self, out, max_lines=max_lines)
+
+    def facts(self, *, include_deleted: bool = False) -> FactList:
+        """The facts the last sweep left, most important first: live ones,
+        or tombstoned ones too with `include_deleted`. A damaged knowledge
+        file is IntegrityError (exit 5), never facts left out."""
+        from stores.api.results import FactList
+        from stores.sweep import facts, swept
+        self.require()
+        return FactList(facts(self, include_deleted=include_deleted), swept=swept(self))
+
+    def ledger(self, key: str | None = None, *, changes: bool = False) -> LedgerRows:
+        """The ledger's decisions, oldest first: one fact key's (as stored or
+        as the digest shows it) when given, and without NONE decisions with
+        `changes`."""
+        from stores.api.results import LedgerRows
+        from stores.sweep import ledger_rows, swept
+        self.require()
+        rows = [r for r in ledger_rows(self, key) if not (changes and r.get("action") == "NONE")]
+        return LedgerRows(rows, swept=swept(self))
+
+    def revert(self, ledger_id: str, *, wait: float = 0.0) -> Reverted:
+        """Undo one sweep decision by its ledger id (`ledger()` lists them);
+        the undo is itself a ledger row (REVERT). TraceError for an unknown id."""
+        from stores.api.results import Reverted
+        from stores.sweep import revert_decision
+        return Reverted(revert_decision(self, ledger_id, wait=wait))
+
+    def record_calls(self, files: list[str], *, session: str, window: int | None = None) -> RecordResult:
+        """Anatomy records for model calls given as request bodies (`trace
+        anatomy record`): files, or "-" for stdin, holding one JSON object, a
+        JSON array or JSON Lines of Anthropic, OpenAI Chat or Responses
+        bodies (logged calls and HTTP captures too). All or nothing."""
+        from stores.anatomy.record import record_requests
+        return record_requests(self, files, session=session, window=window)
+
+    def diff(self, session: str, a: int, b: int, *, window: int | None = None) -> DiffResult:
+        """What entered and left a session's context between its calls `a`
+        and `b` (1 is the first), with why each event left when known."""
+        from stores.anatomy import replay as anatomy
+        from stores.api.results import DiffResult
+        found = anatomy.diff(self, session, a, b, window)
+        return DiffResult(found["summary"], found["changes"])
 
     def replay(self, session: str, *, turn: int | None = None, window: int | None = None) -> ReplayResult:
         """A session's model calls from their anatomy records, or one call

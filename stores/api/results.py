@@ -98,6 +98,41 @@ class ReplayResult(Result):
             {"session_id": self.session_id, "calls": self.calls}
 
 
+@dataclass
+class FactList(Listing):
+    """The facts the last sweep left, most important first (live ones
+    unless asked for all). `swept` is False when no sweep has run yet,
+    which is why the list would be empty."""
+    items = "facts"
+    facts: list[dict] = field(default_factory=list)
+    swept: bool = True
+
+
+@dataclass
+class LedgerRows(Listing):
+    """The ledger's decisions, oldest first; `swept` as in FactList."""
+    items = "rows"
+    rows: list[dict] = field(default_factory=list)
+    swept: bool = True
+
+
+@dataclass
+class Reverted(Result):
+    """The REVERT row `sweep revert` appended to the ledger."""
+    row: dict
+
+    def to_dict(self) -> dict:
+        return self.row
+
+
+@dataclass
+class DiffResult(Result):
+    """What entered and left a session's context between two calls: the
+    `summary` (counts, cycles, tokens, slices) and each `changes` row."""
+    summary: dict
+    changes: list[dict] = field(default_factory=list)
+
+
 def from_dict(cls, data: dict[str, Any]):
     """A result from a dict that may carry more keys than the type has."""
     names = {f.name for f in fields(cls)}

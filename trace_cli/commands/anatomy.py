@@ -60,22 +60,19 @@ def record(
     window: WindowOpt = None,
     json_out: JsonOpt = False,
 ) -> int:
-    from reducers.anatomy.records import public
-    from stores.anatomy.record import record_requests
     from stores.errors import UsageError
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
 
-    st = state(ctx)
-    out = st.output(json_out)
+    out, store = opened(ctx, json_out)
     if not files:
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError("give FILE (request bodies), or - to read them from stdin")
         files = ["-"]
-    result = record_requests(st.store(out), files, session=session, window=window)
+    result = store.record_calls(files, session=session, window=window)
     for model in result.unknown_models:
         out.warn(f"model {model} has no known context window: utilisation left out (pass --window TOKENS)")
     if out.json:
-        out.emit_many(public(r) for r in result.records)
+        out.emit_many(result.public_records())
     else:
         out.table(["turnId", "model", "tokens", "util %", "system B", "tools B", "workspace B", "skills B",
                    "messages", "markers", "user B", "topic"],
@@ -142,13 +139,11 @@ def diff(
     window: WindowOpt = None,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.anatomy import replay as api
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
 
-    st = state(ctx)
-    out = st.output(json_out)
-    result = api.diff(st.store(out), session, a, b, window)
-    summary, changes = result["summary"], result["changes"]
+    out, store = opened(ctx, json_out)
+    result = store.diff(session, a, b, window=window)
+    summary, changes = result.summary, result.changes
     if out.json:
         out.emit(summary)
         out.emit_many(changes)

@@ -123,12 +123,10 @@ def revert(
     wait: WaitOpt = 0.0,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import revert_decision
-    from trace_cli.app_state import state
+    from trace_cli.app_state import opened
 
-    st = state(ctx)
-    out = st.output(json_out)
-    row = revert_decision(st.store(out), ledger_id, wait=wait)
+    out, store = opened(ctx, json_out)
+    row = store.revert(ledger_id, wait=wait).row
     if out.json:
         out.emit(row)
     else:
@@ -146,14 +144,14 @@ def ledger(
     changes: Annotated[bool, typer.Option("--changes", help="Leave out NONE decisions.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import NOT_SWEPT, ledger_rows, swept
+    from stores.sweep import NOT_SWEPT
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
-    done = swept(store)
+    result = store.ledger(key, changes=changes)
+    rows, done = result.rows, result.swept
     if not done:
         out.note(NOT_SWEPT)
-    rows = [r for r in ledger_rows(store, key) if not (changes and r.get("action") == "NONE")]
     if not rows and done:              # found nothing: said on stderr, exit 3 (a script can tell)
         which = " ".join(w for w in (f"for key {key!r}" if key else "", "that change a fact" if changes else "") if w)
         out.note(f"no ledger rows{' ' + which if which else ''}"
@@ -175,14 +173,14 @@ def facts_(
     all_: Annotated[bool, typer.Option("--all", help="Tombstoned facts too.")] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    from stores.sweep import NOT_SWEPT, facts, swept
+    from stores.sweep import NOT_SWEPT
     from trace_cli.app_state import opened
 
     out, store = opened(ctx, json_out, must_exist=True)
-    done = swept(store)
+    result = store.facts(include_deleted=all_)
+    rows, done = result.facts, result.swept
     if not done:
         out.note(NOT_SWEPT)
-    rows = facts(store, include_deleted=all_)
     if not rows and done:              # found nothing: said on stderr, exit 3 (a script can tell)
         out.note("the sweeps found no facts" + ("" if all_ else " that are live (--all shows tombstoned ones too)"))
         return 3
