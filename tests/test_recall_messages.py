@@ -45,7 +45,11 @@ def test_a_queries_file_names_each_bad_line_and_why(home):
     (["recall", "deploy", "--store"], "--store needs a value: --store DIR"),
     (["recall", "deploy", "-k"], "Option '-k' requires an argument. (see `trace recall --help`)"),
     (["recall", "deploy", "--since", "\u00b2d"], "--since '\u00b2d' is not a time"),
-], ids=["nothing", "empty", "empty-session", "empty-queries", "store-without-dir", "k-without-value", "odd-digit"])
+    (["recall", "deploy", "--since", "2020-01-01", "--until", "2019-01-01"],
+     "--until '2019-01-01' is before --since '2020-01-01': no event can be in between; swap them"),
+    (["recall", "deploy", "--since", "1d", "--until", "3d"], "--until '3d' is before --since '1d'"),
+], ids=["nothing", "empty", "empty-session", "empty-queries", "store-without-dir", "k-without-value", "odd-digit",
+        "until-before-since", "ages-swapped"])
 def test_a_usage_error_is_one_line_naming_the_fix(home, args, said):
     run = run_captured(full_main, args)
     assert run.code == 2 and run.out == "" and run.err.startswith(f"trace: error: {said}") and run.err.count("\n") == 1

@@ -83,6 +83,9 @@ class RecallQuery:
             if value is not None and parse_time(value) is None:
                 raise UsageError(f"--{name} {value!r} is not a time: use ISO 8601 (2026-11-22 or "
                                  f"2026-11-22T14:03:00Z) or a relative age like 3d, 12h, 30m")
+        if self.since is not None and self.until is not None and parse_time(self.until) < parse_time(self.since):
+            raise UsageError(f"--until {self.until!r} is before --since {self.since!r}: no event can be in "
+                             f"between; swap them")
         require_rerank(self.rerank)     # the missing extra is a usage error, named before any search
         if not searchable(self.query):
             raise NoResult(f"nothing to search for in {self.query[:60]!r}: it holds only stop words or "
