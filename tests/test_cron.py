@@ -190,3 +190,14 @@ def test_no_agent_folder_yet_is_a_warning_not_a_note_quiet_hides(tmp_path, monke
 def test_a_path_with_a_line_break_is_refused(tmp_path):
     run = cli("cron", str(tmp_path / "a\nb"))
     assert run.code == 2 and "line break" in run.err and run.out == ""
+
+
+def test_a_path_you_cannot_read_is_named_with_the_chmod_that_fixes_it(tmp_path, monkeypatch):
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(os.fsdecode(p)) == hidden and mode & os.R_OK
+                        else real(p, mode, *a, **k))
+    run = cli("--store", str(tmp_path / "store"), "cron", str(hidden))
+    assert run.code == 0 and run.err.startswith(f"trace: warning: {hidden} cannot be read by you")
+    assert f"chmod -R u+rX {hidden}" in run.err

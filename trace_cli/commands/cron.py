@@ -43,11 +43,14 @@ def crontab_lines(trace_bin: str, store: Path, paths: list[str], every: int, nig
 
 
 def ingest_problem(path: Path) -> str | None:
-    """Why `trace ingest` run by cron (as this user) could not read `path`."""
+    """Why `trace ingest` run by cron (as this user) could not read `path`,
+    and the fix."""
     if not os.path.exists(path):
-        return "does not exist"
+        return "does not exist, so the ingest line would fail (exit 1) on every run: check the path (or create it " \
+               "before cron's first run)"
     if not os.access(path, os.R_OK) or (path.is_dir() and not os.access(path, os.X_OK)):
-        return "cannot be read by you"
+        return (f"cannot be read by you, so the ingest line would fail (exit 1) on every run: give yourself read "
+                f"access (`chmod -R u+rX {shlex.quote(str(path))}`) or name another path")
     return None
 
 
@@ -93,8 +96,7 @@ def register(app: typer.Typer) -> None:
                                      f"or name a folder above it")
                 why = ingest_problem(path)
                 if why:
-                    out.warn(f"{path} {why}, so the ingest line would fail (exit 1) on every run: check the "
-                             f"path (or create it before cron's first run)")
+                    out.warn(f"{path} {why}")
             paths = [shlex.quote(str(p)) for p in absolute]
         why = unwritable(store.dir.absolute())
         if why:
