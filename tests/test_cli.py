@@ -125,6 +125,16 @@ def test_stats_reports_kinds_sessions_segments(tmp_path, monkeypatch):
     assert s["segments"] > 1 and s["by_kind"]["tool_call"] == s["by_kind"]["tool_result"] == 9
 
 
+@pytest.mark.parametrize("argv", [["stats"], ["sessions"], ["export"], ["note", "list"]], ids=" ".join)
+def test_a_store_that_is_not_there_is_one_line_naming_it_not_an_empty_answer(tmp_path, argv):
+    """A mistyped --store or TRACE_HOME must not read as an empty store."""
+    run = cli("--store", str(tmp_path / "typo"), *argv)
+    assert run.code == 1 and run.out == ""
+    assert run.err == (f"trace: error: no TRACE store at {tmp_path / 'typo'}; create one with `trace ingest PATH` "
+                       f"(or point --store / TRACE_HOME at an existing store)\n")
+    assert not (tmp_path / "typo").exists()
+
+
 def test_verify_exits_5_and_names_segment_and_line(tmp_path, trace_home):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
     seg = list_segments(trace_home / "segments")[0].path

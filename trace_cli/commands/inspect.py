@@ -11,7 +11,7 @@ def register(app: typer.Typer) -> None:
     def stats(ctx: typer.Context, json_out: JsonOpt = False) -> int:
         from trace_cli.app_state import opened
 
-        out, store = opened(ctx, json_out)
+        out, store = opened(ctx, json_out, must_exist=True)     # zeros for a mistyped --store would mislead
         s = store.stats()
         if out.json:
             out.emit(s.to_dict())
