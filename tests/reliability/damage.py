@@ -34,3 +34,21 @@ def damage(path: Path, kind: str, rng: random.Random) -> None:
         path.write_bytes(data + b"\x00junk\xff" * 10)
     else:
         raise ValueError(kind)
+
+
+def rewrite_with_hashes(segment: Path) -> None:
+    """A careful forger: the segment's first line changed and every hash
+    after it recomputed, so each line's own hash and its link hold."""
+    import orjson
+
+    from reducers.canonical import seal_line
+    lines = [orjson.loads(line) for line in segment.read_bytes().splitlines()]
+    prev, out = lines[0]["prev"], []
+    for i, event in enumerate(lines):
+        event.pop("hash")
+        event["prev"] = prev
+        if i == 0:
+            event["text"] = "rewritten history"
+        _, line, prev = seal_line(event)
+        out.append(line)
+    segment.write_bytes(b"".join(out))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import shutil
 
-import orjson
 import pytest
 
-from reducers.canonical import seal_line
 from stores.store import Store
 from tests.helpers import cli, openai_conversations
+from tests.reliability.damage import rewrite_with_hashes
 
 
 @pytest.fixture
@@ -69,17 +68,7 @@ def test_a_writer_rebuilds_it_from_this_log_and_appends(two_stores, tmp_path, fi
 def test_this_folders_own_log_rewritten_from_its_first_event_is_still_refused(two_stores):
     ours, _ = two_stores
     cli("--store", str(ours), "stats")                           # (a writer has recorded the identity)
-    seg = Store(ours).segments()[0].path
-    lines = [orjson.loads(line) for line in seg.read_bytes().splitlines()]
-    prev, out = lines[0]["prev"], []
-    for i, event in enumerate(lines):
-        event.pop("hash")
-        event["prev"] = prev
-        if i == 0:
-            event["text"] = "rewritten history"
-        _, line, prev = seal_line(event)
-        out.append(line)
-    seg.write_bytes(b"".join(out))
+    rewrite_with_hashes(Store(ours).segments()[0].path)
     verify = cli("--store", str(ours), "verify")
     assert verify.code == 5 and "belongs to another log" not in verify.out + verify.err
     ingest = cli("--store", str(ours), "ingest", "--no-embed", str(ours.parent / "t.jsonl"))

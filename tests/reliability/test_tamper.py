@@ -12,8 +12,8 @@ import shutil
 import orjson
 import pytest
 
-from reducers.canonical import seal_line
 from stores.log.segments import list_segments, segment_name
+from tests.reliability.damage import rewrite_with_hashes
 from stores.store import Store
 from tests.helpers import cli, openai_conversations
 
@@ -90,19 +90,7 @@ def _forged_line(store):
 
 
 def _rewritten_with_hashes(store):
-    """A careful forger: a line changed and every hash after it recomputed."""
-    seg = store.segments()[-1].path
-    lines = [orjson.loads(l) for l in _lines(seg)]
-    prev = lines[0]["prev"]
-    out = []
-    for i, e in enumerate(lines):
-        e.pop("hash")
-        e["prev"] = prev
-        if i == 0:
-            e["text"] = "rewritten history"
-        _, line, prev = seal_line(e)
-        out.append(line)
-    seg.write_bytes(b"".join(out))
+    rewrite_with_hashes(store.segments()[-1].path)
 
 
 def _renamed_segment(store):
