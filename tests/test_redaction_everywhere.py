@@ -191,6 +191,21 @@ def test_a_hook_failure_that_quotes_a_secret_is_logged_redacted(tmp_path):
     assert [p for p in parts if p in logged] == []
 
 
+def test_a_hook_failure_that_cannot_be_logged_goes_to_stderr_redacted(tmp_path, capsys):
+    """A store the hook cannot write (here its folder cannot be made: a
+    file stands where its parent belongs) still leaves the failure where
+    the agent keeps it, and a secret it quotes is redacted there too."""
+    from stores.hooks.runtime import log_failure
+    from stores.store import Store
+    (tmp_path / "file").write_text("")
+    store = Store(tmp_path / "file" / "store")
+    _, text, part = shape_samples(random.Random(4321))[0]
+    log_failure(store, "claude-code", "Stop", f"payload is not JSON: {text!r}\nValueError: {text}")
+    err = capsys.readouterr().err
+    assert err.startswith("trace: hook claude-code Stop: payload is not JSON") and err.count("\n") == 1
+    assert f"not logged: {store.dir}/hooks.log" in err and part not in err
+
+
 def test_a_secret_cut_by_a_logs_length_limit_is_redacted_before_the_cut(tmp_path):
     """hooks.log quotes a bad payload's first 80 characters and the
     retrieval log a query's first 2,000: a key straddling the cut would

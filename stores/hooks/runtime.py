@@ -178,25 +178,29 @@ def _hook_json(event: str, context: str) -> str:
 
 def log_failure(store, agent: str, event: str, message: str) -> None:
     """One line (a traceback indented under it) in `<store>/hooks.log`;
-    the log is rotated to hooks.log.1 past 1 MiB. Never raises."""
+    the log is rotated to hooks.log.1 past 1 MiB. Never raises: when the
+    log cannot be written (a store the user cannot write), the line goes
+    to stderr, which the agent keeps, rather than nowhere."""
+    from reducers.redact import redact
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    head, _, rest = message.partition("\n")
+    text = f"{now} {agent} {event}: {head}\n" + "".join(f"    {ln}\n" for ln in rest.splitlines())
+    text = redact(text)[0]                           # an error may quote the payload it choked on
+    path = store.dir / LOG_NAME
     try:
-        from reducers.redact import redact
         from stores.paths import ensure_dir, private_umask
         with private_umask():
             ensure_dir(store.dir)
-            path = store.dir / LOG_NAME
             if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
                 os.replace(path, path.with_name(LOG_NAME + ".1"))
-            now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-            head, _, rest = message.partition("\n")
-            text = f"{now} {agent} {event}: {head}\n" + "".join(f"    {ln}\n" for ln in rest.splitlines())
-            text = redact(text)[0]                   # an error may quote the payload it choked on
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, text.encode("utf-8", "replace"))
             finally:
                 os.close(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        import sys
+        line = text.partition("\n")[0].partition(" ")[2]          # (without the time)
+        sys.stderr.write(f"trace: hook {line} (not logged: {path}: {exc.strerror or exc})\n")
 
 
