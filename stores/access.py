@@ -15,6 +15,10 @@ from stores.errors import TraceError
 # Folders whose files are written in place, not only replaced (a segment
 # appended to, SQLite files, the vector index): each file must be writable.
 _WRITTEN_IN_PLACE = ("segments", "fulltext", "vectors")
+# The files a writer opens for writing beside them (the lock, SQLite's).
+# Other files at the top are not asked about: a file someone else left in
+# the store must not stop every writer.
+_WRITER_FILES = ("LOCK", "state.db", "state.db-wal", "state.db-shm")
 
 
 class StoreNotWritable(TraceError):
@@ -34,8 +38,10 @@ def unwritable(store: Path) -> str | None:
     try:
         with os.scandir(store) as entries:
             for entry in entries:
-                paths.append(Path(entry.path))
-                if entry.name in _WRITTEN_IN_PLACE and entry.is_dir(follow_symlinks=False):
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if is_dir or entry.name in _WRITER_FILES:
+                    paths.append(Path(entry.path))
+                if is_dir and entry.name in _WRITTEN_IN_PLACE:
                     with os.scandir(entry.path) as inner:
                         paths.extend(Path(e.path) for e in inner)
     except OSError as exc:

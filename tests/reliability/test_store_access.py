@@ -142,3 +142,10 @@ def _as_another_user(store: Path, commands: list[list[str]]) -> list[dict]:
     if not data:
         pytest.fail("the child running as nobody reported nothing")
     return orjson.loads(data)
+
+
+def test_a_file_someone_else_left_in_the_store_does_not_stop_the_writers(store, samples, monkeypatch):
+    (store / "README.txt").write_text("notes a user keeps here\n")
+    _deny(monkeypatch, store / "README.txt")
+    assert unwritable(store) is None
+    assert cli("ingest", "--no-embed", str(samples / "codex")).code == 0
