@@ -76,3 +76,25 @@ def test_an_age_older_than_time_filters_nothing_out_and_rebuilds_no_index(home):
     since = run_captured(run_quick, ["recall", "deploy", "-k", "1000", "--since", "1000000000000d"])
     assert every.code == since.code == 0 and every.err == since.err == ""       # no "index error ... rebuilding"
     assert len(since.lines()) == len(every.lines()) > 10
+
+
+def test_a_retrieval_log_the_user_cannot_write_costs_a_note_naming_the_fix_not_the_hits(tmp_path, monkeypatch):
+    import os
+
+    from stores.recall.query import RecallQuery
+    from stores.recall.retrieval_log import append_retrieval
+    (tmp_path / "retrievals.jsonl").mkdir()              # opening it to append fails, but not as a refusal (EISDIR)
+    notes: list[str] = []
+    append_retrieval(tmp_path, RecallQuery(query="deploy"), [], 0.01, notes.append)
+    assert len(notes) == 1 and "could not append to the retrieval log" in notes[0] and "chmod" not in notes[0]
+
+    real_open = os.open
+
+    def refuse(path, *args, **kwargs):
+        if str(path).endswith("retrievals.jsonl"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr(os, "open", refuse)
+    notes.clear()
+    append_retrieval(tmp_path, RecallQuery(query="deploy"), [], 0.01, notes.append)
+    assert len(notes) == 1 and f"`chmod -R u+w {tmp_path}`" in notes[0] and "learns nothing" in notes[0]

@@ -42,4 +42,7 @@ def append_retrieval(store_dir: Path, q: RecallQuery, hits: list[Hit], seconds: 
             os.close(fd)
     except OSError as exc:
         why = "it is a symbolic link, never followed" if exc.errno == errno.ELOOP else exc
-        note(f"could not append to the retrieval log: {why}")
+        refused = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+        fix = (f"; the hits are as good, but `trace sweep` learns nothing from this query: give yourself write "
+               f"access to the store (`chmod -R u+w {store_dir}`)") if refused else ""
+        note(f"could not append to the retrieval log: {why}{fix}")
