@@ -338,6 +338,17 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
         except IntegrityError:
             now = None
         log_seq = max(log_seq, now["seq"] if now else 0)
+    if reached.get("state.db", log_seq + 1) <= log_seq and _state_is_this_logs(store.dir):
+        # state.db, recorded for this very log, has not seen past its end:
+        # an index that has is another log's (copied in), not a cut tail.
+        for what, (part, seq) in (_index_watermarks(store.dir).items() if with_indexes else ()):
+            if reached.pop(what, 0) > log_seq:
+                report.damage.append(Damage(part, f"{part}/", f"records events up to seq {seq}, which this log never "
+                                                                f"had (copied from another store?)"))
+                report.fail_derived(f"{part}/", f"{report.damage[-1].why}; `trace verify --repair` rebuilds it "
+                                                f"from the log")
+    if not reached:
+        return False
     top = max(reached.values())
     if top <= log_seq:
         return False
@@ -349,6 +360,14 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
                           f"was removed ({missing} missing); restore segments/ from a backup, or `trace verify "
                           f"--repair` to record the loss (in the log and quarantine/{LOST_EVENTS}) and go on")
     return True
+
+
+def _state_is_this_logs(store_dir: Path) -> bool:
+    """Whether state.db recorded this log's own first event (a state.db from
+    before that record vouches for nothing)."""
+    from stores.integrity.log_identity import FIRST_HASH, current_identity
+    recorded = recorded_identity(store_dir).get(FIRST_HASH)
+    return recorded is not None and recorded == current_identity(store_dir).get(FIRST_HASH)
 
 
 def _index_watermarks(store_dir: Path) -> dict[str, tuple[str, int]]:

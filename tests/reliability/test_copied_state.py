@@ -73,3 +73,24 @@ def test_this_folders_own_log_rewritten_from_its_first_event_is_still_refused(tw
     assert verify.code == 5 and "belongs to another log" not in verify.out + verify.err
     ingest = cli("--store", str(ours), "ingest", "--no-embed", str(ours.parent / "t.jsonl"))
     assert ingest.code == 5 and "changed outside TRACE" in ingest.err
+
+
+@pytest.mark.parametrize("part", ["fulltext", "vectors"])
+def test_another_stores_index_is_derived_damage_not_a_cut_tail_and_repair_records_no_loss(tmp_path, samples, part):
+    """An index copied from a bigger store records seqs this log never had.
+    With state.db (this log's own) not past the log's end, that is the
+    index's fault: exit 6 and a rebuild, never a loss record in the log."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    assert cli("--store", str(ours), "ingest", str(samples / "openai")).code == 0
+    assert cli("--store", str(theirs), "ingest", str(samples)).code == 0
+    shutil.rmtree(ours / part)
+    shutil.copytree(theirs / part, ours / part)
+    log = [s.path.read_bytes() for s in Store(ours).segments()]
+    run = cli("--store", str(ours), "verify", "--json")
+    report = run.lines()[0]
+    assert run.code == 6 and report["problems"] == [], run.out
+    assert any(d.startswith(f"{part}/: records events up to seq") and "copied from another store" in d
+               for d in report["derived"]), report["derived"]
+    assert cli("--store", str(ours), "verify", "--repair").code == 0
+    assert [s.path.read_bytes() for s in Store(ours).segments()] == log      # no loss recorded
+    assert cli("--store", str(ours), "verify").code == 0
