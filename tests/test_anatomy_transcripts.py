@@ -98,6 +98,31 @@ def test_a_claude_code_compaction_restarts_the_window(tmp_path):
     assert "150000" in after["record"]["compaction"]["note"]
 
 
+def test_what_claude_code_keeps_but_never_sends_is_not_in_a_calls_context(tmp_path):
+    # A resumed session's file opens with `summary` lines (the titles its resume list shows), and text
+    # typed while the agent works is logged as a queue operation before it reaches the model as a
+    # user line: neither was in any call's context, so neither is replayed or counted as a slice.
+    lines = [
+        {"type": "summary", "summary": "Export flake on the 31st", "leafUuid": "l1"},
+        {"type": "summary", "summary": "Earlier: cron table audit", "leafUuid": "l2"},
+        _cc("user", 1, {"role": "user", "content": "Why does the export fail on the 31st?"}),
+        _assistant(2, "msg_1", [{"type": "text", "text": "Checking cron."}], _usage(9_000)),
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": S, "content": "and the timezone?",
+         "timestamp": "2026-02-01T10:00:03.000Z"},
+        _cc("user", 4, {"role": "user", "content": "and the timezone?"}),
+        _assistant(5, "msg_2", [{"type": "text", "text": "UTC."}], _usage(9_100)),
+    ]
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(_write(tmp_path / "s.jsonl", lines))], embed=False))
+    logged = [e["text"] for e in Store(store.dir).events()]
+    assert "Export flake on the 31st" in logged and logged.count("and the timezone?") == 2   # kept, losslessly
+    first, second = _turn(store, S, 1), _turn(store, S, 2)
+    assert [e["snippet"] for e in first["events"]] == ["Why does the export fail on the 31st?"]
+    assert [e["snippet"] for e in second["events"]] == ["Why does the export fail on the 31st?", "Checking cron.",
+                                                        "and the timezone?"]
+    assert "system" not in first["record"]["slices"]
+
+
 def _cx(n: int, kind: str, payload: dict) -> dict:
     return {"timestamp": f"2026-02-01T11:00:{n:02d}.000Z", "type": kind, "payload": payload}
 

@@ -6,7 +6,11 @@ record is a snapshot of it.
 A compaction the transcript records (Claude Code compact_boundary, Codex
 compacted / context_compacted, an Anthropic compaction block) starts the
 next cycle: the window restarts after it. Events the log keeps that no
-call was sent (a capture's other traffic, a session's title) stay out."""
+call was sent stay out: a capture's other traffic, a session's title, and
+in a Claude Code transcript the `summary` lines (the titles its resume
+list shows), queued input (it reaches the model later as its own user
+line or attachment), and the SDK stream's `init` and `result` lines (the
+run's settings and its outcome)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,7 +19,7 @@ from reducers.anatomy.slices import Measure, carve, recognisable
 from reducers.drafts import Draft
 
 BOUNDARIES = frozenset({"compact_boundary", "compacted", "compaction"})
-NOT_SENT = frozenset({"http_exchange", "title"})
+NOT_SENT = frozenset({"http_exchange", "title", "summary", "queue", "init", "result"})
 ASSISTANT_SIDE = frozenset({"assistant", "tool_call"})
 _CONTAINER = {"user": "user", "assistant": "history", "tool_call": "history", "tool_result": "tool_results",
               "system": "system", "persona": "system", "task_state": "system", "note": "system",
