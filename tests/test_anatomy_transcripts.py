@@ -162,6 +162,41 @@ def test_codex_calls_their_context_and_repeated_reports(tmp_path):
     assert [e["kind"] for e in second["events"]][-2:] == ["tool_call", "tool_result"]
 
 
+def test_a_codex_compaction_summary_is_in_every_later_calls_context(tmp_path):
+    # Codex replaces the compacted turns with its summary, which each later request carries; a
+    # compaction that left no summary text is a boundary only
+    sid = "0199aaaa-bbbb-7ccc-8ddd-ffffffffffff"
+    lines = [
+        _cx(0, "session_meta", {"id": sid, "cwd": "/repo", "cli_version": "0.131.0"}),
+        _cx(1, "turn_context", {"model": "gpt-5.1-codex", "cwd": "/repo"}),
+        _cx(2, "response_item", {"type": "message", "role": "user",
+                                 "content": [{"type": "input_text", "text": "Why is CI red?"}]}),
+        _cx(3, "response_item", {"type": "message", "role": "assistant",
+                                 "content": [{"type": "output_text", "text": "test_tz fails."}]}),
+        _count(4, 3000, 3030),
+        _cx(5, "compacted", {"message": "Summary: CI is red because test_tz fails.", "replacement_history": []}),
+        _cx(6, "event_msg", {"type": "context_compacted"}),
+        _cx(7, "response_item", {"type": "message", "role": "user",
+                                 "content": [{"type": "input_text", "text": "Fix it"}]}),
+        _cx(8, "response_item", {"type": "message", "role": "assistant",
+                                 "content": [{"type": "output_text", "text": "Pinned TZ."}]}),
+        _count(9, 900, 3960),
+        _cx(10, "compacted", {"message": ""}),
+        _cx(11, "response_item", {"type": "message", "role": "user",
+                                  "content": [{"type": "input_text", "text": "Thanks"}]}),
+        _cx(12, "response_item", {"type": "message", "role": "assistant",
+                                  "content": [{"type": "output_text", "text": "Welcome."}]}),
+        _count(13, 500, 4500),
+    ]
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(_write(tmp_path / "r.jsonl", lines))], embed=False))
+    rows = cli("--store", str(store.dir), "anatomy", "replay", "--session", sid).lines()
+    assert [r["compactionCycle"] for r in rows] == [0, 1, 2]
+    assert [e["snippet"] for e in _turn(store, sid, 2)["events"]] == ["Summary: CI is red because test_tz fails.",
+                                                                      "Fix it"]
+    assert [e["snippet"] for e in _turn(store, sid, 3)["events"]] == ["Thanks"]
+
+
 def test_records_at_ingest_can_be_turned_off(tmp_path, monkeypatch):
     lines = [_cc("user", 0, {"role": "user", "content": "hello"}),
              _assistant(1, "msg_1", [{"type": "text", "text": "hi"}], _usage(1000))]
