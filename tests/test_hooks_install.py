@@ -261,11 +261,17 @@ def test_a_crlf_codex_config_keeps_its_line_endings_and_round_trips(home, tmp_pa
     assert config.read_bytes() == original
 
 
+def _settings_file(home, name: str, text: str):
+    """`text` as the file `name` (under HOME) holds it before anything is installed."""
+    path = home / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 @pytest.mark.parametrize("original", ['{}\n', '', '  \n', '{"model": "opus"}'])
 def test_uninstall_with_nothing_of_traces_installed_leaves_the_file_alone(home, original):
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(original)
+    settings = _settings_file(home, ".claude/settings.json", original)
     for _ in range(2):                                   # before any install, and again after a round trip
         assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
         assert settings.exists() and settings.read_text() == original
@@ -277,9 +283,7 @@ def test_uninstall_with_nothing_of_traces_installed_leaves_the_file_alone(home, 
 @pytest.mark.parametrize("original", ['{\n\t"hooks": {\n\t\t"Stop": []\n\t}\n}\n',
                                       '{"hooks": {"SessionStart": [], "Stop": []}, "model": "opus"}\n'])
 def test_uninstall_gives_back_event_lists_the_user_left_empty(home, original):
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(original)
+    settings = _settings_file(home, ".claude/settings.json", original)
     assert cli("hooks", "install", "--agent", "claude-code").code == 0
     assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
     assert settings.exists() and settings.read_text() == original
@@ -287,10 +291,8 @@ def test_uninstall_gives_back_event_lists_the_user_left_empty(home, original):
 
 def test_a_settings_file_naming_hooks_twice_is_edited_where_the_agent_reads_it(home):
     # JSON readers keep the last of two members of one name: ours must go there, once, and come out again
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir()
     original = '{"hooks": {}, "model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}\n'
-    settings.write_text(original)
+    settings = _settings_file(home, ".claude/settings.json", original)
     assert cli("hooks", "install", "--agent", "claude-code").code == 0
     installed = settings.read_text()
     assert "hooks run --agent claude-code" in json.dumps(json.loads(installed)["hooks"]["SessionStart"])
@@ -316,10 +318,8 @@ def test_a_settings_file_linked_from_elsewhere_stays_a_link(home, tmp_path, agen
 
 
 def test_an_inline_features_table_is_not_edited_so_uninstall_leaves_nothing_behind(home):
-    config = home / ".codex" / "config.toml"
-    config.parent.mkdir()
     original = 'features = { web_search_request = true }\nmodel = "gpt-5"\n'
-    config.write_text(original)
+    config = _settings_file(home, ".codex/config.toml", original)
     run = cli("hooks", "install", "--agent", "codex", "--codex-version", "0.130.0")
     assert run.code == 0 and "inline table" in run.err and "hooks = true" in run.err
     assert config.read_text() == original
