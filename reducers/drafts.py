@@ -62,7 +62,7 @@ class ParseContext:
     source_id: str                      # absolute path, or "-": input to derived session ids
     session: str | None = None          # --session override
     options: dict[str, Any] = field(default_factory=dict)
-    growing: bool = False               # live follow: the file's end is not its last line yet
+    growing: bool = False               # live follow or a hook: the file's end is not its last line yet
 
 
 def merge_adjacent(drafts: list[Draft]) -> list[Draft]:

@@ -98,6 +98,31 @@ def test_a_claude_code_compaction_restarts_the_window(tmp_path):
     assert "150000" in after["record"]["compaction"]["note"]
 
 
+def test_what_claude_code_keeps_but_never_sends_is_not_in_a_calls_context(tmp_path):
+    # A resumed session's file opens with `summary` lines (the titles its resume list shows), and text
+    # typed while the agent works is logged as a queue operation before it reaches the model as a
+    # user line: neither was in any call's context, so neither is replayed or counted as a slice.
+    lines = [
+        {"type": "summary", "summary": "Export flake on the 31st", "leafUuid": "l1"},
+        {"type": "summary", "summary": "Earlier: cron table audit", "leafUuid": "l2"},
+        _cc("user", 1, {"role": "user", "content": "Why does the export fail on the 31st?"}),
+        _assistant(2, "msg_1", [{"type": "text", "text": "Checking cron."}], _usage(9_000)),
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": S, "content": "and the timezone?",
+         "timestamp": "2026-02-01T10:00:03.000Z"},
+        _cc("user", 4, {"role": "user", "content": "and the timezone?"}),
+        _assistant(5, "msg_2", [{"type": "text", "text": "UTC."}], _usage(9_100)),
+    ]
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(_write(tmp_path / "s.jsonl", lines))], embed=False))
+    logged = [e["text"] for e in Store(store.dir).events()]
+    assert "Export flake on the 31st" in logged and logged.count("and the timezone?") == 2   # kept, losslessly
+    first, second = _turn(store, S, 1), _turn(store, S, 2)
+    assert [e["snippet"] for e in first["events"]] == ["Why does the export fail on the 31st?"]
+    assert [e["snippet"] for e in second["events"]] == ["Why does the export fail on the 31st?", "Checking cron.",
+                                                        "and the timezone?"]
+    assert "system" not in first["record"]["slices"]
+
+
 def _cx(n: int, kind: str, payload: dict) -> dict:
     return {"timestamp": f"2026-02-01T11:00:{n:02d}.000Z", "type": kind, "payload": payload}
 
@@ -135,6 +160,41 @@ def test_codex_calls_their_context_and_repeated_reports(tmp_path):
     first, second = _turn(store, sid, 1), _turn(store, sid, 2)
     assert [e["kind"] for e in first["events"]][-1] == "user"            # its own call is its output, not its context
     assert [e["kind"] for e in second["events"]][-2:] == ["tool_call", "tool_result"]
+
+
+def test_a_codex_compaction_summary_is_in_every_later_calls_context(tmp_path):
+    # Codex replaces the compacted turns with its summary, which each later request carries; a
+    # compaction that left no summary text is a boundary only
+    sid = "0199aaaa-bbbb-7ccc-8ddd-ffffffffffff"
+    lines = [
+        _cx(0, "session_meta", {"id": sid, "cwd": "/repo", "cli_version": "0.131.0"}),
+        _cx(1, "turn_context", {"model": "gpt-5.1-codex", "cwd": "/repo"}),
+        _cx(2, "response_item", {"type": "message", "role": "user",
+                                 "content": [{"type": "input_text", "text": "Why is CI red?"}]}),
+        _cx(3, "response_item", {"type": "message", "role": "assistant",
+                                 "content": [{"type": "output_text", "text": "test_tz fails."}]}),
+        _count(4, 3000, 3030),
+        _cx(5, "compacted", {"message": "Summary: CI is red because test_tz fails.", "replacement_history": []}),
+        _cx(6, "event_msg", {"type": "context_compacted"}),
+        _cx(7, "response_item", {"type": "message", "role": "user",
+                                 "content": [{"type": "input_text", "text": "Fix it"}]}),
+        _cx(8, "response_item", {"type": "message", "role": "assistant",
+                                 "content": [{"type": "output_text", "text": "Pinned TZ."}]}),
+        _count(9, 900, 3960),
+        _cx(10, "compacted", {"message": ""}),
+        _cx(11, "response_item", {"type": "message", "role": "user",
+                                  "content": [{"type": "input_text", "text": "Thanks"}]}),
+        _cx(12, "response_item", {"type": "message", "role": "assistant",
+                                  "content": [{"type": "output_text", "text": "Welcome."}]}),
+        _count(13, 500, 4500),
+    ]
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(_write(tmp_path / "r.jsonl", lines))], embed=False))
+    rows = cli("--store", str(store.dir), "anatomy", "replay", "--session", sid).lines()
+    assert [r["compactionCycle"] for r in rows] == [0, 1, 2]
+    assert [e["snippet"] for e in _turn(store, sid, 2)["events"]] == ["Summary: CI is red because test_tz fails.",
+                                                                      "Fix it"]
+    assert [e["snippet"] for e in _turn(store, sid, 3)["events"]] == ["Thanks"]
 
 
 def test_records_at_ingest_can_be_turned_off(tmp_path, monkeypatch):

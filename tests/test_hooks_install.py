@@ -259,3 +259,69 @@ def test_a_crlf_codex_config_keeps_its_line_endings_and_round_trips(home, tmp_pa
     assert tomlkit.parse(installed.decode())["tui"]["notifications"] is True
     assert cli("hooks", "uninstall", "--agent", "codex").code == 0
     assert config.read_bytes() == original
+
+
+def _settings_file(home, name: str, text: str):
+    """`text` as the file `name` (under HOME) holds it before anything is installed."""
+    path = home / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("original", ['{}\n', '', '  \n', '{"model": "opus"}'])
+def test_uninstall_with_nothing_of_traces_installed_leaves_the_file_alone(home, original):
+    settings = _settings_file(home, ".claude/settings.json", original)
+    for _ in range(2):                                   # before any install, and again after a round trip
+        assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+        assert settings.exists() and settings.read_text() == original
+        assert cli("hooks", "install", "--agent", "claude-code").code == 0
+        assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+        assert settings.read_text() == original
+
+
+@pytest.mark.parametrize("original", ['{\n\t"hooks": {\n\t\t"Stop": []\n\t}\n}\n',
+                                      '{"hooks": {"SessionStart": [], "Stop": []}, "model": "opus"}\n'])
+def test_uninstall_gives_back_event_lists_the_user_left_empty(home, original):
+    settings = _settings_file(home, ".claude/settings.json", original)
+    assert cli("hooks", "install", "--agent", "claude-code").code == 0
+    assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+    assert settings.exists() and settings.read_text() == original
+
+
+def test_a_settings_file_naming_hooks_twice_is_edited_where_the_agent_reads_it(home):
+    # JSON readers keep the last of two members of one name: ours must go there, once, and come out again
+    original = '{"hooks": {}, "model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}\n'
+    settings = _settings_file(home, ".claude/settings.json", original)
+    assert cli("hooks", "install", "--agent", "claude-code").code == 0
+    installed = settings.read_text()
+    assert "hooks run --agent claude-code" in json.dumps(json.loads(installed)["hooks"]["SessionStart"])
+    assert cli("hooks", "install", "--agent", "claude-code").code == 0 and settings.read_text() == installed
+    assert cli("hooks", "uninstall", "--agent", "claude-code").code == 0
+    assert settings.read_text() == original
+
+
+@pytest.mark.parametrize("agent, name, text", [("claude-code", ".claude/settings.json", CLAUDE_SETTINGS),
+                                               ("codex", ".codex/config.toml", CODEX_CONFIG)])
+def test_a_settings_file_linked_from_elsewhere_stays_a_link(home, tmp_path, agent, name, text):
+    kept = tmp_path / "dotfiles" / name.split("/")[-1]
+    kept.parent.mkdir()
+    kept.write_text(text)
+    link = home / name
+    link.parent.mkdir()
+    link.symlink_to(kept)
+    extra = ["--codex-version", "0.130.0"] if agent == "codex" else []
+    assert cli("hooks", "install", "--agent", agent, *extra).code == 0
+    assert link.is_symlink() and "hooks" in kept.read_text()
+    assert cli("hooks", "uninstall", "--agent", agent).code == 0
+    assert link.is_symlink() and kept.read_text() == text
+
+
+def test_an_inline_features_table_is_not_edited_so_uninstall_leaves_nothing_behind(home):
+    original = 'features = { web_search_request = true }\nmodel = "gpt-5"\n'
+    config = _settings_file(home, ".codex/config.toml", original)
+    run = cli("hooks", "install", "--agent", "codex", "--codex-version", "0.130.0")
+    assert run.code == 0 and "inline table" in run.err and "hooks = true" in run.err
+    assert config.read_text() == original
+    assert cli("hooks", "uninstall", "--agent", "codex").code == 0
+    assert config.read_text() == original and not (home / ".codex" / "hooks.json").exists()

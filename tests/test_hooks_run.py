@@ -241,3 +241,39 @@ def test_stop_also_captures_the_sessions_subagent_transcripts(installed, tmp_pat
                str(subagents / "agent-a1b2c3.jsonl"), str(later)).code == 0
     assert hooked == sorted(e["source"]["key"] for e in transcript_events(one_shot))
     assert not (tmp_path / "store" / "hooks.log").exists()
+
+
+def test_a_hook_before_the_transcript_names_its_session_leaves_the_leading_lines_for_the_next_run(installed, tmp_path):
+    # A resumed session's file opens with summary lines that carry no sessionId; a hook can fire while
+    # only they are complete. Taken then, they went into a session id made up from the file, and again
+    # into the real session once the next line named it: captured twice, in two sessions.
+    lines = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    assert b'"sessionId"' not in lines[0] and b'"sessionId"' in lines[2]
+    transcript = tmp_path / "project" / f"{CC_SESSION}.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_bytes(lines[0] + lines[1] + lines[2][:40])        # the first session line half-written
+    for event, extra in (("Stop", {"stop_hook_active": False}), ("PreCompact", {"trigger": "auto"})):
+        assert _fire(installed[event], _payload(event, transcript, **extra)).returncode == 0
+    with open(transcript, "ab") as f:
+        f.write(lines[2][40:])
+        f.writelines(lines[3:])
+    assert _fire(installed["SessionEnd"], _payload("SessionEnd", transcript, reason="exit")).returncode == 0
+    hooked = transcript_events(tmp_path / "store")
+    assert {e["session_id"] for e in hooked} == {CC_SESSION}
+    one_shot = tmp_path / "one-shot"
+    assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
+    assert [e["source"]["key"] for e in hooked] == [e["source"]["key"] for e in transcript_events(one_shot)]
+
+
+def test_session_end_takes_a_transcript_that_never_names_its_session(installed, tmp_path):
+    # the file is final: what it holds goes in, under a session made up from it, as a one-shot ingest does
+    summary = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)[0]
+    transcript = tmp_path / "summary-only.jsonl"
+    transcript.write_bytes(summary)
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    assert transcript_events(tmp_path / "store") == []                   # the session may be named next
+    assert _fire(installed["SessionEnd"], _payload("SessionEnd", transcript, reason="exit")).returncode == 0
+    one_shot = tmp_path / "one-shot"
+    assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
+    assert [(e["session_id"], e["text"]) for e in transcript_events(tmp_path / "store")] == \
+        [(e["session_id"], e["text"]) for e in transcript_events(one_shot)] != []

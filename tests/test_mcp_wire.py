@@ -211,3 +211,54 @@ def test_a_list_with_a_cursor_this_server_never_issued_is_invalid_params_and_a_n
     messages, now = wire.read(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
                                           "params": {"name": "recall", "arguments": {"cursor": "x"}}}).encode())
     assert len(messages) == 1 and now == []
+
+
+@pytest.mark.parametrize("rid", [None, 1.5, True, [1], {"n": 1}])
+def test_a_request_whose_id_is_no_id_is_refused_not_taken_for_a_notification(rid):
+    wire = Wire()
+    wire.read(b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}')
+    messages, now = wire.read(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}).encode())
+    assert messages == [] and now == [{"jsonrpc": "2.0", "id": None, "error": {
+        "code": INVALID_REQUEST, "message": now[0]["error"]["message"]}}]
+    assert "string or an integer" in now[0]["error"]["message"]
+    messages, now = wire.read(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                                          "params": {"progressToken": 1, "progress": 1}}).encode())
+    assert len(messages) == 1 and now == []                          # a real notification still passes
+
+
+def test_a_lone_surrogate_escape_is_read_so_its_request_is_answered_under_its_own_id(store_dir):
+    # JavaScript's JSON.stringify writes a lone surrogate as an escape; orjson refuses such text
+    client = Client(store_dir)
+    client.initialize("2025-11-25")
+    client.send(b'{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "note_add", '
+                b'"arguments": {"text": "half a pair \\ud83d here"}}}\n')
+    answer = client.receive()
+    assert answer["id"] == 41 and answer["result"]["isError"]
+    assert answer["result"]["content"][0]["text"].startswith("trace: error: bad arguments for note_add: `text`")
+    client.send(b'{"jsonrpc": "2.0", "id": 42, "method": "ping", "params": {"_meta": {"note": "\\udc00"}}}\n')
+    assert client.receive() == {"jsonrpc": "2.0", "id": 42, "result": {}}
+    client.send(b'{"jsonrpc": "2.0", "id": 43, "method": "ping", "params": {"x": NaN}}\n')
+    assert client.receive()["error"]["code"] == PARSE_ERROR               # NaN is not JSON, from either reader
+    assert client.close() == 0
+
+
+def test_the_initialize_id_used_again_later_does_not_undo_the_agreed_version():
+    wire = Wire()
+    wire.read(b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}')
+    wire.written({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25"}})
+    wire.read(b'{"jsonrpc": "2.0", "id": 0, "method": "ping"}')
+    wire.written({"jsonrpc": "2.0", "id": 0, "result": {}})
+    messages, now = wire.read(b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]')
+    assert messages == [] and "not part of MCP 2025-11-25" in now[0][0]["error"]["message"]
+
+
+def test_a_client_that_stops_reading_mid_call_ends_the_server_quietly(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-11-25")
+    client.proc.stdout.close()                                       # the client went away
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                 "params": {"name": "recall", "arguments": {"query": "harbor", "k": 50}}})
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    client.proc.stdin.close()
+    assert client.proc.wait(60) == 0
+    assert client.proc.stderr.read() == b""

@@ -6,7 +6,11 @@ answer forever. Here:
 
 - a line that is not JSON gets a -32700 parse error (id null);
 - a JSON value that is not a message gets -32600 (with its id when it has
-  one, else null); an empty batch too;
+  one, else null); an empty batch too, and a request whose id is null, a
+  fraction, a bool or a structure (the SDK took it for a notification);
+- JSON orjson refuses but the standard allows (a lone surrogate's escape)
+  is read all the same, so the request it carries is answered under its
+  own id;
 - a batch (a JSON array, which JSON-RPC 2.0 and MCP up to 2025-03-26
   allow) is served as one: each message goes to the server and the
   answers go back together as one array, once every request in it has
@@ -20,11 +24,14 @@ answer forever. Here:
   invalid cursor): every list here fits one page and never hands out a
   cursor, so any cursor is one this server did not issue.
 
+A client that closes its end of the pipe ends the server quietly.
+
 While serving, fd 0 reads /dev/null and fd 1 writes to stderr, so nothing
 a tool or a library prints can reach the wire: stdout carries protocol
 messages only."""
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +43,7 @@ import orjson
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+BAD_ID = "Invalid Request: a request's id must be a string or an integer (not null, a fraction, a bool or a structure)"
 BATCH_VERSIONS = ("2024-11-05", "2025-03-26")     # 2025-06-18 took JSON-RPC batches out of MCP
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
 NOT_INITIALIZED = (f"Invalid Request: send initialize first (or, from protocol 2026-07-28, name the version in "
@@ -50,6 +58,43 @@ def _request_id(obj: Any) -> Any:
     """A request's id when it has a usable one (a string or an integer), else None."""
     rid = obj.get("id") if isinstance(obj, dict) else None
     return rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
+
+
+def _unusable_id(obj: Any) -> bool:
+    """A request whose id is there but is no id (null, a fraction, a bool,
+    an array, an object): the SDK reads it as a notification and answers
+    nothing, so its client would wait for ever."""
+    return isinstance(obj, dict) and "method" in obj and "id" in obj and _request_id(obj) is None
+
+
+def parse_line(line: bytes) -> Any:
+    """One line's JSON value. orjson first; JSON it refuses that the
+    standard allows (a lone surrogate written as an escape, as JavaScript's
+    JSON.stringify does) is read by the standard library rather than
+    answered with a parse error no request can be matched to. NaN and
+    Infinity are not JSON either way. (orjson reads an integer past 64
+    bits as a float: such an id is refused as a fraction would be.)"""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    try:
+        return json.loads(line, parse_constant=_not_json)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise first from None
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def encode_message(message: Any) -> bytes:
+    """One message as a line. A string holding a lone surrogate (echoed
+    from a request) is written as its escape, which orjson will not."""
+    try:
+        return orjson.dumps(message) + b"\n"
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
 
 
 def _unissued_cursor(obj: dict) -> bool:
@@ -80,7 +125,7 @@ class Wire:
 
         import mcp_types as types
         try:
-            value = orjson.loads(line)
+            value = parse_line(line)
         except orjson.JSONDecodeError as exc:
             return [], [error_reply(None, PARSE_ERROR, f"Parse error: {exc}")]
         single = not isinstance(value, list)
@@ -94,6 +139,9 @@ class Wire:
             return [], [errors or error_reply(None, INVALID_REQUEST, why)]
         messages, errors, batch, done = [], [], _Batch(), []
         for obj in items:
+            if _unusable_id(obj):
+                errors.append(error_reply(None, INVALID_REQUEST, BAD_ID))
+                continue
             try:
                 message = types.jsonrpc_message_adapter.validate_python(obj, by_name=False)
             except ValidationError:
@@ -151,8 +199,11 @@ class Wire:
         if self.rewrite is not None:
             reply = self.rewrite(reply)
         rid = reply.get("id")
-        if rid is not None and rid == self.init_id and isinstance(reply.get("result"), dict):
-            self.version = reply["result"].get("protocolVersion")
+        if rid is not None and rid == self.init_id and "method" not in reply:
+            # the handshake's answer; the id may be used again later (by a careless client): forget it
+            self.init_id = None
+            if isinstance(reply.get("result"), dict):
+                self.version = reply["result"].get("protocolVersion")
         if "method" in reply or rid is None:
             return [reply]
         settled = self._settle(rid, reply)
@@ -224,9 +275,12 @@ async def serve_stdio(lowlevel, init_options, rewrite=None) -> None:
 
         async def write_client():
             async with lines_out:
-                async for out in lines_out:
-                    await stdout.write(orjson.dumps(out) + b"\n")
-                    await stdout.flush()
+                try:
+                    async for out in lines_out:
+                        await stdout.write(encode_message(out))
+                        await stdout.flush()
+                except (BrokenPipeError, ConnectionResetError):     # the client went away: nothing left to serve
+                    tg.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(write_client)

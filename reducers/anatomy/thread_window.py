@@ -5,8 +5,14 @@ record is a snapshot of it.
 
 A compaction the transcript records (Claude Code compact_boundary, Codex
 compacted / context_compacted, an Anthropic compaction block) starts the
-next cycle: the window restarts after it. Events the log keeps that no
-call was sent (a capture's other traffic, a session's title) stay out."""
+next cycle: the window restarts after it, or with it when it carries the
+summary that replaces the earlier turns (Codex's `compacted` message, an
+Anthropic compaction block), which every later call is sent. Events the log keeps that no
+call was sent stay out: a capture's other traffic, a session's title, and
+in a Claude Code transcript the `summary` lines (the titles its resume
+list shows), queued input (it reaches the model later as its own user
+line or attachment), and the SDK stream's `init` and `result` lines (the
+run's settings and its outcome)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,7 +21,11 @@ from reducers.anatomy.slices import Measure, carve, recognisable
 from reducers.drafts import Draft
 
 BOUNDARIES = frozenset({"compact_boundary", "compacted", "compaction"})
-NOT_SENT = frozenset({"http_exchange", "title"})
+# boundaries whose text is the summary that stands for what was compacted, sent with every later call
+# (Claude Code writes its summary as the next line instead); "[compacted]" is a boundary with none
+CARRIED = frozenset({"compacted", "compaction"})
+NO_SUMMARY = "[compacted]"
+NOT_SENT = frozenset({"http_exchange", "title", "summary", "queue", "init", "result"})
 ASSISTANT_SIDE = frozenset({"assistant", "tool_call"})
 _CONTAINER = {"user": "user", "assistant": "history", "tool_call": "history", "tool_result": "tool_results",
               "system": "system", "persona": "system", "task_state": "system", "note": "system",
@@ -73,7 +83,8 @@ class Window:
             self.since_key, self.events, self.slices, self.user, self.found, self.marker_count = None, 0, {}, None, {}, 0
             self.merge_group, self.boundary = None, (d.text or "")[:300]
             self.until_key = d.key
-            return
+            if meta["subtype"] not in CARRIED or not d.text or d.text == NO_SUMMARY:
+                return
         self.last_kind = kind
         if self.since_key is None:
             self.since_key = d.key

@@ -196,9 +196,12 @@ def _edit_json(path: Path, edit, removing: bool = False) -> FileChange:
     before = read_text(path)
     if before is None and removing:
         return FileChange(path, None, None)
-    after = edit(JsonText(before or "", str(path))).text
+    doc = JsonText(before or "", str(path))
+    after = edit(doc).text
     if before is None and not after.strip("{}\n "):
         return FileChange(path, None, None)
+    if removing and after == doc.text:
+        return FileChange(path, before, before)       # nothing of ours in it: the user's file, left alone
     if removing and not after.strip("{}\n\r\t "):
         after = None                                   # it held nothing but ours: gone with them
     if removing and before != after:
@@ -255,10 +258,16 @@ def _as_before_install(path: Path, after: str | None, same) -> str | None:
 
 
 def _same_json(a: str | None, b: str | None) -> bool:
+    """Whether two settings texts say the same to the agent: an empty
+    event list, and an empty `hooks` object, say nothing (uninstall
+    prunes the lists and object ours alone filled, as the user may have
+    left them empty)."""
     def meaning(text):
         value = json.loads(text) if text and text.strip() else {}
-        if isinstance(value, dict) and value.get("hooks") == {}:
-            value = {k: v for k, v in value.items() if k != "hooks"}
+        hooks = value.get("hooks") if isinstance(value, dict) else None
+        if isinstance(hooks, dict):
+            hooks = {event: groups for event, groups in hooks.items() if groups != []}
+            value = {**value, "hooks": hooks} if hooks else {k: v for k, v in value.items() if k != "hooks"}
         return value
     return meaning(a) == meaning(b)
 
@@ -284,6 +293,12 @@ def _toml_enable_feature(doc, flag: str, plan: Plan) -> bool:
                 plan.notes.append(f"[features] {key} = false in config.toml: Codex will not run hooks until "
                                   f"you set it to true (left as you set it)")
             return False
+    if isinstance(features, tomlkit.items.InlineTable):
+        # an inline table holds no comments, so a key added to it could not carry the mark uninstall
+        # goes by: it would stay behind
+        plan.notes.append(f"config.toml: `features` is an inline table, which TRACE does not edit: add "
+                          f"`{flag} = true` to it yourself, or Codex will not run the hooks")
+        return False
     value = tomlkit.item(True)
     value.comment(TOML_MARK)
     if features is None:

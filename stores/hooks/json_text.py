@@ -23,7 +23,9 @@ class Node:
     items: list["Node"] = field(default_factory=list)                      # for arrays
 
     def get(self, key: str) -> "Node | None":
-        for k, v, _ in self.members:
+        """The member named `key`; of several, the last, which is the one
+        every JSON reader (json.loads, the agents' JSON.parse) keeps."""
+        for k, v, _ in reversed(self.members):
             if k == key:
                 return v
         return None
@@ -94,7 +96,7 @@ class JsonText:
 
     def remove_member(self, obj: Node, key: str) -> "JsonText":
         spans = [(k_start, v.end) for _, v, k_start in obj.members]
-        index = [k for k, _, _ in obj.members].index(key)
+        index = max(i for i, (k, _, _) in enumerate(obj.members) if k == key)     # the one `get` finds
         return self._remove(obj, spans, index)
 
     def _remove(self, container: Node, spans: list[tuple[int, int]], index: int) -> "JsonText":

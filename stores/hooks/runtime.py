@@ -33,6 +33,7 @@ LOCK_WAIT = 2.0                      # seconds a hook waits for another writer b
 CONTEXT_MAX_CHARS = 9_000            # Claude Code caps what a hook adds to the context at 10,000 characters
 PROMPT_BLOCK_TOKENS = 1_500
 CAPTURE_EVENTS = {"Stop", "SubagentStop", "SessionEnd", "PreCompact", "SessionStart", "notify"}
+FINAL_EVENTS = {"SessionEnd"}        # after these the agent writes no more to the transcript
 FORMATS = {"claude-code": "claude-code", "codex": "codex"}
 
 
@@ -51,7 +52,7 @@ def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: flo
             transcript = _transcript(agent, event, payload)
             if event in CAPTURE_EVENTS and transcript is not None:
                 found = [transcript, *_subagent_transcripts(agent, transcript, payload)]
-                outcome.ingested = _capture(store, agent, found, outcome.logged)
+                outcome.ingested = _capture(store, agent, found, outcome.logged, live=event not in FINAL_EVENTS)
         except _Refused as exc:                 # nothing to capture: what the store holds still goes back
             outcome.logged.append(str(exc))
         session = payload.get("session_id") or payload.get("thread-id")
@@ -145,11 +146,13 @@ def find_codex_rollout(thread_id: str) -> Path | None:
     return None
 
 
-def _capture(store, agent: str, transcripts: list[Path], problems: list[str]) -> int:
+def _capture(store, agent: str, transcripts: list[Path], problems: list[str], live: bool) -> int:
+    """`live`: the agent may still be writing (every event but SessionEnd),
+    so lines that cannot be placed yet wait for the next run."""
     from stores.errors import StoreLocked
     try:
         results = list(store.ingest([str(t) for t in transcripts], format=FORMATS[agent], wait=LOCK_WAIT,
-                                    embed=False, on_error=problems.append))
+                                    embed=False, live=live, on_error=problems.append))
     except StoreLocked:
         problems.append(f"store busy for {LOCK_WAIT:g}s: {transcripts[0]} left for the next hook or ingest")
         return 0

@@ -51,11 +51,18 @@ def apply(change: FileChange) -> Path | None:
     if change.before is not None:
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         _atomic_write(backup, change.before, like=path)
-    if change.after is None:
+    after = change.after
+    if path.is_symlink():
+        # a settings file kept elsewhere (a dotfiles repository) and linked here: written where it lives,
+        # so the link stays; one emptied stays, as an empty document, rather than dangle
+        path = Path(os.path.realpath(path))
+        if after is None:
+            after = "{}\n" if path.suffix == ".json" else ""
+    if after is None:
         path.unlink()
         return backup
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, change.after, like=path if path.exists() else None)
+    _atomic_write(path, after, like=path if path.exists() else None)
     return backup
 
 

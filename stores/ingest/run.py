@@ -83,12 +83,17 @@ def reconciler_from_env():
 def ingest(store, paths: list[str], *, format: str = "auto", session: str | None = None,
            strict: bool = False, redact: bool = True, wait: float = 0.0, reconciler=None, embed: bool = True,
            embedder: str | None = None, recheck: bool = False, working_state: bool = True,
-           hold_open_tail: bool = False, accept_changed_log: bool = False,
+           hold_open_tail: bool = False, live: bool = False, accept_changed_log: bool = False,
            on_error: Callable[[str], None] | None = None,
            on_progress: Callable[[str, int], None] | None = None) -> Iterator[IngestResult]:
     """`hold_open_tail` (live follow): drafts at the end of the file that may
     still merge with lines not written yet (the blocks of a message being
-    streamed) are left for the next run, as an unfinished line is."""
+    streamed) are left for the next run, as an unfinished line is. `live`
+    (hooks; implied by `hold_open_tail`): the agent is still writing the
+    file, so leading lines that do not name their session yet (a resumed
+    Claude Code session's summaries) wait for the line that does, instead
+    of going into a session id made up from the file that a later run,
+    once the file names its session, would not match."""
     if format != "auto" and format not in DETECTION_ORDER:
         raise UsageError(f"unknown --format {format!r}; choose one of: auto, {', '.join(DETECTION_ORDER)}")
     if not paths:
@@ -114,7 +119,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
                             result = _ingest_source(src, w, appender, spills, format=format, session=session,
                                                     strict=strict, redact=redact, recheck=recheck, report=report,
                                                     on_progress=on_progress, tracker=tracker,
-                                                    hold_open_tail=hold_open_tail)
+                                                    hold_open_tail=hold_open_tail, live=live or hold_open_tail)
                         except TraceError as exc:      # the store cannot go on (full disk): say what got in, stop
                             if getattr(exc, "result", None) is not None:
                                 exc.result.errors += 1
@@ -138,7 +143,7 @@ def ingest(store, paths: list[str], *, format: str = "auto", session: str | None
 def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *, format: str,
                    session: str | None, strict: bool, redact: bool, recheck: bool, report,
                    on_progress, tracker: WorkingStateTracker | None = None,
-                   hold_open_tail: bool = False) -> IngestResult:
+                   hold_open_tail: bool = False, live: bool = False) -> IngestResult:
     result = IngestResult(source=src.display)
     ident = redact_text(f"{src.source_id}|{format}|{session or ''}|{int(redact)}")[0]   # state.db keeps it
     fingerprint = None if src.is_stdin else src.fingerprint()
@@ -155,7 +160,7 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     resumed = None if (recheck or strict or src.compressed or not fingerprint) else \
         _resume_point(src, ident, fingerprint, w.state, format)
     common = dict(session=session, strict=strict, report=report, on_progress=on_progress, tracker=tracker,
-                  hold_open_tail=hold_open_tail)
+                  hold_open_tail=hold_open_tail, live=live)
     if resumed is not None:
         src, fmt, drafts_before = resumed
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=fmt,
@@ -199,7 +204,7 @@ def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
                       on_progress, tracker: WorkingStateTracker | None = None, drafts_before: int | None = None,
-                      hold_open_tail: bool = False) -> IngestResult:
+                      hold_open_tail: bool = False, live: bool = False) -> IngestResult:
     fmt = format
     primed = None                                      # what detection read: parsing goes on from it
     if fmt == "auto":
@@ -235,7 +240,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                                report, ident, fingerprint, w.state)
     result.format = fmt
     module = format_module(fmt)
-    ctx = ParseContext(path=src.display, source_id=src.source_id, session=session, growing=hold_open_tail)
+    ctx = ParseContext(path=src.display, source_id=src.source_id, session=session, growing=live)
     sessions: dict[str, None] = {}
     file_time = utc_now_iso(lambda: fingerprint[1] / 1e9 if fingerprint else time.time())
 

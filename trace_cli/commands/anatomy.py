@@ -90,7 +90,9 @@ def record(
     "A session's calls in order: turn, utilisation, compaction cycle, markers, events, topic and transitions "
     "(a table with a utilisation sparkline on a terminal, JSON Lines when piped or with --json). --turn N "
     "rebuilds what call N had in context: its slices, the markers present and the log events. --html FILE "
-    "writes a self-contained report (stacked slices per call, compactions marked, details on click).\n\n"
+    "writes a self-contained report (stacked slices per call, compactions marked, details on click). "
+    "Exit 1 when the session has no records or N is not one of its calls (the line says which are); "
+    "2 for an N that is not a number.\n\n"
     "Example:  trace anatomy replay --session 5b1f0c2e --html anatomy.html"))
 def replay(
     ctx: typer.Context,
@@ -129,7 +131,8 @@ def replay(
 @app.command("diff", help=(
     "What entered and left the context between calls A and B of a session: the events (each one that left "
     "says why when it can: evicted into a marker, dropped to fit the budget), the markers, and the change "
-    "per slice. The direct answer to \"when did X fall out\".\n\n"
+    "per slice. The direct answer to \"when did X fall out\". B before A shows the change backwards. Exit 1 "
+    "when the session has no records or A or B is not one of its calls; 2 for one that is not a number.\n\n"
     "Example:  trace anatomy diff --session 5b1f0c2e 2 5"))
 def diff(
     ctx: typer.Context,
