@@ -171,6 +171,22 @@ def test_facts_from_commands_patches_and_diff_output():
     assert _facts(diff, _result(out)) == [("diff-output", "region", "us", False)]
 
 
+@pytest.mark.parametrize("command", ["cat .env", "cat ./deploy/.env.production", "cd /srv/app && cat config/app.ini",
+                                     "bash -lc 'cat .env'", "less -N .env"])
+def test_a_config_file_printed_by_a_shell_command_is_read_like_a_read_tools(command):
+    # `cat .env` in a shell shows the file as a Read tool's result does
+    text = "DATABASE_URL=postgres://db-b/shop\nLOG_LEVEL=debug\n" if "ini" not in command else "[db]\nhost = db-b\n"
+    want = ([("file-read", "database url", "postgres://db-b/shop", False), ("file-read", "log level", "debug", False)]
+            if "ini" not in command else [("file-read", "db.host", "db-b", False)])
+    assert _facts(_call("Bash", {"command": command}), _result(text)) == want
+
+
+@pytest.mark.parametrize("command", ["cat .env | grep -v SECRET > /tmp/x", "cat a.env b.env", "cat README.md",
+                                     "echo cat .env", "cat .env && rm .env"])
+def test_a_shell_command_that_does_more_than_print_one_config_file_is_not_a_read(command):
+    assert _facts(_call("Bash", {"command": command}), _result("PORT=1\n")) == []
+
+
 def test_facts_from_todo_lists_structured_tools_and_answers():
     todo = _call("TodoWrite", {"todos": [{"content": "Write the migration", "status": "completed"},
                                          {"content": "Backfill old rows", "status": "pending"}]})
