@@ -281,6 +281,7 @@ _LABEL = re.compile(r"^[\w ,'-]{1,30}:\s+(?=(?:\S+\s+){3})")      # a label befo
 _LEADING_CHANGE = re.compile(rf"\b{CHANGE_VERB}\b", re.I)
 _VERBLESS_CHANGE = re.compile(r"^(?:the\s+)?[\w.-]+(?:\s+[\w.-]+){0,3}\s+(?:from\s+\S+\s+)?to\s+\S", re.I)
 _CHANGE_RULES = ("change-to", "change-from-to")
+_NOT_TAIL = re.compile(r"\s*(?:,|;|—|–| - )\s*(?:and\s+|but\s+)?not\s+(?:the\s+|a\s+)?[^\s,;]+(?:\s+[^\s,;]+){0,3}\s*$", re.I)
 
 
 def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
@@ -291,6 +292,13 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
         sentence = LEAD_IN.sub("", said) or said
         body = sentence.rstrip(".!").strip()
         found = _clause_fact(sentence, body, speaker, weight)
+        corrected = _NOT_TAIL.search(body) if found is None else None
+        if corrected and not NEGATED.search(body[:corrected.start()]):
+            # "the target is now Render, not Fly.io": the "not" only names the
+            # value it corrects, so the rest is read as if it stood alone
+            cut = body[:corrected.start()]
+            end = sentence.rstrip()[-1:]
+            found = _clause_fact(cut + (end if end in "?!." else ""), cut, speaker, weight)     # a question stays one
         labelled = _LABEL.match(body)
         if found is None and labelled:            # "Planning note: the deadline is Thursday"
             found = _clause_fact(sentence[labelled.end():], body[labelled.end():], speaker, weight)

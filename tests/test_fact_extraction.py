@@ -227,6 +227,23 @@ def test_subjects_fronted_stated_plainly_or_told_in_the_past_keep_their_key(text
     assert found == [expected]
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("The deploy target is now Render, not Fly.io.", ("config", "deploy target", "Render")),
+    ("The port is 8080, not 80.", ("config", "port", "8080")),
+    ("Set the timeout to 30 seconds, not 60.", ("config", "timeout", "30 seconds")),
+    ("The cache TTL is 60 seconds — not 600.", ("config", "cache ttl", "60 seconds")),
+])
+def test_a_setting_corrected_with_a_trailing_not_keeps_its_new_value(text, expected):
+    # the "not" names only the value being corrected; it does not negate the setting
+    assert [(f.type, f.key, f.value) for f in prose_facts(text, "user")] == [expected]
+
+
+@pytest.mark.parametrize("text", ["We are not moving the deploy target to Heroku, not now.",
+                                  "The queue is empty, not full.", "Don't set the pool size to 50, not yet."])
+def test_a_trailing_not_does_not_lift_a_negation_earlier_in_the_sentence(text):
+    assert [f for f in prose_facts(text, "user") if f.type == "config"] == []
+
+
 @pytest.mark.parametrize("text", [
     "The queue is empty.", "The cache is stale now.", "The main branch is protected.", "For now, use the old client.",
     "Make the tests pass.", "Step 2: Run the tests", ".env: apps/web/.env", "I moved to Berlin last year.",
