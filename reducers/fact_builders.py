@@ -130,6 +130,11 @@ def removed(m: re.Match, sentence: str):
     return norm_key(SUBJECT_START.sub("", m.group("subj"))), "removed", None, True
 
 
+def retracted(m: re.Match, sentence: str):
+    subject = m.groupdict().get("subj") or m.groupdict().get("subj2") or ""
+    return norm_key(SUBJECT_START.sub("", subject)), "retracted", None, False
+
+
 
 
 def value_of(raw: str | None) -> str:

@@ -84,6 +84,7 @@ class FactCandidate:
     replaces: str | None = None   # a value this one says it replaces ("instead of B", "from B to A")
     delete: bool = False          # the source explicitly removes or reverts the key
     prefix: bool = False          # with delete: every key under this one (an entity cancelled)
+    retract: bool = False         # takes back the key's latest value ("never mind, don't change X")
     rule: str = ""                # which rule found it
     source: dict = field(default_factory=dict)    # {id, seq, session_id, ts, kind}
 
@@ -92,12 +93,13 @@ class FactCandidate:
         wait across sweeps)."""
         return {"type": self.type, "key": self.key, "value": self.value, "text": self.text,
                 "importance": self.importance, "label": self.label, "replaces": self.replaces,
-                "delete": self.delete, "prefix": self.prefix, "rule": self.rule, "source": self.source}
+                "delete": self.delete, "prefix": self.prefix, "retract": self.retract, "rule": self.rule,
+                "source": self.source}
 
     @classmethod
     def from_state(cls, d: dict) -> "FactCandidate":
         return cls(**{k: d[k] for k in ("type", "key", "value", "text", "importance", "label", "replaces",
-                                         "delete", "prefix", "rule", "source") if k in d})
+                                         "delete", "prefix", "retract", "rule", "source") if k in d})
 
     def as_json(self) -> dict:
         out = {"type": self.type, "key": self.key, "label": self.label or self.key, "value": self.value,

@@ -20,7 +20,7 @@ event at the append chokepoint."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reducers.fact_keys import FactCandidate, key_core, norm_key, norm_value
 
@@ -203,6 +203,9 @@ class Reconciler:
         for a prefix removal."""
         if cand.delete:
             return self._delete(cand, index)
+        if cand.retract:
+            return [self._retract(cand, index)] if self._retractable(cand) else \
+                [self._row("NONE", cand, cand.key, index, None, None, [], "retraction of no value set in this session")]
         keys = self._resolve(cand)
         if len(keys) > 1:                # "from B to A" where several keys held B: each moves on
             return [row for k in keys for row in self._decide_key(cand, k, index)]
@@ -280,6 +283,24 @@ class Reconciler:
                                 importance=max(cand.importance, fact.importance), since=_since(cand.source or {}),
                                 sources=[_ref(cand.source or {})], mentions=1, history=fact.history,
                                 ledger_id=row["id"], rule=cand.rule))
+        return row
+
+    def _retractable(self, cand: FactCandidate) -> bool:
+        """A retraction takes back a value said in its own conversation; one
+        said elsewhere ("don't change X" a week later) is kept as it is."""
+        fact = self.knowledge.facts.get(cand.key)
+        session = (cand.source or {}).get("session_id")
+        return fact is not None and fact.live and any(s.get("session_id") == session for s in fact.sources)
+
+    def _retract(self, cand: FactCandidate, index: int) -> dict:
+        """Back to the value before the one taken back; with none before it,
+        the retraction removes the fact (a DELETE only when deletes are on)."""
+        fact = self.knowledge.facts[cand.key]
+        before = fact.history[0] if fact.history and not fact.history[0].get("deleted") else None
+        if before is None:
+            return self._delete(replace(cand, delete=True, retract=False), index)[0]
+        row = self._supersede(replace(cand, value=before["value"], replaces=fact.value), cand.key, index, fact)
+        row["reason"] = f"retracted: back to the value before ({before['value']})"
         return row
 
     def _delete(self, cand: FactCandidate, index: int) -> list[dict]:

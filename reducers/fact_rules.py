@@ -39,7 +39,8 @@ from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, END, HEDGE, IMPERATIVE
                                   OLD_TO_END, BACK, CLOCK, PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUALIFIER, QUESTION_START,
                                   SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, WE, rx)
 from reducers.fact_builders import (AUXILIARY, always_never, decided, fixed, issue, named_setting, not_done, preference,
-                                    removed, subject_value, suffixed, todo, value_of, value_only)
+                                    removed, retracted, subject_value, suffixed, todo, value_of,
+                                    value_only)
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
@@ -61,7 +62,11 @@ class Rule:
     max_value_words: int = 6
     setting: bool = False         # a setting: its subject must be specific, its value plain
     said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
+    retract: bool = False         # takes back what was just said about its subject
 
+
+_RETRACT_LEAD = r"(?:never\s*mind|scratch\s+that|forget\s+(?:that|it)|ignore\s+that|on\s+second\s+thought)"
+SUBJ2 = SUBJ.replace("?P<subj>", "?P<subj2>")
 
 RULES: tuple[Rule, ...] = (
     # -- preference (before the hedge filter bites "I'd prefer")
@@ -122,6 +127,17 @@ RULES: tuple[Rule, ...] = (
     Rule("chose", "decision",
          rx(rf"\b(?:we|i)(?:'ve|\s+have)?\s+(?:chose|picked|selected|opted for|settled on)\s+{VAL}"), value_only,
          allow_plan=True),
+    # -- retractions: "never mind, don't change the retry count" takes back the
+    # value just set (the reconciler restores the one before it)
+    Rule("retract-keep", "config",
+         rx(rf"^{_RETRACT_LEAD}[,.:;!—–\s-]+(?:(?:don'?t|do not)\s+(?:change|touch)\s+(?:the\s+)?{SUBJ}(?:\s+after all)?|"
+             rf"leave\s+(?:the\s+)?{SUBJ2}\s+(?:as it was|alone|unchanged|as is))$"),
+         retracted, allow_negation=True, allow_plan=True, retract=True),
+    Rule("retract-about", "config", rx(rf"^(?:ignore|forget)\s+what\s+i\s+(?:just\s+)?said\s+about\s+(?:the\s+)?{SUBJ}$"),
+         retracted, allow_plan=True, retract=True),
+    Rule("retract-change", "config",
+         rx(rf"^(?:never\s*mind|forget(?:\s+about)?|undo|cancel)\s+(?:the\s+|my\s+)?{SUBJ}\s+change$"),
+         retracted, allow_plan=True, retract=True),
     # -- removals (explicit: only these can become a DELETE)
     Rule("removed", "config",
          rx(rf"(?:^|\b(?:we|i)(?:'ve| have)?\s+)(?:removed|deleted|dropped|reverted|unset|disabled)\s+(?:the\s+)?{SUBJ}\s*"
@@ -222,6 +238,8 @@ _TRIGGERS = {
     "switch-from-to": ("from",), "use-not": ("not",), "replace-with": ("replac",), "decided-for": ("decided", "agreed", "standardi", "settled"), "decided": ("decided",),
     "decision-label": ("decision", "decided", "chose"), "chose": ("chose", "picked", "selected", "opted", "settled"),
     "removed": ("removed", "deleted", "dropped", "reverted", "unset", "disabled"),
+    "retract-keep": ("mind", "scratch", "forget", "ignore", "second thought"), "retract-about": ("said about",),
+    "retract-change": (" change",),
     "keep-at": (" at ",), "chose-for": ("chose", "picked", "selected", "opted", "settled", "back to"), "point-at": ("point",), "at-time": (" at ",), "listens-on": ("listen", "serve"),
     "change-from-to": ("from", "off"), "change-to": ("to", "="), "set-as": ("as",), "has-been-changed": ("been",),
     "is-now": ("now",),
@@ -281,6 +299,7 @@ _LABEL = re.compile(r"^[\w ,'-]{1,30}:\s+(?=(?:\S+\s+){3})")      # a label befo
 _LEADING_CHANGE = re.compile(rf"\b{CHANGE_VERB}\b", re.I)
 _VERBLESS_CHANGE = re.compile(r"^(?:the\s+)?[\w.-]+(?:\s+[\w.-]+){0,3}\s+(?:from\s+\S+\s+)?to\s+\S", re.I)
 _CHANGE_RULES = ("change-to", "change-from-to")
+_NOT_TAIL = re.compile(r"\s*(?:,|;|—|–| - )\s*(?:and\s+|but\s+)?not\s+(?:the\s+|a\s+)?[^\s,;]+(?:\s+[^\s,;]+){0,3}\s*$", re.I)
 
 
 def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
@@ -291,6 +310,13 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
         sentence = LEAD_IN.sub("", said) or said
         body = sentence.rstrip(".!").strip()
         found = _clause_fact(sentence, body, speaker, weight)
+        corrected = _NOT_TAIL.search(body) if found is None else None
+        if corrected and not NEGATED.search(body[:corrected.start()]):
+            # "the target is now Render, not Fly.io": the "not" only names the
+            # value it corrects, so the rest is read as if it stood alone
+            cut = body[:corrected.start()]
+            end = sentence.rstrip()[-1:]
+            found = _clause_fact(cut + (end if end in "?!." else ""), cut, speaker, weight)     # a question stays one
         labelled = _LABEL.match(body)
         if found is None and labelled:            # "Planning note: the deadline is Thursday"
             found = _clause_fact(sentence[labelled.end():], body[labelled.end():], speaker, weight)
@@ -336,7 +362,8 @@ def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactC
             continue                                  # "X is now ready": a state, not a value
         return FactCandidate(type=rule.type, key=key, value=value, text=clip(sentence),
                              importance=round(TYPE_WEIGHT[rule.type] * weight, 3),
-                             label=_label(m, key), replaces=replaces, delete=delete, rule=f"prose:{rule.name}")
+                             label=_label(m, key), replaces=replaces, delete=delete, retract=rule.retract,
+                             rule=f"prose:{rule.name}")
     return None
 
 

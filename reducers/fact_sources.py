@@ -5,7 +5,8 @@
 - config files written, edited or patched (`.env*`, `.ini`, `.toml`,
   `.cfg`, `.conf`, `.properties`, YAML): the assignments a change adds, and
   a key an edit or diff takes out (an explicit removal: a DELETE candidate);
-  a diff in tool output (`git diff`) the same way; a config file read back;
+  a diff in tool output (`git diff`) the same way; a config file read back,
+  by a read tool or printed by a shell (`cat .env`);
 - todo lists (TodoWrite, update_plan …): one task fact per item, its status;
 - structured update tools of function-calling agents (`update_reservation_
   flights {reservation_id, cabin …}`): the entity's fields; a `cancel_…` /
@@ -27,7 +28,7 @@ import orjson
 from reducers.fact_keys import FactCandidate, clean, clip, good_value, norm_key, source_time_known
 from reducers.fact_rules import SPEAKER_WEIGHT, TYPE_WEIGHT, prose_facts
 from reducers.tasks import TODO_TOOLS
-from reducers.tool_inputs import command_text, parsed_input, path_argument, todo_items
+from reducers.tool_inputs import command_text, parsed_input, path_argument, printed_file, todo_items
 
 NAME = "rules"
 VERSION = 1
@@ -181,6 +182,9 @@ class FactExtractor:
         command = command_text(data)
         if command:
             later.extend(_command_facts(command))
+            printed = None if read_path else printed_file(command)
+            if printed and config_kind(printed):
+                read_path = printed
         call_id = tool.get("call_id")
         if not call_id:
             return now + later

@@ -1,8 +1,11 @@
 """What a tool call's input says, whichever agent wrote it: the input
 parsed, the command line it runs (or the patch it applies), the file it
-names, and a todo list's items with their status. Shared by recall's task
+names (or the one file a shell command prints), and a todo list's items
+with their status. Shared by recall's task
 conditioning, the working state and the fact extractor."""
 from __future__ import annotations
+
+import shlex
 
 import orjson
 
@@ -11,6 +14,9 @@ PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "target_f
 _COMMAND_KEYS = ("command", "cmd", "script")
 _TODO_KEYS = ("todos", "plan", "items", "todoList")
 _PATCH = "*** Begin Patch"
+_PRINTERS = frozenset({"cat", "bat", "batcat", "less", "more"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_CONTROL = frozenset({"|", "||", ";", "&", ">", ">>", "<", "2>", "&>", "$(", "`"})
 
 
 def parsed_input(value):
@@ -38,6 +44,25 @@ def command_text(data) -> str:
             return cmd
     patch = data.get("patch") or data.get("input")
     return patch if isinstance(patch, str) and _PATCH in patch else ""
+
+
+def printed_file(command: str) -> str | None:
+    """The one file a shell command only prints (`cat .env`, `cd app && less
+    -N config.ini`, `bash -lc 'cat .env'`), so its output is that file as a
+    read tool would show it; None for anything that pipes, redirects, chains
+    more work or names more than one file."""
+    try:
+        words = shlex.split(command.strip()[:1000], posix=True)
+    except ValueError:
+        return None
+    if len(words) == 3 and words[0] in _SHELLS and words[1] in ("-c", "-lc", "-lic"):
+        return printed_file(words[2])
+    if len(words) >= 3 and words[0] == "cd" and words[2] == "&&":
+        words = words[3:]
+    if not words or words[0] not in _PRINTERS or any(w in _CONTROL or w.startswith(("$(", "`")) for w in words):
+        return None
+    files = [w for w in words[1:] if not w.startswith("-")]
+    return files[0] if len(files) == 1 and not any(c in files[0] for c in "*?$") else None
 
 
 def path_argument(data) -> str | None:

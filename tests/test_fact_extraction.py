@@ -171,6 +171,22 @@ def test_facts_from_commands_patches_and_diff_output():
     assert _facts(diff, _result(out)) == [("diff-output", "region", "us", False)]
 
 
+@pytest.mark.parametrize("command", ["cat .env", "cat ./deploy/.env.production", "cd /srv/app && cat config/app.ini",
+                                     "bash -lc 'cat .env'", "less -N .env"])
+def test_a_config_file_printed_by_a_shell_command_is_read_like_a_read_tools(command):
+    # `cat .env` in a shell shows the file as a Read tool's result does
+    text = "DATABASE_URL=postgres://db-b/shop\nLOG_LEVEL=debug\n" if "ini" not in command else "[db]\nhost = db-b\n"
+    want = ([("file-read", "database url", "postgres://db-b/shop", False), ("file-read", "log level", "debug", False)]
+            if "ini" not in command else [("file-read", "db.host", "db-b", False)])
+    assert _facts(_call("Bash", {"command": command}), _result(text)) == want
+
+
+@pytest.mark.parametrize("command", ["cat .env | grep -v SECRET > /tmp/x", "cat a.env b.env", "cat README.md",
+                                     "echo cat .env", "cat .env && rm .env"])
+def test_a_shell_command_that_does_more_than_print_one_config_file_is_not_a_read(command):
+    assert _facts(_call("Bash", {"command": command}), _result("PORT=1\n")) == []
+
+
 def test_facts_from_todo_lists_structured_tools_and_answers():
     todo = _call("TodoWrite", {"todos": [{"content": "Write the migration", "status": "completed"},
                                          {"content": "Backfill old rows", "status": "pending"}]})
@@ -209,6 +225,23 @@ def test_a_call_waiting_for_its_result_survives_the_extractors_state():
 def test_subjects_fronted_stated_plainly_or_told_in_the_past_keep_their_key(text, expected):
     found = [(f.type, f.key, f.value) for f in prose_facts(text, "user")]
     assert found == [expected]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The deploy target is now Render, not Fly.io.", ("config", "deploy target", "Render")),
+    ("The port is 8080, not 80.", ("config", "port", "8080")),
+    ("Set the timeout to 30 seconds, not 60.", ("config", "timeout", "30 seconds")),
+    ("The cache TTL is 60 seconds — not 600.", ("config", "cache ttl", "60 seconds")),
+])
+def test_a_setting_corrected_with_a_trailing_not_keeps_its_new_value(text, expected):
+    # the "not" names only the value being corrected; it does not negate the setting
+    assert [(f.type, f.key, f.value) for f in prose_facts(text, "user")] == [expected]
+
+
+@pytest.mark.parametrize("text", ["We are not moving the deploy target to Heroku, not now.",
+                                  "The queue is empty, not full.", "Don't set the pool size to 50, not yet."])
+def test_a_trailing_not_does_not_lift_a_negation_earlier_in_the_sentence(text):
+    assert [f for f in prose_facts(text, "user") if f.type == "config"] == []
 
 
 @pytest.mark.parametrize("text", [
