@@ -160,6 +160,40 @@ def test_ingesting_an_sdk_run_saved_as_one_json_array_detects_it_and_adds_nothin
     assert again.code == 0 and again.lines()[0]["added"] == 0
 
 
+# ---------------------------------------------------------------- claude-code: a web session's `loglines`
+
+def web_line(rtype, content, **fields):
+    """A line of a Claude Code on the web session as its API returns it:
+    the session log's own records, here without the ids a local log has."""
+    return {"type": rtype, "timestamp": "2025-12-24T10:00:00.000Z", "message": {"role": rtype, "content": content},
+            **fields}
+
+
+WEB_LINES = [
+    web_line("user", "Add a helper that sums two numbers"),
+    web_line("assistant", [{"type": "thinking", "thinking": "A one-line function will do."},
+                           {"type": "tool_use", "id": "toolu_w1", "name": "Write",
+                            "input": {"file_path": "/p/sums.py", "content": "def add(a, b):\n    return a + b\n"}}]),
+    web_line("user", [{"type": "tool_result", "tool_use_id": "toolu_w1", "content": "File created at /p/sums.py"}]),
+    web_line("assistant", [{"type": "text", "text": "Added add() in sums.py."}]),
+]
+
+
+def test_a_web_sessions_loglines_document_is_claude_code_read_as_its_lines_are(tmp_path):
+    document = {"loglines": WEB_LINES}
+    assert detect_format([document]) == "claude-code"
+    lines = drafts_of(claude_code, *WEB_LINES)
+    out = parse_all(claude_code, document)
+    assert not [b for b in out if isinstance(b, BadRecord)]
+    assert [(d.kind, d.text, d.line) for d in out] == [(d.kind, d.text, d.line) for d in lines]
+    assert [d.kind for d in lines] == ["user", "assistant", "tool_call", "tool_result", "assistant"]
+    path = tmp_path / "web-session.json"
+    path.write_text(json.dumps(document, indent=2))
+    run = cli("ingest", str(path))
+    assert run.code == 0, run.err
+    assert [(r["format"], r["added"], r["errors"]) for r in run.lines()] == [("claude-code", 5, 0)]
+
+
 # ---------------------------------------------------------------- openai
 
 def test_a_refusal_given_as_a_content_part_is_marked_as_one_like_the_refusal_field():
