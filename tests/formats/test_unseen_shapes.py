@@ -252,6 +252,27 @@ def test_codex_fields_of_an_unexpected_type_are_read_around_not_a_parser_crash()
     assert [d.text for d in out if isinstance(d, Draft) and d.kind == "user"] == ["run the tests"]
 
 
+
+def cx_item(sec, payload):
+    return {"timestamp": f"2026-03-01T09:00:{sec:02d}.000Z", "type": "response_item", "payload": payload}
+
+
+def test_a_codex_message_item_written_without_its_type_is_read_by_its_role_and_content():
+    out = parse_all(codex, cx_item(1, {"role": "user", "content": "enveloped turn, no type"}),
+                    cx_item(2, {"type": "message", "role": "assistant",
+                                "content": [{"type": "output_text", "text": "typed reply"}]}))
+    assert [(d.kind, d.text) for d in out] == [("user", "enveloped turn, no type"), ("assistant", "typed reply")]
+
+
+def test_a_codex_item_of_an_unknown_kind_is_kept_with_its_fields_not_dropped():
+    widget = {"type": "canvas_snapshot", "id": "cv_1", "caption": "the chart after the fix"}
+    untyped = {"id": "x_2", "note": "an item with no type nor any known field"}
+    out = parse_all(codex, cx_item(1, widget), cx_item(2, untyped), cx_item(3, {"type": "ghost_snapshot", "ghost_commit": {}}))
+    drafts = [d for d in out if isinstance(d, Draft)]
+    assert [(d.kind, d.meta["subtype"], d.meta["item_type"]) for d in drafts] == [
+        ("system", "unknown_item", "canvas_snapshot"), ("system", "unknown_item", None)]
+    assert "the chart after the fix" in drafts[0].text and "an item with no type" in drafts[1].text
+
 # ---------------------------------------------------------------- codex: `codex exec --json`
 
 THREAD = "0199a213-81c0-7800-8aa1-bbab2a035a53"
