@@ -273,6 +273,18 @@ def test_a_codex_item_of_an_unknown_kind_is_kept_with_its_fields_not_dropped():
         ("system", "unknown_item", "canvas_snapshot"), ("system", "unknown_item", None)]
     assert "the chart after the fix" in drafts[0].text and "an item with no type" in drafts[1].text
 
+
+def test_codex_lines_without_the_envelopes_time_take_their_items_own_time_not_the_files():
+    meta = {"type": "session_meta", "payload": {"id": "sess-no-envelope-time", "timestamp": "2025-01-15T11:00:00Z",
+                                                "instructions": "Use tools."}}
+    ask = {"type": "response_item", "payload": {"type": "message", "role": "user", "timestamp": "2025-01-15T11:00:02Z",
+                                                "content": [{"type": "input_text", "text": "List the files in /tmp."}]}}
+    call = {"type": "response_item", "payload": {"type": "function_call", "call_id": "c1", "name": "shell",
+                                                 "arguments": "{}"}}
+    drafts = drafts_of(codex, meta, ask, call)
+    assert [(d.kind, d.ts) for d in drafts] == [
+        ("system", "2025-01-15T11:00:00.000Z"), ("user", "2025-01-15T11:00:02.000Z"), ("tool_call", None)]
+
 # ---------------------------------------------------------------- codex: `codex exec --json`
 
 THREAD = "0199a213-81c0-7800-8aa1-bbab2a035a53"
