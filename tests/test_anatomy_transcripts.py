@@ -123,6 +123,28 @@ def test_what_claude_code_keeps_but_never_sends_is_not_in_a_calls_context(tmp_pa
     assert "system" not in first["record"]["slices"]
 
 
+def test_a_claude_code_session_saved_as_one_document_gives_the_calls_its_lines_give(tmp_path):
+    # a JSON array of the records (`claude -p --output-format json --verbose`)
+    # or a web session's {"loglines": [...]}: the parser reads each element at
+    # its position, and the calls are read from the same elements
+    lines = [
+        _cc("user", 0, {"role": "user", "content": "Why is the nightly export slow?"}),
+        _assistant(1, "msg_A", [{"type": "text", "text": "Let me look."}], _usage(20_000)),
+        _cc("user", 2, {"role": "user", "content": "And the weekly one?"}),
+        _assistant(3, "msg_B", [{"type": "text", "text": "Same gzip level."}], _usage(20_300)),
+    ]
+    seen = {}
+    for name, body in (("s.jsonl", None), ("array.json", lines), ("web.json", {"loglines": lines})):
+        store = Store(tmp_path / name / "store")
+        path = tmp_path / name / name
+        path.parent.mkdir(exist_ok=True)
+        _write(path, lines) if body is None else path.write_text(json.dumps(body, indent=1))
+        [res] = list(store.ingest([str(path)], embed=False))
+        seen[name] = (res.anatomy, [(r["key"], r["contextTokens"], r["source"]["line"]) for r in _records(store, S)])
+    assert seen["s.jsonl"][0] == 2
+    assert seen["array.json"] == seen["web.json"] == seen["s.jsonl"]
+
+
 def _cx(n: int, kind: str, payload: dict) -> dict:
     return {"timestamp": f"2026-02-01T11:00:{n:02d}.000Z", "type": kind, "payload": payload}
 

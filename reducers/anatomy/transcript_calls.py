@@ -38,7 +38,7 @@ from reducers.anatomy.records import SCHEMA, request_key, request_record
 from reducers.anatomy.slices import Measure, measure_text, ordered
 from reducers.anatomy.thread_window import ASSISTANT_SIDE, Window
 from reducers.anatomy.usage import normalise
-from reducers.formats.claude_code_sdk import sdk_line
+from reducers.formats.claude_code_sdk import document_records, sdk_line
 from reducers.drafts import Draft
 from reducers.formats.common import content_digest, to_utc_iso
 
@@ -87,15 +87,20 @@ class CallCollector:
     # -- the two streams ------------------------------------------------------
 
     def records(self, stream: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+        first = True
         for line, rec in stream:
-            try:
-                self._record(line, rec)
-            except NotARequest:
-                pass                                  # the parser reports what it cannot read
-            except Exception as exc:                  # never let a side channel cost the ingest
-                if self.strict:
-                    raise
-                self.problems.append(f"{self.path}:{line}: no anatomy record ({type(exc).__name__}: {exc})")
+            # a Claude Code document is read as the parser reads it: element by element, each at its position
+            held = document_records(rec) if first and self.fmt == "claude-code" else None
+            first = False
+            for at, item in ((line, rec),) if held is None else enumerate(held, 1):
+                try:
+                    self._record(at, item)
+                except NotARequest:
+                    pass                              # the parser reports what it cannot read
+                except Exception as exc:              # never let a side channel cost the ingest
+                    if self.strict:
+                        raise
+                    self.problems.append(f"{self.path}:{at}: no anatomy record ({type(exc).__name__}: {exc})")
             yield line, rec
 
     def drafts(self, stream: Iterable) -> Iterator:

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats import claude_code_side_lines as side
 from reducers.formats.claude_code_line import Line, draft, input_digest, line_digest
-from reducers.formats.claude_code_sdk import elements, sdk_line, sdk_marked
+from reducers.formats.claude_code_sdk import document_records, elements, sdk_line, sdk_marked
 from reducers.formats.claude_code_text import fallback_text, injected_kind
 from reducers.formats.claude_code_turns import Turns
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
@@ -98,8 +98,13 @@ def resumes_at(rec: Any) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def _held(sample: Any) -> list:
+    held = document_records(sample)
+    return [sample] if held is None else held
+
+
 def sniff(samples: list) -> bool:
-    dicts = [d for s in samples for d in (s if isinstance(s, list) else (s,)) if isinstance(d, dict)]
+    dicts = [d for s in samples for d in _held(s) if isinstance(d, dict)]
     if not dicts or any("payload" in d and "type" in d for d in dicts):
         return False
     hits = sum(1 for d in dicts if _looks_like_claude_code(d))

@@ -9,18 +9,30 @@ from typing import Any, Iterable, Iterator
 
 
 def elements(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
-    """The records; a file that is one JSON array of them (what `claude -p
-    --output-format json --verbose` prints, claude-code-action's execution
-    log) read one element at a time, each element's line its position
-    from 1. An array on a later line of a JSONL file is no such document
-    and stays one (bad) record."""
+    """The records; a file that is one document holding them (see
+    document_records) read one element at a time, each element's line its
+    position from 1. An array on a later line of a JSONL file is no such
+    document and stays one (bad) record."""
     first = True
     for line, rec in records:
-        if first and isinstance(rec, list):
-            yield from enumerate(rec, 1)
+        held = document_records(rec) if first else None
+        if held is not None:
+            yield from enumerate(held, 1)
         else:
             yield line, rec
         first = False
+
+
+def document_records(value: Any) -> list | None:
+    """The session records a whole-document file holds, or None: a JSON
+    array of them (what `claude -p --output-format json --verbose` prints,
+    claude-code-action's execution log) or an object whose `loglines` lists
+    them (a Claude Code on the web session as its API returns it)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("loglines"), list):
+        return value["loglines"]
+    return None
 
 
 def sdk_marked(d: dict) -> bool:

@@ -224,20 +224,26 @@ def _response_item(st: Rollout, p: dict) -> Iterator[Draft]:
         yield legacy_call(st, p)
     elif ptype == "tool_result":
         yield legacy_result(st, p)
-    elif isinstance(ptype, str) and ptype not in _SKIPPED_ITEMS:
-        if ptype.endswith("_call"):
-            yield from model_call(st, p, ptype)
-        elif ptype.endswith("_output"):
-            yield model_output(st, p, ptype)
+    elif isinstance(ptype, str) and ptype.endswith("_call") and ptype not in _SKIPPED_ITEMS:
+        yield from model_call(st, p, ptype)
+    elif isinstance(ptype, str) and ptype.endswith("_output") and ptype not in _SKIPPED_ITEMS:
+        yield model_output(st, p, ptype)
+    elif ptype not in _SKIPPED_ITEMS:
+        # an item of a kind this parser does not know (a newer version's) is kept with its fields, not dropped
+        yield st.draft("system", compact_json(p), meta={"subtype": "unknown_item",
+                                                        "item_type": ptype if isinstance(ptype, str) else None})
 
 
 def _untyped_item(p: dict) -> str | None:
     """What an item written without `type` is, by its fields: a call names
-    its tool and arguments, an output answers a call id."""
+    its tool and arguments, an output answers a call id, a message has a
+    role and content."""
     if "call_id" in p and "output" in p:
         return "function_call_output"
     if "call_id" in p and ("arguments" in p or "name" in p):
         return "function_call"
+    if "role" in p and "content" in p:
+        return "message"
     return None
 
 

@@ -136,6 +136,9 @@ class Rollout:
     @property
     def ts(self) -> str | None:
         ts = self._record.get("timestamp")
+        payload = self._record.get("payload")
+        if ts is None and isinstance(payload, dict):
+            ts = payload.get("timestamp")        # a line written without the envelope's time: the item's own
         return to_utc_iso(ts if ts is not None else self.bare_time)
 
     @property

@@ -12,6 +12,8 @@ chatRecordingService.ts, chatRecordingTypes.ts, read 2026-11):
   call added, its result in, tokens counted): the last copy wins there;
 - `{"$set": {…}}` updates metadata (`messages` replaces the list: a
   checkpoint) and `{"$rewindTo": id}` drops that message and the rest.
+Files other tools wrote in this shape may leave out message ids or use the
+Gemini API's terms (`model`, `parts`): they are read too (see _as_message).
 
 TRACE keeps everything it was shown once: keys come from the message id and
 the part (a tool call by its id, text by its digest), so a message written
@@ -83,7 +85,7 @@ class _Parser:
             if self.session is None:
                 self.session = rec["sessionId"]
             for i, msg in enumerate(rec.get("messages") or ()):
-                yield from one_message(line, i, self.message(line, msg))
+                yield from one_message(line, i, self.message(line, msg, f"#{i}"))
             return
         if "$rewindTo" in rec:
             target = rec["$rewindTo"]
@@ -96,7 +98,7 @@ class _Parser:
         if isinstance(rec.get("$set"), dict):
             update = rec["$set"]
             for i, msg in enumerate(update["messages"] if isinstance(update.get("messages"), list) else ()):
-                yield from one_message(line, i, self.message(line, msg))
+                yield from one_message(line, i, self.message(line, msg, f"#{i}"))
             kept = {k: v for k, v in update.items() if k not in _SKIPPED_SET_FIELDS}
             if kept:
                 session = self._session(rec)
@@ -106,14 +108,15 @@ class _Parser:
                             key=f"{NAME}/{session}/set/{content_digest(kept)}", turn_id=self.turn, line=line,
                             meta={"subtype": "summary" if "summary" in kept else "metadata", "fields": sorted(kept)})
             return
-        if _is_message(rec):
-            yield from self.message(line, rec)
+        if _as_message(rec, f"L{line}") is not None:
+            yield from self.message(line, rec, f"L{line}")
             return
         yield BadRecord(line, "not a Gemini CLI record (metadata, message, $set or $rewindTo)")
 
-    def message(self, line: int, msg: Any) -> Iterator[Draft | BadRecord]:
-        if not isinstance(msg, dict) or not _is_message(msg):
-            yield BadRecord(line, "a message without id, type or content")
+    def message(self, line: int, msg: Any, at: str) -> Iterator[Draft | BadRecord]:
+        msg = _as_message(msg, at)
+        if msg is None:
+            yield BadRecord(line, f"a message without a type ({', '.join(_MESSAGE_TYPES)}) or content")
             return
         session = self._session(msg)
         mid, mtype = msg["id"], msg["type"]
@@ -188,6 +191,22 @@ class _Parser:
             yield Draft(kind="tool_result", text=_result_text([p]), session_id=session,
                         key=f"{NAME}/{session}/result/{cid}", turn_id=self.turn, ts=ts, line=line,
                         tool={"name": name, "call_id": cid, "is_error": _is_error(fr)})
+
+
+def _as_message(msg: Any, at: str) -> dict | None:
+    """A message as chatRecordingService writes it, or None. What other
+    writers of these files vary is read the same way: the Gemini API's
+    name for the model's turn (`model`) and its `parts` for `content`; a
+    message without an id is named by its position (`at`: its index in a
+    document or a checkpoint, its line in a JSONL file)."""
+    if not isinstance(msg, dict) or "role" in msg:
+        return None
+    mtype = "gemini" if msg.get("type") == "model" else msg.get("type")
+    content = msg["content"] if "content" in msg else msg.get("parts")
+    if mtype not in _MESSAGE_TYPES or content is None:
+        return None
+    mid = msg["id"] if isinstance(msg.get("id"), str) and msg["id"] else f"@{at}"
+    return {**msg, "id": mid, "type": mtype, "content": content}
 
 
 def _parts(content: Any) -> list[dict]:

@@ -83,6 +83,24 @@ def test_a_failed_tool_and_a_bare_function_response_are_results():
         ("c1", True, "EACCES: /x"), ("c9", False, "a.py")]
 
 
+def test_messages_without_ids_or_written_in_the_gemini_apis_terms_are_read_not_refused():
+    # other writers of these files: no message ids, the model's turn typed
+    # `model`, its text as `parts`; each message is named by its position
+    doc = {"sessionId": "s", "projectHash": "p", "startTime": "2024-01-01T12:00:00Z", "messages": [
+        {"type": "user", "content": "Gemini hello", "timestamp": "2024-01-01T12:00:00Z"},
+        {"type": "model", "content": "Hello from Gemini!", "timestamp": "2024-01-01T12:01:00Z"},
+        {"id": "m3", "type": "model", "parts": [{"text": "Captured multiline output."}]},
+        {"id": "m4", "type": "verdict", "content": "not a message type"}]}
+    drafts, bad = parse([doc])
+    assert [(d.kind, d.text) for d in drafts] == [("user", "Gemini hello"), ("assistant", "Hello from Gemini!"),
+                                                  ("assistant", "Captured multiline output.")]
+    assert len({d.key for d in drafts}) == 3
+    assert [(b.line, b.reason) for b in bad] == [
+        (1, "a message without a type (user, gemini, info, error, warning) or content")]
+    again, _ = parse([doc])
+    assert [d.key for d in again] == [d.key for d in drafts]        # the same keys: re-reading adds nothing
+
+
 def test_a_record_of_another_shape_is_a_bad_record_and_the_rest_reads_on():
     drafts, bad = parse([{"sessionId": "s", "projectHash": "p"}, {"what": 1},
                          {"id": "m1", "timestamp": "2026-06-14T08:00:00Z", "type": "user", "content": "hi"}])

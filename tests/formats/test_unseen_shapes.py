@@ -160,6 +160,40 @@ def test_ingesting_an_sdk_run_saved_as_one_json_array_detects_it_and_adds_nothin
     assert again.code == 0 and again.lines()[0]["added"] == 0
 
 
+# ---------------------------------------------------------------- claude-code: a web session's `loglines`
+
+def web_line(rtype, content, **fields):
+    """A line of a Claude Code on the web session as its API returns it:
+    the session log's own records, here without the ids a local log has."""
+    return {"type": rtype, "timestamp": "2025-12-24T10:00:00.000Z", "message": {"role": rtype, "content": content},
+            **fields}
+
+
+WEB_LINES = [
+    web_line("user", "Add a helper that sums two numbers"),
+    web_line("assistant", [{"type": "thinking", "thinking": "A one-line function will do."},
+                           {"type": "tool_use", "id": "toolu_w1", "name": "Write",
+                            "input": {"file_path": "/p/sums.py", "content": "def add(a, b):\n    return a + b\n"}}]),
+    web_line("user", [{"type": "tool_result", "tool_use_id": "toolu_w1", "content": "File created at /p/sums.py"}]),
+    web_line("assistant", [{"type": "text", "text": "Added add() in sums.py."}]),
+]
+
+
+def test_a_web_sessions_loglines_document_is_claude_code_read_as_its_lines_are(tmp_path):
+    document = {"loglines": WEB_LINES}
+    assert detect_format([document]) == "claude-code"
+    lines = drafts_of(claude_code, *WEB_LINES)
+    out = parse_all(claude_code, document)
+    assert not [b for b in out if isinstance(b, BadRecord)]
+    assert [(d.kind, d.text, d.line) for d in out] == [(d.kind, d.text, d.line) for d in lines]
+    assert [d.kind for d in lines] == ["user", "assistant", "tool_call", "tool_result", "assistant"]
+    path = tmp_path / "web-session.json"
+    path.write_text(json.dumps(document, indent=2))
+    run = cli("ingest", str(path))
+    assert run.code == 0, run.err
+    assert [(r["format"], r["added"], r["errors"]) for r in run.lines()] == [("claude-code", 5, 0)]
+
+
 # ---------------------------------------------------------------- openai
 
 def test_a_refusal_given_as_a_content_part_is_marked_as_one_like_the_refusal_field():
@@ -217,6 +251,39 @@ def test_codex_fields_of_an_unexpected_type_are_read_around_not_a_parser_crash()
     out = parse_all(codex, meta, prompt, odd_item, bare)
     assert [d.text for d in out if isinstance(d, Draft) and d.kind == "user"] == ["run the tests"]
 
+
+
+def cx_item(sec, payload):
+    return {"timestamp": f"2026-03-01T09:00:{sec:02d}.000Z", "type": "response_item", "payload": payload}
+
+
+def test_a_codex_message_item_written_without_its_type_is_read_by_its_role_and_content():
+    out = parse_all(codex, cx_item(1, {"role": "user", "content": "enveloped turn, no type"}),
+                    cx_item(2, {"type": "message", "role": "assistant",
+                                "content": [{"type": "output_text", "text": "typed reply"}]}))
+    assert [(d.kind, d.text) for d in out] == [("user", "enveloped turn, no type"), ("assistant", "typed reply")]
+
+
+def test_a_codex_item_of_an_unknown_kind_is_kept_with_its_fields_not_dropped():
+    widget = {"type": "canvas_snapshot", "id": "cv_1", "caption": "the chart after the fix"}
+    untyped = {"id": "x_2", "note": "an item with no type nor any known field"}
+    out = parse_all(codex, cx_item(1, widget), cx_item(2, untyped), cx_item(3, {"type": "ghost_snapshot", "ghost_commit": {}}))
+    drafts = [d for d in out if isinstance(d, Draft)]
+    assert [(d.kind, d.meta["subtype"], d.meta["item_type"]) for d in drafts] == [
+        ("system", "unknown_item", "canvas_snapshot"), ("system", "unknown_item", None)]
+    assert "the chart after the fix" in drafts[0].text and "an item with no type" in drafts[1].text
+
+
+def test_codex_lines_without_the_envelopes_time_take_their_items_own_time_not_the_files():
+    meta = {"type": "session_meta", "payload": {"id": "sess-no-envelope-time", "timestamp": "2025-01-15T11:00:00Z",
+                                                "instructions": "Use tools."}}
+    ask = {"type": "response_item", "payload": {"type": "message", "role": "user", "timestamp": "2025-01-15T11:00:02Z",
+                                                "content": [{"type": "input_text", "text": "List the files in /tmp."}]}}
+    call = {"type": "response_item", "payload": {"type": "function_call", "call_id": "c1", "name": "shell",
+                                                 "arguments": "{}"}}
+    drafts = drafts_of(codex, meta, ask, call)
+    assert [(d.kind, d.ts) for d in drafts] == [
+        ("system", "2025-01-15T11:00:00.000Z"), ("user", "2025-01-15T11:00:02.000Z"), ("tool_call", None)]
 
 # ---------------------------------------------------------------- codex: `codex exec --json`
 
