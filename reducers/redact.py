@@ -274,7 +274,8 @@ class _Rules:
             snake = not env and snake_key_name(m.string, m.start()) and any(
                 c in m.string[m.start() + 4:m.start("envkey_val")] for c in ":\"'")
             return self._value(m, "envkey_val", "secret_value",
-                               lambda v: _judge.credential_like(v, quoted=False, keep_ids=not env), depth,
+                               lambda v: (_judge.credential_like(v, quoted=False, keep_ids=not env)
+                                          and (env or not _judge.dotted_name(v))), depth,
                                decline=not env and not snake, since=since)
         raise AssertionError(rule)
 

@@ -125,6 +125,7 @@ def test_a_snake_case_key_or_pat_in_config_holds_a_secret(text, secret):
     "primary_key: organisation_membership_identifier",
     "ssh_key: /home/dev/.ssh/id_ed25519_deploy_key",
     "file_path: /srv/app/settings/production.py",
+    "def sign(self, public_key: ed25519.Ed25519PublicKey, f_pub: _FragList):",    # a type annotation
     "token_hash: sha512-" + base64.b64encode(hashlib.sha512(b"x").digest()).decode(),
     json.dumps({"password_digest": "sha256:" + hashlib.sha256(b"y").hexdigest() + "Zz"}),
 ])
