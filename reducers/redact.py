@@ -342,6 +342,9 @@ class _Rules:
             # GITHUB_TOKEN=<40 hex>: a credential, not a sync handle
             if name is not None and name not in ("PWD", "OLDPWD"):
                 quoted, keep_ids = quoted or password, False
+        if m.group("kv_space") is not None:      # `token <value>` in prose: a long random value only
+            return self._value(m, group, "secret_value", _judge.random_credential, depth,
+                               decline=excluded or group != "kv_bare", since=since)
         return self._value(m, group, "secret_value",
                            lambda v: _judge.credential_like(v, quoted, password=password, keep_ids=keep_ids,
                                                      one_case=ends_in_word),

@@ -132,3 +132,30 @@ def test_a_snake_case_key_or_pat_in_config_holds_a_secret(text, secret):
 def test_a_snake_case_key_that_holds_a_digest_a_name_or_a_path_stays(text):
     for encoded in _encodings(text):
         assert redact(encoded) == (encoded, 0), encoded
+
+
+@pytest.mark.parametrize("text", [
+    f"Error: request failed with 401 Unauthorized (token {PAT} is invalid or expired)",
+    f"NAME\tVALUE\nAPI_SECRET\t{PAT}\n",
+    f"the secret {KEY} was rotated",
+])
+def test_a_long_random_value_right_after_a_secret_word_in_prose_is_redacted(text):
+    secret = PAT if PAT in text else KEY
+    for encoded in _encodings(text):
+        out, n = redact(encoded)
+        assert n == 1 and secret not in out, encoded
+
+
+@pytest.mark.parametrize("text", [
+    f"token {SHA} was used to sign the commit",                     # a handle stays
+    f"token {hashlib.sha256(b'z').hexdigest()} in the cache",
+    f"secret {uuid.UUID(int=_RNG.getrandbits(128))} deleted",
+    "the token sha512-" + base64.b64encode(hashlib.sha512(b"x").digest()).decode() + " is the integrity",
+    "token /home/dev/projects/payments/settings/production_secrets.py",
+    "secret abcdefghijklmnopqrstuvwxyzabcdefgh and more prose",          # one case: a word-like run
+    "password reset instructions were sent to the address on file",
+    "token 50256 is the end of text marker in GPT2TokenizerFastVersion2",
+])
+def test_a_secret_word_followed_by_a_handle_a_path_or_prose_stays(text):
+    for encoded in _encodings(text):
+        assert redact(encoded) == (encoded, 0), encoded
