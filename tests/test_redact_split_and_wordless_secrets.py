@@ -33,6 +33,12 @@ def _encodings(text: str) -> list[str]:
     return [text, json.dumps({"output": text}), json.dumps({"arguments": json.dumps({"cmd": text})})]
 
 
+def _redacted_once(text: str, secret: str) -> None:
+    for encoded in _encodings(text):
+        out, n = redact(encoded)
+        assert n == 1 and secret not in out, encoded
+
+
 SECRET = _r(ALNUM, 20) + "+/" + _r(B64, 18)
 SHA = hashlib.sha1(b"h3").hexdigest()
 
@@ -113,9 +119,7 @@ PAT = _r(ALNUM, 40)
     (f'signing_key: "{KEY}"', KEY),
 ])
 def test_a_snake_case_key_or_pat_in_config_holds_a_secret(text, secret):
-    for encoded in _encodings(text):
-        out, n = redact(encoded)
-        assert n == 1 and secret not in out, encoded
+    _redacted_once(text, secret)
 
 
 @pytest.mark.parametrize("text", [
@@ -140,10 +144,7 @@ def test_a_snake_case_key_that_holds_a_digest_a_name_or_a_path_stays(text):
     f"the secret {KEY} was rotated",
 ])
 def test_a_long_random_value_right_after_a_secret_word_in_prose_is_redacted(text):
-    secret = PAT if PAT in text else KEY
-    for encoded in _encodings(text):
-        out, n = redact(encoded)
-        assert n == 1 and secret not in out, encoded
+    _redacted_once(text, PAT if PAT in text else KEY)
 
 
 @pytest.mark.parametrize("text", [
