@@ -89,6 +89,8 @@ _CODE = re.compile(r"""[A-Za-z_$][A-Za-z_$.\[\]]*     # names, attributes, subsc
 _WHITESPACE = re.compile(r"\s")
 _ONE_CASE_WORD = re.compile(r"[a-z]+|[A-Z]+", _A)               # correcthorse, HUNTERTWO
 _LETTER_RUN = re.compile(r"[a-z]{24,}|[A-Z]{24,}", _A)          # longer than words are written
+_DIGEST_LABEL = re.compile(r"(?:sha|md)[0-9]{1,3}[-:]", _A | re.I)   # sha512-<base64>: an integrity digest
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", _A)
 _NAME_WORDS = re.compile(r"token|secret|passw|cred|key", _A | re.I)  # ...but these make it a name
 _WORDS = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z])|[._/:\[\]-])+", _A)
 
@@ -183,6 +185,24 @@ def credential_like(value: str, quoted: bool = True, *, password: bool = False,
         return _random_letters(value)
     # Letters only: a credential unless it reads as words (NextToken, nextPageToken).
     return digit_or_symbol or _WORDS.fullmatch(value) is None
+
+
+def random_credential(value: str) -> bool:
+    """A value after a secret word and a space, in prose ("token <value> is
+    invalid"): only a long random-looking one counts -- 32+ characters
+    holding upper and lower case letters and digits, not a handle, path,
+    URL or qualified name."""
+    if (len(value) < 32 or _kept(value) or "://" in value or _file_path(value) or dotted_name(value)
+            or _DIGEST_LABEL.match(value)):
+        return False
+    return (any("A" <= c <= "Z" for c in value) and any("a" <= c <= "z" for c in value)
+            and any("0" <= c <= "9" for c in value))
+
+
+def dotted_name(value: str) -> bool:
+    """`ed25519.Ed25519PublicKey`, `settings.SIGNING_KEY`: a qualified name
+    (a type annotation or an attribute in code), not a key."""
+    return _DOTTED.fullmatch(value) is not None
 
 
 def password_like(value: str) -> bool:

@@ -15,10 +15,13 @@ Each secret becomes "[REDACTED:<kind>]" and its context stays:
     scheme://user:<pw>@host          url_password
     --password <pw>, --token=<t>     secret_value  (command-line flags)
     machine h login u password <pw>  netrc_password
-    NAME_KEY=<value>, "NAME_KEY": "…"     secret_value  (UPPERCASE env names; 20+ chars)
+    NAME_KEY=<value>, "NAME_KEY": "…"     secret_value  (UPPERCASE env names; 20+ chars;
+        also _PAT, and snake_case storage_key: / "jira_pat": in config, where a SHA stays)
     <secret-named key> = : := => <value>   secret_value  (JSON "k": "v", YAML k: v,
         env/shell K=v and export K="v", TOML, HTTP headers X-Api-Key: v;
-        the key and the quotes are kept)
+        the key and the quotes are kept; also a secret-named name field
+        followed by its value field: {"name": "DB_PASSWORD", "value": "…"},
+        `- name: API_TOKEN` then `value: …` on the next line)
 
 Secret-named keys: the name contains secret, password/passwd, pwd, api_key/
 apikey/api-key, access_key, private_key, credential(s) or token (ASCII case-
@@ -35,8 +38,8 @@ Speed: every rule starts at a trigger word (or a fixed distance before
 one), so the text is lowered once (bytes, ASCII only, same length) and one
 Aho-Corasick pass finds the exact positions where a rule can start and
 which rules can; text with none returns at once (the same object), and
-only those rules are tried at those positions (one prefix-less shape is
-found from its dots instead): reducers/secret_triggers.py. Same result as
+only those rules are tried at those positions (prefix-less shapes are
+found from a literal inside them instead): reducers/secret_triggers.py. Same result as
 trying every rule at every position (a test checks that).
 
 Streaming: every quantifier is bounded, so whether a rule matches at position
@@ -49,7 +52,8 @@ import re
 from functools import lru_cache
 
 from reducers.secret_contexts import PASSWORD_FLAGS, context_rules
-from reducers.secret_keys import CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else
+from reducers.secret_keys import (CONTEXT, env_key_name, env_name, names_a_credential_token, names_something_else,
+                                  snake_key_name)
 from reducers.secret_shapes import SHAPES, Shape, expand
 from reducers.secret_triggers import Triggers
 
@@ -264,9 +268,15 @@ class _Rules:
         if rule == "envkey":
             # AZURE_STORAGE_KEY=<key>, "ENCRYPTION_KEY": "<key>"; not SORT_KEY=created_at.
             # A name glued to a secret (sk-…_STORAGE_KEY=) is no code identifier.
+            # A snake_case name (storage_key: <key>, "jira_pat": "<pat>") in config, not
+            # code (sort_key=value); it may hold a digest (cache_key): SHAs stay.
+            env = since is not None or env_key_name(m.string, m.start())
+            snake = not env and snake_key_name(m.string, m.start()) and any(
+                c in m.string[m.start() + 4:m.start("envkey_val")] for c in ":\"'")
             return self._value(m, "envkey_val", "secret_value",
-                               lambda v: _judge.credential_like(v, quoted=False, keep_ids=False), depth,
-                               decline=since is None and not env_key_name(m.string, m.start()), since=since)
+                               lambda v: (_judge.credential_like(v, quoted=False, keep_ids=not env)
+                                          and (env or not _judge.dotted_name(v))), depth,
+                               decline=not env and not snake, since=since)
         raise AssertionError(rule)
 
     def _value(self, m: re.Match, group: str, kind: str, is_secret, depth: int, decline: bool = False,
@@ -332,6 +342,9 @@ class _Rules:
             # GITHUB_TOKEN=<40 hex>: a credential, not a sync handle
             if name is not None and name not in ("PWD", "OLDPWD"):
                 quoted, keep_ids = quoted or password, False
+        if m.group("kv_space") is not None:      # `token <value>` in prose: a long random value only
+            return self._value(m, group, "secret_value", _judge.random_credential, depth,
+                               decline=excluded or group != "kv_bare", since=since)
         return self._value(m, group, "secret_value",
                            lambda v: _judge.credential_like(v, quoted, password=password, keep_ids=keep_ids,
                                                      one_case=ends_in_word),

@@ -25,6 +25,13 @@ _CTRL = "\\x00-\\x1f\\x7f\udc80-\udcff"
 # read stopped before its END line: numbered lines of up to 100 base64 characters).
 _LINE_NUMBER = r"[ ]{0,8}[0-9]{1,7}(?:\u2192|\t|\\{1,8}t|\\{1,8}u2192)"
 
+# A secret-named key given as the value of a name field, its value in the
+# next field or on the next line: {"name": "DB_PASSWORD", "value": "…"},
+# Kubernetes' `- name: API_TOKEN` then `value: …`, `key: X_SECRET` then `value: …`.
+_NEWLINE = r"(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)"
+_NAME_THEN_VALUE = rf"""[ \t]{{0,8}}(?:,[ \t]{{0,8}}{_NEWLINE}?|{_NEWLINE})[ \t]{{0,16}}(?:-[ \t]{{1,8}})?
+    (?:\\{{0,7}}["'])?(?i:value)(?:\\{{0,7}}["'])?[ \t]{{0,8}}[:=](?![:=])"""
+
 PASSWORD_FLAGS = ("password", "passwd", "pass", "passphrase")
 TOKEN_FLAGS = ("token", "api-key", "apikey", "secret", "client-secret", "auth-token", "access-token")
 
@@ -83,8 +90,10 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      _PASS(?:PHRASE)?(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})
      (?:\\{{0,7}}"(?P<envpass_dq>[^"\\\n]{{1,{m}}})\\{{0,7}}"|'(?P<envpass_sq>[^'\n]{{1,{m}}})'
        |(?P<envpass_bare>[^\s"'`;&|<>\\{_CTRL}]{{1,{m}}}))"""),
-        ("envkey", ("_key", "_|PAT"), rf"""
-     _(?:KEY|PAT)(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
+        # an env name ending in _KEY or _PAT holds a key, and so does a snake_case config
+        # key (azure_storage_key: <key>, "jira_pat": "<pat>"; not _path, _pattern, _patch)
+        ("envkey", ("_key", "_|PAT", "_|pat>!h,t,c,i,r,e,o,s"), rf"""
+     _(?:KEY|PAT|key|pat)(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
         ("kv", ("token>!s,iz,is", "api>_key", "api>-key", "api>key", "access>_key", "access>-key", "access>key", "private",
                 "secret", "credential", "passw", "pwd", "encryption"), rf"""
@@ -93,7 +102,10 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
      (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
                     |credentials?|token(?!s|i[sz])|encryption[_-]?key))
      (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
-     (?:\\{{0,7}}["'])?[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])[ \t]{{0,8}}
+     (?:\\{{0,7}}["'])?
+     (?:[ \t]{{0,8}}(?::=|=>|[:=])(?![:=])
+       |(?P<kv_pair>{_NAME_THEN_VALUE})
+       |(?P<kv_space>(?:[ ]|\t{{1,2}}|\\{{1,7}}t)(?=[A-Za-z0-9+/_-]{{32}})))[ \t]{{0,8}}
      (?:"(?P<kv_dq>(?:[^"\\\n]|\\[^\n]){{1,{m}}})"
        |\\"(?P<kv_eq>(?:[^"\\\n]|\\\\\\["\\]|\\\\[^"\\\n]|\\[^"\\\n]){{1,{m}}})\\"
        |\\{{2,7}}"(?P<kv_deep>[^"\\\n]{{1,{m}}})\\{{2,7}}"

@@ -16,7 +16,7 @@ _NOT_SECRET_SEGMENTS = frozenset("""url uri path file filename dir directory end
     var type field header param hint prompt label len length count limit budget policy ttl format
     usage id ids arn prefix suffix source provider process helper method mode scheme version
     algorithm template pattern regex option size min max location expires expiry expiration
-    lifetime last used changed updated at date time""".split())
+    lifetime last used changed updated at date time hash digest checksum fingerprint""".split())
 
 # A token named by one of these words marks a place in a stream or a list, or
 # ties requests together: its value may be a SHA, a UUID or a digest and is
@@ -75,6 +75,19 @@ def env_name(text: str, start: int, word_end: int, value_start: int) -> str | No
         if before.isascii() and before.isalpha() and not (start - 2 >= lo and text[start - 2] == "\\"):
             return None
     return text[start:word_end]
+
+
+def snake_key_name(text: str, start: int) -> bool:
+    """Whether the `_key` / `_pat` at `start` ends a lowercase snake_case
+    name of a word at least (storage_key, "jira_pat"), not glued to a
+    capital or a path (cfg.Storage_key, /tmp/x_key)."""
+    lo = max(start - CONTEXT, 0)
+    i = start
+    while i > lo and (text[i - 1].islower() or text[i - 1] in "0123456789_") and text[i - 1].isascii():
+        i -= 1
+    if not any("a" <= c <= "z" for c in text[i:start]):
+        return False
+    return i == lo or text[i - 1] not in "ABCDEFGHIJKLMNOPQRSTUVWXYZ/\\.-]$"
 
 
 def env_key_name(text: str, start: int) -> bool:

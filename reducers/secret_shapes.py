@@ -17,9 +17,10 @@ and optionally:
   - `check`: a test of the secret after its prefix that the regex cannot
     make (mixed case, the id inside a Discord token).
 
-One shape has no prefix at all (a Discord bot token: base64 of the bot's
-numeric id, a dot, 6 characters, a dot, 27+): `FREE_SCANS` finds where it
-can start from the dots instead.
+A few shapes have no word to start at (a Discord bot token: base64 of the
+bot's numeric id, a dot, 6 characters, a dot, 27+; an X bearer token's run
+of A's; an Asana token's `1/<digits>`): `FREE_SCANS` finds where they can
+start from a literal inside them instead.
 
 Recall handles are never a shape: git SHAs, UUIDs, ULIDs and digests have
 no service prefix, and every shape that is hex after its prefix needs that
@@ -137,7 +138,7 @@ SHAPES: tuple[Shape, ...] = (
           check=_mixed),
     Shape("langsmith", "langsmith_key", ("lsv2_",), rf"{B}lsv2_(?:pt|sk)_[0-9a-f]{{32}}_[0-9a-f]{{10}}{E}", skip=8),
     # -- code hosts and registries ---------------------------------------------------------
-    Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    Shape("gh", "github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_|pat>_"),
           rf"{B_WORD}(?:gh[pousr]_[A-Za-z0-9]{{36,%M%}}|github_pat_[A-Za-z0-9_]{{22,%M%}})", skip=4),
     Shape("gitlab", "gitlab_token", ("gl>pat-", "gl>rt-", "gl>dt-", "gl>ptt-", "gl>oas-", "GR1348941"),
           rf"{B}(?:gl(?:pat|rt|dt|ptt|oas)-|GR1348941)"
@@ -157,7 +158,7 @@ SHAPES: tuple[Shape, ...] = (
           skip=8, check=_mixed),
     Shape("notion", "notion_token", ("ntn_", "secret"),
           rf"{B}(?:ntn_[0-9]{{11}}[A-Za-z0-9]{{35}}|secret_[A-Za-z0-9]{{43}}){E}", skip=4, check=_mixed),
-    Shape("contentful", "contentful_token", ("CFPAT-",), rf"{B}CFPAT-{U}{{43}}{E}", skip=6),
+    Shape("contentful", "contentful_token", ("CF|PAT>-",), rf"{B}CFPAT-{U}{{43}}{E}", skip=6),
     # -- clouds and hosting ----------------------------------------------------------------
     Shape("aws", "aws_access_key", ("AKIA", "ASIA"),
           rf"{B_ALNUM}(?:AKIA|ASIA)[A-Z0-9]{{16}}(?![A-Za-z0-9])", skip=4),
@@ -223,6 +224,14 @@ SHAPES: tuple[Shape, ...] = (
           r"(?P<S>(?:[A-Za-z0-9_/+]|-(?!----)){20,200})"),
     Shape("discord_hook", "discord_webhook", ("discord",),
           rf"{B_HOST}discord(?:app)?\.com/api/webhooks/[0-9]{{5,30}}/(?P<S>{U}{{40,100}})"),
+    # an Okta API token is sent as `SSWS <token>`, often without its header name
+    Shape("okta", "okta_token", ("ssws",), rf"{B}(?i:ssws)[ \t]{{1,8}}(?P<S>{KEY}{{20,100}}){E}", check=_mixed),
+    # an X (Twitter) app-only bearer token: a run of A's, then URL-encoded base64 (%2B, %3D)
+    Shape("twitter", "twitter_bearer", (),
+          rf"{B}(?P<S>A{{20,24}}[A-Za-z0-9]{{1,60}}%[0-9A-F]{{2}}(?:[A-Za-z0-9]|%[0-9A-F]{{2}}){{20,100}}){E}"),
+    # an Asana personal access token: 1/<user id>:<hex> or 2/<user id>/<app id>:<hex>
+    Shape("asana", "asana_token", (),
+          rf"{B_ALNUM}[12]/[0-9]{{10,20}}(?:/[0-9]{{10,20}})?:[0-9a-f]{{32}}(?![0-9A-Za-z])"),
     Shape("discord", "discord_token", (),
           rf"{B}[MNO]{U}{{22,26}}\.{U}{{6,7}}\.{U}{{27,40}}{E}", check=_discord_id),
     Shape("telegram", "telegram_bot_token", (":a",), rf"(?<=[0-9]{{6}}):(?P<S>A{U}{{30,40}}){E}"),
@@ -266,9 +275,15 @@ SHAPES: tuple[Shape, ...] = (
 
 # Where a prefix-less shape can start: (regex over the text, the shape, the
 # characters a token may hold, its shortest and longest run before the hit).
+# Shapes with no word to find them by (a word per shape would outgrow the
+# trigger search's fast path: reducers/secret_triggers.py) are found here.
+# Each regex opens with a literal, so that its search skips ahead in C (a
+# lookbehind or a class first makes it try every position: ~20x slower).
 FREE_SCANS = ((re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27}", re.ASCII), "discord",
-               frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"), 23, 27),)
-FREE_SCAN_MIN = 58                  # the shortest text a free scan can find anything in
+               frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"), 23, 27),
+              (re.compile("A" * 20), "twitter", frozenset(), 0, 0),
+              (re.compile(r"/[0-9]{10}", re.ASCII), "asana", frozenset("12"), 1, 1))
+FREE_SCAN_MIN = 44                  # the shortest text a free scan can find anything in
 
 
 def expand(pattern: str, max_secret: int) -> str:

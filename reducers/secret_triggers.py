@@ -6,8 +6,6 @@ prefix are found from a character run instead (reducers/secret_shapes.py
 FREE_SCANS)."""
 from __future__ import annotations
 
-import re
-
 from ahocorasick_rs import BytesAhoCorasick
 
 from reducers.secret_shapes import FREE_SCAN_MIN, FREE_SCANS
@@ -39,15 +37,16 @@ class Triggers:
         self._entries = [tuple((key[0], mask, *key[1:]) for key, mask in entries[w].items()) for w in self.words]
         self._search = BytesAhoCorasick([w.encode() for w in self.words])
         self._free = [(regex, bits[name], chars, lo, hi) for regex, name, chars, lo, hi in FREE_SCANS]
-        # one search for any of them first: most texts have none (one C call)
-        self._free_search = re.compile("|".join(f"(?:{regex.pattern})" for regex, *_ in FREE_SCANS), re.ASCII).search
+        # a search for each first: most texts have none. Not one alternation:
+        # that loses each regex's literal prefix and tries every position.
+        self._free_searches = [regex.search for regex, *_ in FREE_SCANS]
 
     def candidates(self, text: str, start: int = 0) -> list[tuple[int, int]]:
         """Sorted (position >= start, rules that can begin there)."""
         raw = (text[start:] if start else text).encode("ascii", "replace")   # one byte per char
         low = raw.lower()
         hits = self._search.find_matches_as_indexes(low, overlapping=True)   # words may overlap
-        free = len(text) - start >= FREE_SCAN_MIN and self._free_search(text, start) is not None
+        free = len(text) - start >= FREE_SCAN_MIN and any(search(text, start) for search in self._free_searches)
         if not hits and not free:
             return []
         at: dict[int, int] = {}

@@ -217,6 +217,13 @@ def shape_samples(rng: random.Random = _RNG) -> list[tuple[str, str, str]]:
     add("firebase_fcm_key", "AAAA" + r(ALNUM, 7) + ":APA91b" + r(URLSAFE, 134))
     pat = rand("abcdefghijklmnopqrstuvwxyz234567", 52, rng)
     add("secret_value", pat, f"AZURE_DEVOPS_PAT={pat}")
+    # shapes with no word of their own, and a scheme with no header name (h3)
+    okta = "00" + r(URLSAFE, 40)
+    add("okta_token", okta, f"SSWS {okta}")
+    add("twitter_bearer", "A" * 21 + r(ALNUM, 30) + "%3D" + r(ALNUM, 50))
+    add("twitter_bearer", "A" * 22 + r(ALNUM, 24) + "%2B" + r(ALNUM, 20) + "%2F" + r(ALNUM, 30))
+    add("asana_token", f"1/{rng.randrange(10 ** 15, 10 ** 16)}:{hexs(32)}")
+    add("asana_token", f"2/{rng.randrange(10 ** 15, 10 ** 16)}/{rng.randrange(10 ** 15, 10 ** 16)}:{hexs(32)}")
     return samples
 
 
