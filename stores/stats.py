@@ -28,7 +28,7 @@ class Stats(Result):
 
 
 def _unreadable_state(store, exc: sqlite3.DatabaseError) -> str:
-    from stores.access import unwritable
+    from stores.integrity.access import unwritable
     locked_out = unwritable(store.dir)
     if locked_out:
         return (f"state.db cannot be read: {locked_out} (TRACE writes to its store even to read it); counted from "

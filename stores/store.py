@@ -92,7 +92,7 @@ class Store(CommandMethods):
         from stores.integrity.log_identity import another_log
         from stores.integrity.seals import check_before_append, seal
         from stores.log.lock import WriterLock
-        from stores.access import require_writable
+        from stores.integrity.access import require_writable
         require_writable(self.dir)                          # else SQLite's refusals would read as damage
         with private_umask():
             ensure_dir(self.dir)

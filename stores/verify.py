@@ -116,7 +116,7 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
     if check_indexes:
         # SQLite (a WAL database) and Tantivy write even to be read: in a store
         # this user cannot write their refusals would read as damage.
-        from stores.access import require_writable
+        from stores.integrity.access import require_writable
         require_writable(store.dir)
     # A state.db copied from another store: its seals and counts are that log's, no evidence about this one.
     foreign = another_log(store.dir, recorded_identity(store.dir))

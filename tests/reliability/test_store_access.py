@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from stores.access import unwritable
+from stores.integrity.access import unwritable
 from tests.helpers import cli
 
 WRITERS = (["ingest"], ["index"], ["reindex"], ["note", "add", "-c", "decision", "keep it"], ["verify"],

@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         nightly: Annotated[str, typer.Option("--nightly", metavar="HH:MM",
                                              help="When the sweep and digest run (local time).")] = "03:17",
     ) -> int:
-        from stores.access import unwritable
+        from stores.integrity.access import unwritable
         from stores.errors import UsageError
         from trace_cli.app_state import opened
 
