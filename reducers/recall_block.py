@@ -34,14 +34,20 @@ def strip_recalled(text: str) -> str:
 
 
 def build_block(hits: list[dict], cap_tokens: int) -> str:
+    return packed_block(hits, cap_tokens)[0]
+
+
+def packed_block(hits: list[dict], cap_tokens: int) -> tuple[str, list[dict]]:
+    """(the block, the hits it holds, in their given order); ("", []) when
+    not even one entry fits."""
     hits = [h for h in hits if strip_recalled(h["text"]).strip()]     # nothing but an old block: nothing new
     if cap_tokens <= 0 or not hits:
-        return ""
+        return "", []
     knowledge = [h for h in hits if h["kind"] in KNOWLEDGE_KINDS]
     detail = [h for h in hits if h["kind"] not in KNOWLEDGE_KINDS]
     room = cap_tokens - count_tokens(_assemble(["-"], ["-"]))
     if room <= 0:
-        return ""
+        return "", []
     k_keep = _fit([_knowledge_line(h) for h in knowledge], [h["score"] for h in knowledge],
                   int(room * KNOWLEDGE_SHARE))
     used = sum(count_tokens(_knowledge_line(knowledge[i])) + 1 for i in k_keep)
@@ -52,12 +58,13 @@ def build_block(hits: list[dict], cap_tokens: int) -> str:
         block = _assemble([_knowledge_line(knowledge[i]) for i in k_keep],
                           [_detail_entry(detail[i]) for i in d_keep])
         if count_tokens(block) <= cap_tokens:
-            return block
+            held = {id(knowledge[i]) for i in k_keep} | {id(detail[i]) for i in d_keep}
+            return block, [h for h in hits if id(h) in held]
         if d_keep:
             d_keep.remove(min(d_keep, key=lambda i: (detail[i]["score"], -i)))
         else:
             k_keep.remove(min(k_keep, key=lambda i: (knowledge[i]["score"], -i)))
-    return ""
+    return "", []
 
 
 def _assemble(k_lines: list[str], d_entries: list[str]) -> str:

@@ -264,6 +264,20 @@ def test_recalled_context_block_stays_within_its_cap(tmp_path):
     assert count_tokens(windowed.rstrip("\n")) <= 80
 
 
+def test_block_with_json_is_one_json_object_holding_the_block_and_its_hits(tmp_path):
+    cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 5, turns=4, tool_every=1)))
+    from reducers.tokens import count_tokens
+    text = cli("recall", "where is config", "--block", "--budget", "300").out     # piped without --json: the text
+    run = cli("recall", "where is config", "--block", "--json", "--budget", "300")
+    assert run.code == 0 and len(run.lines()) == 1
+    found = run.lines()[0]
+    assert found["block"] + "\n" == text and found["tokens"] == count_tokens(found["block"]) <= found["budget"] == 300
+    every = {h["event_id"]: h for h in cli("recall", "where is config").lines()}
+    assert found["hits"] and all(every[h["event_id"]] == h for h in found["hits"])
+    assert all(f"#{h['seq']}]" in found["block"] for h in found["hits"] if h["kind"] not in ("note", "task_state"))
+    assert len(found["hits"]) < len(every)          # 300 tokens hold some of the ten, and it says which
+
+
 def test_a_deleted_index_is_rebuilt_with_a_note(tmp_path, trace_home):
     import shutil
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 2)))

@@ -67,6 +67,7 @@ def _write(data: bytes) -> None:
 class Output:
     def __init__(self, json_mode: bool = False, quiet: bool = False):
         self.json = json_mode or not sys.stdout.isatty()
+        self.json_asked = json_mode           # --json itself, not just a pipe
         self.quiet = quiet
         self._err_console = None
         self._out_console = None

@@ -42,11 +42,15 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
         raise NoResult(_nothing(result.asked, store))
     if block:
         cap = max(min(budget, window // 10), 0)
-        text = result.block(cap)
+        text, held = result.packed_block(cap)
         if not text:
             raise NoResult(f"none of the {len(hits)} hits fits a <recalled-context> block of {cap} tokens "
                            f"(--budget {budget}, --window {window} allows 10% of it); raise --budget")
-        out.raw(text + "\n")
+        if out.json_asked:                     # --json: machine-readable even with --block (a pipe alone keeps the text)
+            from reducers.tokens import count_tokens
+            out.emit({"query": query, "block": text, "tokens": count_tokens(text), "budget": cap, "hits": held})
+        else:
+            out.raw(text + "\n")
     elif out.json:
         out.emit_many(result.hit_dicts())
     else:

@@ -24,8 +24,12 @@ class RecallResult(Listing):
 
     def block(self, budget: int) -> str:
         """The hits as a <recalled-context> block of at most `budget` tokens."""
-        from reducers.recall_block import build_block
-        return build_block([h.as_json() for h in self.hits], budget)
+        return self.packed_block(budget)[0]
+
+    def packed_block(self, budget: int) -> tuple[str, list[dict]]:
+        """(the block, the hits it holds as `hit_dicts` gives them)."""
+        from reducers.recall_block import packed_block
+        return packed_block(self.hit_dicts(), budget)
 
     def to_dict(self) -> dict:
         return {"query": self.query, "hits": self.hit_dicts(), "vector_lag": self.vector_lag,

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         mmr: Annotated[float, typer.Option("--mmr", metavar="λ", help="MMR trade-off: 1 = relevance only (the default: diversity cost 0.13 R@10 on LoCoMo dev), lower = more diverse; exact occurrences are never thinned.")] = DEFAULTS["mmr"],
         rerank: Annotated[bool, typer.Option("--rerank", help="Reorder the best 50 candidates with a stronger model (multilingual-e5-small, 4-bit, on the CPU): each hit gains scores.rerank. Costs about 2 s a query on two cores, and measured no gain on LoCoMo dev (README). Needs the optional extra (make install-rerank in the checkout; without it, exit 2 naming the install command).")] = DEFAULTS["rerank"],
         queries: Annotated[str | None, typer.Option("--queries", metavar="FILE|-", help="JSONL, one {\"id\", \"query\", …filters} object per line (the filters as the options name them: k, session, kind, since, until, mode, hops, min_score, mmr, rerank); - reads stdin. One process for many queries; a malformed line is reported and makes the run exit 1.")] = DEFAULTS["queries"],
-        block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits.")] = DEFAULTS["block"],
+        block: Annotated[bool, typer.Option("--block", help="Print a <recalled-context> block instead of hits (with --json: one JSON object holding the block, its tokens, the budget and the hits it holds).")] = DEFAULTS["block"],
         budget: Annotated[int, typer.Option("--budget", metavar="TOKENS", min=1, help="Hard cap for --block.")] = DEFAULTS["budget"],
         window: Annotated[int, typer.Option("--window", metavar="TOKENS", min=1, help="Context window; --block stays within 10% of it.")] = DEFAULTS["window"],
         json_out: JsonOpt = False,
