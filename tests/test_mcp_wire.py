@@ -54,7 +54,7 @@ class Client:
         self.proc.stdin.close()
         rest = self.proc.stdout.read()
         self.lines += [ln for ln in (self.pending + rest).split(b"\n") if ln.strip()]
-        self.proc.stderr.read()
+        self.stderr = self.proc.stderr.read().decode("utf-8", "replace")
         return self.proc.wait(60)
 
 
@@ -262,3 +262,38 @@ def test_a_client_that_stops_reading_mid_call_ends_the_server_quietly(store_dir)
     client.proc.stdin.close()
     assert client.proc.wait(60) == 0
     assert client.proc.stderr.read() == b""
+
+
+@pytest.mark.parametrize("version, resource_code", [("2025-06-18", -32002), ("2025-11-25", -32002),
+                                                    ("2026-07-28", INVALID_PARAMS)])
+def test_unknown_tools_prompts_and_resources_get_the_specs_error_codes_and_stderr_stays_one_line(
+        store_dir, version, resource_code):
+    client = Client(store_dir)
+    meta = {}
+    if version == "2026-07-28":                 # no handshake: each request names its version
+        meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
+                          "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "1"},
+                          "io.modelcontextprotocol/clientCapabilities": {}}}
+    else:
+        assert client.initialize(version)["result"]["protocolVersion"] == version
+    asks = [("prompts/get", {"name": "nope"}, INVALID_PARAMS, "prompts"),
+            ("tools/call", {"name": "nope", "arguments": {}}, INVALID_PARAMS, "recall"),
+            ("resources/read", {"uri": "file:///nope"}, resource_code, "file:///nope")]
+    for rid, (method, params, code, named) in enumerate(asks, 1):
+        client.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, **meta}})
+        answer = client.receive()
+        assert answer["id"] == rid and answer["error"]["code"] == code, answer
+        assert named in answer["error"]["message"]
+    client.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call",       # and the server keeps serving
+                 "params": {"name": "recall", "arguments": {"query": "harbor"}, **meta}})
+    assert "hits" in json.loads(client.receive()["result"]["content"][0]["text"])
+    assert client.close() == 0
+    assert "Traceback" not in client.stderr and "│" not in client.stderr, client.stderr
+
+
+def test_an_error_code_0_from_the_sdk_goes_out_as_internal_error():
+    from trace_cli.mcp_errors import defined_codes
+    reply = {"jsonrpc": "2.0", "id": 3, "error": {"code": 0, "message": "boom"}}
+    assert defined_codes(reply)["error"] == {"code": -32603, "message": "boom"}
+    fine = {"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "Method not found"}}
+    assert defined_codes(fine) is fine

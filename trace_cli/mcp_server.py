@@ -16,6 +16,7 @@ from pydantic import Field
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from trace_cli.mcp_errors import SpecErrors, defined_codes, one_line_logging
 from stores.errors import TraceError
 
 SHOW_MAX_CHARS = 20_000
@@ -149,7 +150,8 @@ class TraceTools:
 def build_server(store) -> MCPServer:
     tools = TraceTools(store)
     on_store = StoreThread().call
-    server = MCPServer(name="trace", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = SpecErrors(name="trace", instructions=INSTRUCTIONS, log_level="WARNING")
+    one_line_logging()
 
     @server.tool(description=RECALL_HELP)
     async def recall(
@@ -272,4 +274,5 @@ def serve(store) -> None:
 
     from trace_cli.mcp_wire import serve_stdio
     lowlevel = build_server(store)._lowlevel_server     # what MCPServer.run("stdio") serves
-    anyio.run(serve_stdio, lowlevel, lowlevel.create_initialization_options(), plain_tool_errors)
+    anyio.run(serve_stdio, lowlevel, lowlevel.create_initialization_options(),
+              lambda reply: plain_tool_errors(defined_codes(reply)))
