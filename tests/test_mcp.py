@@ -218,3 +218,20 @@ def test_tools_keep_working_whichever_thread_the_sdk_calls_them_from(tmp_path):
             answer = from_a_new_thread("recall", {"query": f"/srv/depot{i}/0/3", "k": 3})
             assert "error" not in answer, answer["error"]
             assert f"/srv/depot{i}/0/3" in str(answer["result"])
+
+
+def test_a_tool_on_a_store_another_writer_holds_says_to_call_again_not_to_pass_a_cli_option(needle_store):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from stores.log.lock import WriterLock
+    from trace_cli.mcp_server import StoreThread, TraceTools
+    store_dir, session = needle_store
+    tools = TraceTools(Store(store_dir))
+    tools.write_wait = 0.2
+    with WriterLock(store_dir).acquire():
+        with pytest.raises(ToolError) as refused:
+            anyio.run(StoreThread().call, tools.note_add, "keys rotate on Mondays", "decision", session)
+    said = str(refused.value)
+    assert said.startswith("trace: error: store ") and "locked" in said
+    assert "--wait" not in said and "waited 0.2 s" in said and "call this tool again" in said
+    assert anyio.run(StoreThread().call, tools.note_add, "keys rotate on Mondays", "decision", session)["seq"]

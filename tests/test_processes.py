@@ -57,6 +57,8 @@ def test_a_locked_store_exits_4_unless_the_writer_waits(tmp_path):
     try:
         r = _trace("ingest", src, home=home)
         assert r.returncode == 4 and b"locked" in r.stderr and b"--wait" in r.stderr
+        r = _trace("ingest", "--wait", "0.2", src, home=home)          # waited, and still locked: wait longer
+        assert r.returncode == 4 and b"(waited 0.2 s); retry with a longer --wait SECONDS" in r.stderr
         waiter = subprocess.Popen([sys.executable, "-m", "trace_cli", "ingest", "--wait", "30", src],
                                   env=_env(home), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(1.0)

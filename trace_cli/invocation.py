@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Callable
 
-from stores.errors import TraceError
+from stores.errors import StoreLocked, TraceError
 from trace_cli.output import ReaderGone, say, to_devnull
 
 
@@ -46,7 +46,7 @@ def exit_code_for(exc: BaseException, debug: bool) -> int | None:
     what is not ours to handle (SystemExit)."""
     if isinstance(exc, TraceError):
         _traceback(debug)
-        say(f"trace: error: {exc}\n")
+        say(f"trace: error: {exc}{_retry(exc)}\n")
         return exc.exit_code
     if isinstance(exc, (ReaderGone, BrokenPipeError)):
         # The reader went away (`trace export | head`): not an error of ours.
@@ -67,6 +67,15 @@ def exit_code_for(exc: BaseException, debug: bool) -> int | None:
             f"(set TRACE_DEBUG=1 for a traceback, and please report it)\n")
         return 1
     return None
+
+
+def _retry(exc: TraceError) -> str:
+    """How to wait for the writer holding the store, in this CLI's terms."""
+    if not isinstance(exc, StoreLocked) or exc.waited is None:
+        return ""
+    if exc.waited:
+        return f" (waited {exc.waited:g} s); retry with a longer --wait SECONDS"
+    return "; retry with --wait SECONDS"
 
 
 def flushed(code: int) -> int:

@@ -46,7 +46,12 @@ CONTEXT_HELP = (
 
 
 def _fail(exc: TraceError) -> ToolError:
-    return ToolError(f"trace: error: {exc}")
+    from stores.errors import StoreLocked
+    retry = ""
+    if isinstance(exc, StoreLocked) and exc.waited is not None:    # the CLI's --wait is no option here
+        retry = (f" (this server waited {exc.waited:g} s for it); call this tool again in a minute: an ingest or "
+                 f"index run holds the store for seconds to minutes, a nightly sweep can take longer")
+    return ToolError(f"trace: error: {exc}{retry}")
 
 
 class StoreThread:
@@ -71,6 +76,8 @@ class StoreThread:
 class TraceTools:
     """The tools over one store, whose recaller stays warm across calls
     (Store.recall catches the indexes up with what hooks appended since)."""
+
+    write_wait = 5.0        # seconds a writing tool waits for another writer before it says to call again
 
     def __init__(self, store):
         self.store = store
@@ -126,7 +133,7 @@ class TraceTools:
         return out
 
     def note_add(self, text: str, category: str, session: str | None) -> dict:
-        return self.store.add_note(text, category, session, wait=5.0).to_dict()
+        return self.store.add_note(text, category, session, wait=self.write_wait).to_dict()
 
     def notes(self, session: str | None, category: str | None, limit: int) -> dict:
         return self.store.notes(session, category=category, limit=limit).to_dict()

@@ -41,9 +41,8 @@ class WriterLock:
                 if time.monotonic() >= deadline:
                     holder = _read_holder(fd)
                     os.close(fd)
-                    raise StoreLocked(
-                        f"store {self.path.parent} is locked by {self.holder}{holder}; "
-                        f"retry with --wait SECONDS") from None
+                    raise StoreLocked(f"store {self.path.parent} is locked by {self.holder}{holder}",
+                                      waited=max(wait, 0.0)) from None
                 time.sleep(_POLL_SECONDS)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
