@@ -130,12 +130,15 @@ def test_note_add_then_notes_and_state_through_the_client(needle_store):
                                                      "session": session}))
         listed = _json(await s.call_tool("notes", {"session": session}))
         bad = await s.call_tool("note_add", {"text": "x", "category": "nonsense"})
+        stray = await s.call_tool("note_add", {"text": "x", "category": "task", "session": session + "-typo"})
         state = _json(await s.call_tool("state", {"session": session}))
-        return names, added, listed, bad, state
-    names, added, listed, bad, state = anyio.run(_session, store_dir, body)
+        return names, added, listed, bad, stray, state
+    names, added, listed, bad, stray, state = anyio.run(_session, store_dir, body)
     assert {"note_add", "notes", "state"} <= names
     assert listed["notes"][0]["id"] == added["id"] and listed["notes"][0]["text"] == "vault keys rotate on Mondays"
     assert bad.is_error and "trace: error: unknown --category 'nonsense'" in bad.content[0].text
+    assert stray.is_error and f"unknown session '{session}-typo'" in stray.content[0].text   # no new session made
+    assert not [e for e in Store(store_dir).events() if e["session_id"] == session + "-typo"]
     assert state["session_id"] == session
 
 

@@ -48,6 +48,7 @@ def test_secrets_in_a_note_are_redacted_like_any_event(tmp_path, trace_home):
 
 
 def test_note_add_reads_stdin_and_list_prints_json_lines(tmp_path, trace_home):
+    cli("ingest", str(ClaudeSession("s9").user("Refunds next").assistant("On it.").write(tmp_path / "s9.jsonl")))
     assert cli("note", "add", "-c", "task", "-s", "s9", "-", stdin=b"finish the refund flow\n").code == 0
     assert cli("note", "add", "-c", "correction", "the port is 8443, not 8080").code == 0
     listed = cli("note", "list", "--session", "s9").lines()
@@ -72,7 +73,21 @@ def test_listing_no_notes_says_so_and_exits_3(tmp_path):
     store = str(tmp_path / "s")
     add_note(Store(tmp_path / "s"), "tabs, not spaces, in the Makefile", "preference", session="s2")
     for args, said in ((["--category", "decision"], "of category 'decision'"),
-                       (["--session", "s9", "--category", "decision"], "in session 's9'")):
+                       (["--session", "s2", "--category", "decision"], "in session 's2'")):
         run = cli("--store", store, "note", "list", *args)
         assert run.code == 3 and run.out == "" and "no notes" in run.err and said in run.err, run.err
     assert cli("--store", store, "note", "list").code == 0
+
+
+def test_a_note_for_a_session_the_store_does_not_hold_is_refused_and_nothing_is_written(tmp_path, trace_home):
+    assert cli("note", "add", "-c", "context", "-s", "s1", "x").code == 1          # an empty store holds none
+    cli("ingest", str(ClaudeSession("refund-flow").user("Refunds next").assistant("On it.").write(tmp_path / "a.jsonl")))
+    before = list(Store(trace_home).events())
+    for args in (["note", "add", "-c", "task", "-s", "refund-flwo", "finish it"],     # a typo
+                 ["note", "list", "-s", "refund-flwo"]):
+        run = cli(*args)
+        assert run.code == 1 and run.out == "", args
+        assert "unknown session 'refund-flwo'" in run.err and "refund-flow" in run.err and "trace sessions" in run.err
+    assert list(Store(trace_home).events()) == before
+    added = cli("note", "add", "-c", "task", "-s", "refund-f", "finish it").lines()    # a unique prefix names it
+    assert added[0]["session_id"] == "refund-flow"

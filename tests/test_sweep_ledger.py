@@ -9,6 +9,7 @@ import stores.sweep.ledger_file as ledger_file
 from reducers.fact_keys import FactCandidate
 from reducers.fact_reconcile import Knowledge, Reconciler
 from stores.ledger import ledger_marks
+from stores.notes import add_note
 from stores.store import Store
 from stores.sweep import episodes, facts, ledger_rows, run_sweep
 from tests.helpers import cli
@@ -227,7 +228,7 @@ def test_reading_a_damaged_ledger_or_facts_file_names_the_line_instead_of_leavin
 
 def test_an_episode_of_notes_is_summarised_by_what_they_say(tmp_path, trace_home):
     assert cli("note", "add", "-c", "decision", "Squash-merge pull requests and never rebase shared branches.").code == 0
-    assert cli("note", "add", "-c", "preference", "-s", "other", "use uv").code == 0
+    add_note(Store(trace_home), "use uv", "preference", session="other")      # a session of notes alone
     assert cli("sweep").code == 0
     summaries = {ep["session_id"]: ep["summary"] for ep in episodes(Store(trace_home))}
     assert "Squash-merge pull requests" in summaries["trace-notes"] and summaries["other"] == "use uv"

@@ -214,7 +214,9 @@ def _continuity_tools(server: MCPServer, tools: TraceTools, on_store) -> None:
     async def note_add(
         text: Annotated[str, Field(min_length=1, description="What to remember, in a sentence or two.")],
         category: Annotated[str, Field(description=f"One of: {', '.join(CATEGORIES)}.")] = "context",
-        session: Annotated[str | None, Field(description="The session it belongs to (none: every session).")] = None,
+        session: Annotated[str | None, Field(description=(
+            "The session it belongs to: an id the store holds (as recall hits name it) or a unique prefix of one; "
+            "none: every session."))] = None,
     ) -> dict:
         return await on_store(tools.note_add, text, category, session)
 

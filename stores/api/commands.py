@@ -174,18 +174,13 @@ class CommandMethods:
         return NoteList([from_dict(Note, n) for n in notes])
 
     def _note_session(self, text: str | None) -> str | None:
-        """A unique prefix of a session the store holds names that session;
-        other text is a session id as given (a note may come before its
-        session's first event). An ambiguous prefix is an error."""
-        if not text or not self.exists():
+        """The session a note names: its id or a unique prefix of one the
+        store holds. An id no event has is refused, not made into a new
+        session (a typo would file the note where no session finds it)."""
+        if not text:
             return text
-        from stores.context.sessions import known_sessions
-        sessions = known_sessions(self)
-        matches = [s for s in sessions if s.startswith(text)] if text not in sessions else [text]
-        if len(matches) > 1:
-            from stores.sessions import resolve_session
-            resolve_session(self, text)                 # raises, listing the candidates
-        return matches[0] if matches else text
+        from stores.sessions import resolve_session
+        return resolve_session(self, text)
 
     # -- long-term memory -------------------------------------------------------
 

@@ -18,7 +18,8 @@ CategoryOpt = Annotated[str, typer.Option("--category", "-c", metavar="task|deci
 
 @note_app.command("add", help=(
     "Add a note (TEXT, or stdin when TEXT is - or left out and stdin is a pipe). Without --session the "
-    "note is global: for every session.\n\n"
+    "note is global: for every session. --session names a session the store holds (an id or a unique "
+    "prefix; `trace sessions` lists them): an unknown one is refused, never made into a new session.\n\n"
     "Examples:\n\n"
     "  trace note add --category decision \"squash-merge PRs; never rebase shared branches\"\n\n"
     "  echo \"staging DB is read-only until Friday\" | trace note add -c context -s 5b1f0c2e"))
