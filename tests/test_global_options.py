@@ -2,6 +2,7 @@
 and a bare `trace` is help, not an error."""
 from __future__ import annotations
 
+import pytest
 import typer
 
 from tests.helpers import cli
@@ -63,3 +64,10 @@ def test_bare_trace_prints_help_and_exits_zero():
     run = cli()
     assert run.code == 0
     assert "error" not in run.err
+
+
+@pytest.mark.parametrize("group", ["state", "note", "hooks", "anatomy", "bench"])
+def test_a_command_group_named_alone_prints_its_help_and_no_empty_error_line(group):
+    run = cli(group)
+    assert run.code == 0 and run.err == ""
+    assert "Commands" in run.out and f"trace {group}" in run.out

@@ -13,9 +13,9 @@ from typing import Annotated
 import typer
 
 try:                                   # newer typer vendors its own click
-    from typer._click.exceptions import ClickException
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
 except ImportError:                    # pragma: no cover - older typer
-    from click.exceptions import ClickException
+    from click.exceptions import ClickException, NoArgsIsHelpError
 
 from stores.errors import UsageError
 from trace_cli.app_state import AppState
@@ -190,6 +190,10 @@ def _run(args: list[str]) -> int:
         return rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
+    except NoArgsIsHelpError as exc:      # `trace state`: a group named alone asks for its help, as a bare `trace` does
+        if exc.message.strip():           # (Typer's rich help has printed itself already and left no message)
+            sys.stdout.write(exc.message + "\n")
+        return 0
     except typer.Abort:
         sys.stderr.write("trace: aborted\n")
         return 130
