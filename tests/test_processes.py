@@ -127,3 +127,16 @@ def test_a_closed_stdout_is_one_line_not_a_traceback(tmp_path, command):
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert run.stderr == "trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n"
+
+
+@pytest.mark.parametrize("command, code, said", [
+    ("note add -c context -", 2, "empty note"),
+    ("ingest -", 1, "no JSON records found"),
+    ("recall --queries -", 3, "no query in stdin"),
+    ("anatomy record - --session s", 1, "the input is empty"),
+])
+def test_a_closed_stdin_reads_as_empty_input_not_a_crash(tmp_path, command, code, said):
+    run = subprocess.run(f"{sys.executable} -m trace_cli {command} <&-", shell=True, env=_env(tmp_path / "home"),
+                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert run.returncode == code and said in run.stderr, run.stderr
+    assert "Error:" not in run.stderr and "Traceback" not in run.stderr

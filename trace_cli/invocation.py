@@ -18,10 +18,20 @@ def started() -> int | None:
     os.umask(0o077)                       # transcripts are private: 0600 files, 0700 dirs
     if sys.stderr is None:                # started with stderr closed (`2>&-`): diagnostics go to /dev/null,
         _reserve_stderr()                 # and no store file opened later can become fd 2
+    if sys.stdin is None:                 # started with stdin closed (`<&-`): it reads as empty, as /dev/null does,
+        _reserve_stdin()                  # and no store file opened later can become fd 0 and be read as input
     if sys.stdout is None:                # started with stdout closed (`trace stats >&-`)
         say("trace: error: standard output is closed; redirect it (to /dev/null to discard it)\n")
         return 2
     return None
+
+
+def _reserve_stdin() -> None:
+    null = os.open(os.devnull, os.O_RDONLY)
+    if null != 0:
+        os.dup2(null, 0)
+        os.close(null)
+    sys.stdin = open(0, "r", encoding="utf-8", errors="surrogateescape", closefd=False)
 
 
 def _reserve_stderr() -> None:
