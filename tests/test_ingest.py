@@ -569,6 +569,15 @@ def test_a_file_with_no_readable_record_names_its_first_problem(tmp_path):
     assert errors == [f"{src}:1: invalid UTF-8; no JSON records found (is it a transcript?)"]
 
 
+@pytest.mark.parametrize("fmt", ["auto", "openai", "claude-code", "trace"])
+def test_input_with_no_record_is_said_whether_or_not_the_format_is_named(tmp_path, fmt):
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n\n  \n")
+    for args, shown in (([str(blank)], str(blank)), (["-"], "-")):          # a file of blank lines, an empty pipe
+        run = cli("--store", str(tmp_path / f"s-{shown[-1]}"), "ingest", "--format", fmt, *args, stdin=b"")
+        assert run.code == 1 and f"{shown}: no JSON records found" in run.err, (args, run.err)
+
+
 def test_the_trace_sample_ingests_as_the_events_it_holds(tmp_path, samples):
     sample = samples / "trace" / "billing-handoff.trace.jsonl"
     store = Store(tmp_path / "s")

@@ -201,6 +201,18 @@ def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
     return None if start is None else (replace(src, start=start), fmt, drafts)
 
 
+def _no_records(src: Source, head: list, result: IngestResult, report, ident, fingerprint, state) -> IngestResult:
+    """A source whose first records hold no JSON record: a half-written first
+    line waits for the rest; anything else is unreadable, named."""
+    if head and all(item.pending for item in head):    # a new transcript's first line, half-written
+        BadLines(result, src.display, report, final=src.is_stdin).pending(head[0].line, head[0].reason)
+        return result
+    first_bad = next((item for item in head if isinstance(item, SourceError)), None)
+    why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
+    return _unreadable(result, f"{src.display}{why}no JSON records found (is it a transcript?)",
+                       report, ident, fingerprint, state)
+
+
 def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint, w, appender: Appender,
                       spills: SpillRegistry, *, format: str, session: str | None, strict: bool, report,
                       on_progress, tracker: WorkingStateTracker | None = None, drafts_before: int | None = None,
@@ -217,13 +229,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             fmt = detect_format(samples)
         primed = chain(head, records)
         if not samples:
-            if head and all(item.pending for item in head):    # a new transcript's first line, half-written
-                BadLines(result, src.display, report, final=src.is_stdin).pending(head[0].line, head[0].reason)
-                return result
-            first_bad = next((item for item in head if isinstance(item, SourceError)), None)
-            why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
-            return _unreadable(result, f"{src.display}{why}no JSON records found (is it a transcript?)",
-                               report, ident, fingerprint, w.state)
+            return _no_records(src, head, result, report, ident, fingerprint, w.state)
         if fmt is None:
             return _unreadable(result, f"{src.display}: not a known transcript format (tried "
                                        f"{', '.join(DETECTION_ORDER)}); name one with --format",
@@ -232,6 +238,9 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
         records = read_records(src, spills)
         samples, head = sniff(records)
         primed = chain(head, records)
+        if not samples:                                # blank lines or an empty pipe: said as `auto` says it
+            result.format = fmt
+            return _no_records(src, head, result, report, ident, fingerprint, w.state)
         mismatch = mismatched_format(fmt, samples)
         if mismatch:
             result.format = fmt
