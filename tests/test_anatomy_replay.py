@@ -137,6 +137,15 @@ def test_an_html_report_to_a_place_that_cannot_hold_it_names_the_fix(session, tm
     assert len(nowhere.err.strip().splitlines()) == len(folder.err.strip().splitlines()) == 1
 
 
+def test_an_html_report_to_dash_goes_to_stdout_not_to_a_file_named_dash(session, tmp_path, monkeypatch):
+    render(session)
+    monkeypatch.chdir(tmp_path)
+    run = cli("anatomy", "replay", "--session", session, "--html", "-")
+    assert run.code == 0 and run.out.startswith("<!doctype html>") and not (tmp_path / "-").exists()
+    both = cli("anatomy", "replay", "--session", session, "--html", "-", "--turn", "1")
+    assert both.code == 2 and both.out == "" and "--html FILE" in both.err
+
+
 def test_a_render_whose_record_cannot_be_written_still_gives_the_pack(session, trace_home):
     (trace_home / "anatomy").write_text("not a directory")       # fails for root too
     run = cli("context", "--session", session, "--budget", "20000", "--format", "json")

@@ -47,7 +47,7 @@ def _swept_store(tmp_path):
     assert cli("sweep").code == 0
 
 
-def test_digest_prints_only_latest_values_and_writes_suggest_only(tmp_path, trace_home):
+def test_digest_prints_only_latest_values_and_writes_suggest_only(tmp_path, trace_home, monkeypatch):
     _swept_store(tmp_path)
     text = cli("digest").out
     assert "**database**: SQLite" in text and "**API timeout**: 45s" in text
@@ -63,6 +63,8 @@ def test_digest_prints_only_latest_values_and_writes_suggest_only(tmp_path, trac
     assert target.read_text().replace("digest.d/", str(trace_home / "digest.d") + "/") == text
     assert (target.parent / "digest.d" / "episodes.md").read_text() == history
     assert cli("digest", "--out", str(target)).lines()[0]["written"] == []     # unchanged: nothing to write
+    monkeypatch.chdir(tmp_path)
+    assert cli("digest", "--out", "-").out == text and not (tmp_path / "-").exists()   # - is stdout, not a file
     # a person edits the file; TRACE then proposes instead of overwriting
     edited = target.read_text() + "- our own note: deploys freeze on Fridays\n"
     target.write_text(edited)

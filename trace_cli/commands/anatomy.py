@@ -98,17 +98,25 @@ def replay(
     ctx: typer.Context,
     session: SessionReq,
     turn: Annotated[int | None, typer.Option("--turn", "-t", metavar="N", help="One call, rebuilt (1 is the first).")] = None,
-    html_file: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Write the HTML report here.")] = None,
+    html_file: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Write the HTML report here (- for stdout).")] = None,
     window: WindowOpt = None,
     json_out: JsonOpt = False,
 ) -> int:
     from stores.anatomy import replay as api
     from trace_cli.app_state import opened
 
+    to_stdout = html_file is not None and str(html_file) == "-"     # not a file named "-"
+    if to_stdout and turn is not None:
+        from stores.errors import UsageError
+        raise UsageError("--html - and --turn would both print to stdout: write the page to a file (--html FILE)")
     out, store = opened(ctx, json_out)
     if html_file is not None:
-        _check_writable_place(html_file)
+        if not to_stdout:
+            _check_writable_place(html_file)
         page = api.html_report(store, session, window)
+        if to_stdout:
+            out.raw(page)
+            return 0
         html_file.write_text(page, encoding="utf-8")
         out.note(f"wrote {html_file} ({len(page.encode()):,} bytes)")
         if turn is None:

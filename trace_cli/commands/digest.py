@@ -23,13 +23,15 @@ def register(app: typer.Typer) -> None:
         max_lines: Annotated[int, typer.Option("--max-lines", "-n", min=1, metavar="N",
                                                help="Lines the digest may have.")] = 80,
         out_file: Annotated[str | None, typer.Option("--out", "-o", metavar="FILE",
-                                                     help="Write it here (its directory must exist).")] = None,
+                                                     help="Write it here (its directory must exist; - is stdout).")] = None,
         json_out: JsonOpt = False,
     ) -> int:
         from trace_cli.app_state import state
 
         from stores.sweep import NOT_SWEPT, swept
 
+        if out_file == "-":                        # stdout, as - is everywhere in TRACE (not a file named "-")
+            out_file = None
         st = state(ctx)
         out = st.output(json_out)
         store = st.store(out)
