@@ -79,6 +79,13 @@ def test_listing_no_notes_says_so_and_exits_3(tmp_path):
     assert cli("--store", store, "note", "list").code == 0
 
 
+def test_a_note_piped_in_that_is_not_utf8_is_refused_not_stored_with_replacement_characters(trace_home):
+    run = cli("note", "add", "-c", "context", "-", stdin="café au lait".encode("latin-1"))
+    assert run.code == 2 and run.out == "" and "not valid UTF-8 (byte 4 is 0xe9)" in run.err
+    assert not Store(trace_home).exists() or not [e for e in Store(trace_home).events() if e["kind"] == "note"]
+    assert cli("note", "add", "-c", "context", "-", stdin="café au lait".encode()).lines()[0]["text"] == "café au lait"
+
+
 def test_a_note_for_a_session_the_store_does_not_hold_is_refused_and_nothing_is_written(tmp_path, trace_home):
     assert cli("note", "add", "-c", "context", "-s", "s1", "x").code == 1          # an empty store holds none
     cli("ingest", str(ClaudeSession("refund-flow").user("Refunds next").assistant("On it.").write(tmp_path / "a.jsonl")))

@@ -37,7 +37,7 @@ def add(
     if text is None or text == "-":
         if text is None and sys.stdin.isatty():
             raise UsageError("say what to note: trace note add --category decision \"TEXT\" (or pipe it in)")
-        text = sys.stdin.read()
+        text = _utf8(sys.stdin.buffer.read())
     st = state(ctx)
     out = st.output(json_out)
     note = st.store(out).add_note(text, category, session, wait=wait)
@@ -46,6 +46,17 @@ def add(
     else:
         out.console.print(f"noted #{note.seq} ({note.category}) in session {note.session_id}", markup=False)
     return 0
+
+
+def _utf8(data: bytes) -> str:
+    """The note piped in, refused unless UTF-8 (as a command-line argument
+    or a transcript line is): the log would keep U+FFFD for its bytes."""
+    from stores.errors import UsageError
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the note on stdin is not valid UTF-8 (byte {exc.start + 1} is 0x{data[exc.start]:02x}); "
+                         f"pass text in UTF-8 (`iconv -f latin1 -t utf-8` converts Latin-1)") from None
 
 
 @note_app.command("list", help="Notes, newest first: a session's own and the global ones, or all of them.")
