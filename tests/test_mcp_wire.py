@@ -297,3 +297,18 @@ def test_an_error_code_0_from_the_sdk_goes_out_as_internal_error():
     assert defined_codes(reply)["error"] == {"code": -32603, "message": "boom"}
     fine = {"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "Method not found"}}
     assert defined_codes(fine) is fine
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_naming_it_not_dropped(store_dir):
+    client = Client(store_dir)
+    client.initialize("2025-11-25")
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",      # `sesion`: the filter misspelt
+                 "params": {"name": "recall", "arguments": {"query": "harbor", "sesion": "nope"}}})
+    result = client.receive()["result"]
+    assert result["isError"] is True
+    said = result["content"][0]["text"]
+    assert said.startswith("trace: error: bad arguments for recall: `sesion`: no such argument")
+    assert "session" in said.split("recall takes", 1)[1]
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "digest"}})  # no arguments at all
+    assert client.receive()["result"].get("isError") is not True
+    assert client.close() == 0

@@ -14,6 +14,10 @@ What the SDK (mcp 2.3) does and what the spec asks instead:
   -32602 with data.uri, which is the answer from protocol 2026-07-28 on
   (SEP-2164); the versions before it name -32002 (resource not found), so
   a client that agreed on one of them gets that.
+- A tool call naming an argument the tool does not take: the SDK drops
+  it and runs the call (a misspelt `sesion` filter searched every
+  session); here it is refused, as a tool result with isError naming the
+  argument, as the spec asks for arguments a tool refuses.
 - Any other exception a handler raises: code 0, which JSON-RPC does not
   define; -32603 (internal error) here.
 
@@ -37,9 +41,18 @@ class SpecErrors(MCPServer):
     """MCPServer answering unknown tools, prompts and resources as the spec asks."""
 
     async def _handle_call_tool(self, ctx, params):
-        if self._tool_manager.get_tool(params.name) is None:
+        tool = self._tool_manager.get_tool(params.name)
+        if tool is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name!r}; this server's tools are "
                                            f"{_names(t.name for t in await self.list_tools())} (tools/list)")
+        known = set((tool.parameters or {}).get("properties") or {})
+        unknown = sorted(set(params.arguments or {}) - known)
+        if unknown:       # a misspelt filter (`sesion`) would be dropped and the call answered unfiltered
+            from mcp_types import CallToolResult, TextContent
+            said = ", ".join(f"`{name}`" for name in unknown)
+            return CallToolResult(is_error=True, content=[TextContent(type="text", text=(
+                f"trace: error: bad arguments for {params.name}: {said}: no such argument; "
+                f"{params.name} takes {_names(known)}"))])
         return await super()._handle_call_tool(ctx, params)
 
     async def _handle_get_prompt(self, ctx, params):
