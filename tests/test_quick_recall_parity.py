@@ -82,7 +82,7 @@ BATTERY: list[tuple[list[str], str, int]] = [
     (["recall", "--queries", "@missing"], QUICK, 1),
     (["recall", "--queries", "@dir"], QUICK, 1),
     (["recall", "--queries", ""], QUICK, 2),
-    (["recall", "--queries", "@good", "--block"], QUICK, 0),
+    (["recall", "--queries", "@good", "--block"], QUICK, 2),        # --block is one query's: a usage error, not ignored
     (["recall", "--queries", "@good", "--rerank"], QUICK, 2),
     (["recall", "deploy", "--queries", "@good"], QUICK, 2),
     (["recall", "--queries"], FULL, 2),

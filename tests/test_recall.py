@@ -276,6 +276,10 @@ def test_block_with_json_is_one_json_object_holding_the_block_and_its_hits(tmp_p
     assert found["hits"] and all(every[h["event_id"]] == h for h in found["hits"])
     assert all(f"#{h['seq']}]" in found["block"] for h in found["hits"] if h["kind"] not in ("note", "task_state"))
     assert len(found["hits"]) < len(every)          # 300 tokens hold some of the ten, and it says which
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"query": "where is config"}\n')
+    refused = cli("recall", "--queries", str(batch), "--block")          # not silently ignored
+    assert refused.code == 2 and refused.out == "" and "--block packs the hits of one QUERY" in refused.err
 
 
 def test_a_deleted_index_is_rebuilt_with_a_note(tmp_path, trace_home):

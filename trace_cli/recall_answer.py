@@ -26,6 +26,9 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
         raise UsageError("--queries needs a file: JSONL, one {\"query\": …} per line, or - for stdin" if queries == ""
                          else "say what to recall: trace recall \"docker ssl error\", or --queries FILE for many "
                               "(see `trace recall --help`)")
+    if queries is not None and block:
+        raise UsageError("--block packs the hits of one QUERY; --queries prints each line's hits as JSON Lines: "
+                         "drop --block, or run `trace recall QUERY --block` per query")
     if session is not None and not session.strip():     # `--session "$SID"` with SID unset must not search every session
         raise UsageError("--session is empty: give a session id or a unique prefix of one (`trace sessions` lists them)")
     base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
