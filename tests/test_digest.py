@@ -3,6 +3,8 @@ linked detail pages, never dropped; a page edited by hand is never
 overwritten (PAGE.proposed and a unified diff instead)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from reducers.digest import MIN_LINES, render_digest
@@ -65,6 +67,13 @@ def test_digest_prints_only_latest_values_and_writes_suggest_only(tmp_path, trac
     assert cli("digest", "--out", str(target)).lines()[0]["written"] == []     # unchanged: nothing to write
     monkeypatch.chdir(tmp_path)
     assert cli("digest", "--out", "-").out == text and not (tmp_path / "-").exists()   # - is stdout, not a file
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for device in ("/dev/null", fifo):          # nothing written beside them (no PAGE.proposed, no digest.d/)
+        run = cli("digest", "--out", str(device))
+        assert run.code == 1 and "not a regular file" in run.err and "--out -" in run.err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("pipe")) == ["pipe"]
+    assert not os.path.exists("/dev/null.proposed")
     # a person edits the file; TRACE then proposes instead of overwriting
     edited = target.read_text() + "- our own note: deploys freeze on Fridays\n"
     target.write_text(edited)

@@ -70,6 +70,9 @@ def write_digest(store, out: str | os.PathLike | None, max_lines: int = DEFAULT_
     path = Path(out).expanduser().absolute()
     if path.is_dir():
         raise TraceError(f"--out {path} is a directory; name the file to write, e.g. {path / 'MEMORY.md'}")
+    if path.exists() and not path.is_file():      # /dev/stdout, /dev/null, a FIFO: no page to keep, no place for digest.d
+        raise TraceError(f"--out {path} is not a regular file (a device, a pipe or a socket); TRACE keeps the page "
+                         f"and its digest.d/ beside it: name a file, or leave out --out (or give --out -) to print it")
     if not path.parent.is_dir():
         raise TraceError(f"--out {path}: the directory {path.parent} does not exist; create it or choose another path")
     digest = render_store_digest(store, max_lines)
