@@ -87,7 +87,8 @@ def test_a_note_piped_in_that_is_not_utf8_is_refused_not_stored_with_replacement
 
 
 def test_a_note_for_a_session_the_store_does_not_hold_is_refused_and_nothing_is_written(tmp_path, trace_home):
-    assert cli("note", "add", "-c", "context", "-s", "s1", "x").code == 1          # an empty store holds none
+    none = cli("note", "add", "-c", "context", "-s", "s1", "x")                    # no store yet: it holds none
+    assert none.code == 1 and "no TRACE store" in none.err and not trace_home.exists()
     cli("ingest", str(ClaudeSession("refund-flow").user("Refunds next").assistant("On it.").write(tmp_path / "a.jsonl")))
     before = list(Store(trace_home).events())
     for args in (["note", "add", "-c", "task", "-s", "refund-flwo", "finish it"],     # a typo

@@ -180,6 +180,7 @@ class CommandMethods:
         if not text:
             return text
         from stores.sessions import resolve_session
+        self.require()                        # no store, no session: say that, not "knows 0 sessions"
         return resolve_session(self, text)
 
     # -- long-term memory -------------------------------------------------------
