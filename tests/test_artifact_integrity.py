@@ -51,8 +51,13 @@ def _trailing_bytes(path):
     path.write_bytes(path.read_bytes() + b"extra")
 
 
+def _deleted(path):
+    path.unlink()
+
+
 DAMAGE = {"altered": (_altered, "sha256"), "corrupt": (_bit_flipped, "corrupt"),
-          "cut short": (_cut_short, "cut short"), "trailing": (_trailing_bytes, "after the end")}
+          "cut short": (_cut_short, "cut short"), "trailing": (_trailing_bytes, "after the end"),
+          "missing": (_deleted, "is missing")}
 
 
 def test_an_intact_artifact_is_shown_byte_exact(tmp_path, trace_home):

@@ -34,6 +34,15 @@ class ArtifactDamaged(IntegrityError):
         super().__init__(f"artifact {artifact_id} {why}; run `trace verify` to list every damaged artifact")
 
 
+class ArtifactMissing(ArtifactDamaged):
+    """An artifact the log refers to whose file is gone: damage as much as
+    altered bytes are (exit 5), not a runtime error."""
+    def __init__(self, artifact_id: str, root: Path):
+        self.why = "is missing"
+        IntegrityError.__init__(self, f"artifact {artifact_id} is missing from {root}; "
+                                      f"run `trace verify` to list every missing artifact")
+
+
 def check_artifact_id(artifact_id: str) -> str:
     if not isinstance(artifact_id, str) or not _ID.match(artifact_id):
         raise BadArtifactId(f"not an artifact id: {artifact_id!r} (expected 64 lowercase hex digits)")
@@ -128,8 +137,7 @@ class ArtifactStore:
         so whoever reads to the end never gets a complete-looking altered copy."""
         path = self.path_for(artifact_id)
         if not path.is_file():
-            raise TraceError(f"artifact {artifact_id} is missing from {self.root}; "
-                             f"run `trace verify` to list every missing artifact")
+            raise ArtifactMissing(artifact_id, self.root)
         from hashlib import sha256
         digest = sha256()
         held = b""
@@ -151,12 +159,8 @@ class ArtifactStore:
         try:
             for _ in self.iter_bytes(artifact_id):
                 pass
-        except ArtifactDamaged as exc:
+        except ArtifactDamaged as exc:           # altered, corrupt, cut short or missing
             return exc.why
-        except BadArtifactId:
-            raise
-        except TraceError:
-            return "is missing"
         return None
 
     def all_ids(self) -> Iterator[str]:
