@@ -282,7 +282,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                         sessions.setdefault(item.session_id)
                     yielded += 1
                     yield item
-                result.ignored = ctx.ignored
+                result.ignored = ctx.ignored + said.ignored
                 return
             except Exception as exc:
                 if os.environ.get("TRACE_DEBUG") or feed.line is None or len(without) >= MAX_PARSER_RESTARTS:
