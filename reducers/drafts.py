@@ -63,6 +63,7 @@ class ParseContext:
     session: str | None = None          # --session override
     options: dict[str, Any] = field(default_factory=dict)
     growing: bool = False               # live follow or a hook: the file's end is not its last line yet
+    ignored: int = 0                    # records read that made no event by design (bookkeeping, repeats): counted
 
 
 def merge_adjacent(drafts: list[Draft]) -> list[Draft]:

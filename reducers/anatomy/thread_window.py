@@ -11,8 +11,11 @@ Anthropic compaction block), which every later call is sent. Events the log keep
 call was sent stay out: a capture's other traffic, a session's title, and
 in a Claude Code transcript the `summary` lines (the titles its resume
 list shows), queued input (it reaches the model later as its own user
-line or attachment), and the SDK stream's `init` and `result` lines (the
-run's settings and its outcome)."""
+line or attachment), the SDK stream's `init` and `result` lines (the
+run's settings and its outcome), and the session state Claude Code keeps
+beside the conversation (the prompt a resume offers, linked PRs and
+artifacts, the worktree entered, a relocation, a background task's
+result line)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,7 +28,8 @@ BOUNDARIES = frozenset({"compact_boundary", "compacted", "compaction"})
 # (Claude Code writes its summary as the next line instead); "[compacted]" is a boundary with none
 CARRIED = frozenset({"compacted", "compaction"})
 NO_SUMMARY = "[compacted]"
-NOT_SENT = frozenset({"http_exchange", "title", "summary", "queue", "init", "result"})
+NOT_SENT = frozenset({"http_exchange", "title", "summary", "queue", "init", "result",
+                      "last-prompt", "pr-link", "frame-link", "worktree-state", "relocated"})
 ASSISTANT_SIDE = frozenset({"assistant", "tool_call"})
 _CONTAINER = {"user": "user", "assistant": "history", "tool_call": "history", "tool_result": "tool_results",
               "system": "system", "persona": "system", "task_state": "system", "note": "system",

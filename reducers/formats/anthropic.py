@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats.claude_ai_export import is_export, parse_export
-from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, record_list, traffic_draft
+from reducers.formats.http_capture import Threads, captured_at, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, api_error_text, call_origin, conversation_session_id, error_draft, failure_text,
                                      flatten_content, media_blocks, one_message, to_utc_iso, tool_call_text)
 
@@ -253,7 +253,7 @@ class _Parser:
             else:
                 yield from self.body(line, rec)
         elif (exchange := exchange_body(rec)) is not None and isinstance(exchange.get("messages"), list):
-            yield from self.exchange(line, exchange)
+            yield from captured_at(self.exchange(line, exchange), rec, exchange)
         elif batch_request(rec) is not None:
             yield from self.body(line, rec["params"], rec["custom_id"])
         elif is_batch_result(rec):

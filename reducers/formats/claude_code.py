@@ -43,11 +43,18 @@ NAME = "claude-code"
 
 _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
                  "ai-title", "custom-title", "agent-name")
-_BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode",
-                "last-prompt", "frame-link", "pr-link", "started", "result",
-                "relocated", "worktree-state", "bridge-session", "atis-latch",
-                "stream_event")      # the SDK stream's partial deltas: the whole message follows as its own line
-_KNOWN_TYPES = frozenset(_CONVERSATION + _BOOKKEEPING)
+# What the session said about itself beside the conversation (the prompt to resume with,
+# the PR and the artifact it linked, the worktree it entered, where it moved, a background
+# task's summary): written again on resume, kept once each (claude_code_side_lines.state)
+_SESSION_STATE = ("last-prompt", "pr-link", "frame-link", "worktree-state", "relocated")
+# UI state, counted as ignored: file backups (the edits are the tool calls), permission and
+# input modes (repeated every turn), hook and command progress (the output is the tool
+# result), a background task's start (its `result` line has its key), the remote-control
+# bridge's ids, an opaque latch, and the SDK stream's partial deltas (the whole message
+# follows as its own line)
+_BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "started",
+                "bridge-session", "atis-latch", "stream_event")
+_KNOWN_TYPES = frozenset(_CONVERSATION + _SESSION_STATE + ("result",) + _BOOKKEEPING)
 # The sub-agent Claude Code runs to compact a session (subagents/agent-acompact-*.jsonl):
 # its user lines are Claude Code's summary request
 _COMPACTION_AGENT = "acompact"
@@ -144,7 +151,7 @@ class _Parser:
         self.used_ids: dict[str, str] = {}                        # uuid -> digest of the first line that carried it
         self.tool_names: dict[str, str | None] = {}               # call id -> tool name
         self.calls_seen: set[tuple[str, int]] = set()            # (call id, digest of its input)
-        self.titles_seen: set[str] = set()                        # title keys already read
+        self.kept_once: set[str] = set()                          # keys of titles and session state already read
         self.blocks_seen: OrderedDict[str, dict[bytes, int]] = OrderedDict()  # message id -> block digest -> line
         self.idless_calls: OrderedDict[str, list[str]] = OrderedDict()       # assistant uuid -> open id-less calls
         self.drift_calls: list[tuple[Any, str]] = []              # (name, call id) of old top-level tool_use lines
@@ -212,12 +219,22 @@ class _Parser:
         if rtype == "progress" and (inner := side.agent_progress(rec)) is not None:
             rec, rtype = inner, inner["type"]       # a sub-agent's message, as its own file has it
         handler = _HANDLERS.get(rtype) or _message_handler(rec, rtype)
-        if handler is None:                         # bookkeeping: nothing the model read
+        state = rtype in _SESSION_STATE or (rtype == "result" and "session_id" not in rec)
+        if handler is None or state:
+            # Neither moves the file's session or turn, as when all of these were skipped:
+            # events already logged keep their keys when a grown file is read again.
             own = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else None
-            self.turns.pass_through(rec, self.ctx.session or own or self.session)
+            sid = self.ctx.session or own or self.session
+            self.turns.pass_through(rec, sid)
+            kept = self._session_state(line, rec, sid) if state and sid is not None else None
+            if kept is None:
+                self.ctx.ignored += 1
+            else:
+                yield kept
             return
         digest = self._replayed(rec)
         if digest is None:
+            self.ctx.ignored += 1
             return
         sid = self._session_of(rec)
         sidechain = rec.get("isSidechain") is True
@@ -234,8 +251,19 @@ class _Parser:
         at = Line(session_id=sid, rid=rid, line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
                    turn=self.turns.of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
-        yield from handler(self, rec, at)
+        made = 0
+        for item in handler(self, rec, at):
+            made += 1
+            yield item
+        if not made:                                # a repeat, or a line with nothing in it
+            self.ctx.ignored += 1
         self.turns.remember(at)
+
+    def _session_state(self, line: int, rec: dict, sid: str) -> Draft | None:
+        turn = self.turns.main_turn if self.turns.session == sid else f"{sid}/start"
+        at = Line(session_id=sid, rid=f"L@{line}", line=line, uuid=None, ts=to_utc_iso(rec.get("timestamp")),
+                  meta={}, sidechain=False, turn=turn)
+        return side.state(rec, at, self.kept_once)
 
     def _result(self, at: Line, part: int, call_id: str, body: Any, is_error: Any, name: Any = None,
                 meta: dict | None = None) -> Draft:
@@ -459,9 +487,9 @@ _HANDLERS = {
     "tool_result": _Parser.drift_result,
     "queue-operation": _side(side.queue),
     "result": _side(side.run_result),
-    "ai-title": lambda parser, rec, at: side.title(rec, at, parser.titles_seen),
-    "custom-title": lambda parser, rec, at: side.title(rec, at, parser.titles_seen),
-    "agent-name": lambda parser, rec, at: side.title(rec, at, parser.titles_seen),
+    "ai-title": lambda parser, rec, at: side.title(rec, at, parser.kept_once),
+    "custom-title": lambda parser, rec, at: side.title(rec, at, parser.kept_once),
+    "agent-name": lambda parser, rec, at: side.title(rec, at, parser.kept_once),
     "wrapper": _side(side.wrapper),
 }
 _UNKNOWN = _side(side.unknown)

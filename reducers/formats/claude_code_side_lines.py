@@ -86,8 +86,8 @@ def run_result(rec: dict, at: Line) -> Iterator[Draft]:
     """The SDK stream's last line: how the run ended. Its `result` is the
     final reply's text, which the assistant line before it already holds,
     so the event says how it ended (and why, when it failed) and keeps
-    the figures beside it. A session log's own `result` lines stay
-    bookkeeping."""
+    the figures beside it. A session log's own `result` lines (a
+    background task's outcome) are read by `state`."""
     if "session_id" not in rec or not isinstance(rec.get("subtype"), str):
         return
     subtype = rec["subtype"]
@@ -104,6 +104,41 @@ def run_result(rec: dict, at: Line) -> Iterator[Draft]:
         text += "\n" + "\n".join(why)
     fields = {k: v for k, v in rec.items() if k not in ENVELOPE and k not in ("subtype", "session_id")}
     yield draft(at, "system", text, 0, meta={"subtype": "result", "is_error": failed, "fields": fields})
+
+
+# The one text a line of session state holds, when it has one: its event's text
+_STATE_TEXT = {"last-prompt": ("lastPrompt",), "result": ("result", "summary")}
+
+
+def state(rec: dict, at: Line, seen: set[str]) -> Draft | None:
+    """A line of what the session said about itself beside the conversation
+    (the prompt a resume offers, a PR or an artifact it linked, the
+    worktree it entered, the folder it moved to, a background task's
+    result): a system event holding its fields as written, its one text
+    as the text when it has one. Claude Code writes them again on resume
+    and compaction with a new time: kept once per session and content.
+    None when the line says nothing or repeats one already kept."""
+    said = {k: v for k, v in rec.items() if k not in ENVELOPE and v is not None}
+    if not said:
+        return None
+    text, path = said, _STATE_TEXT.get(rec["type"], ())
+    for k in path:
+        text = text.get(k) if isinstance(text, dict) else None
+    if not (isinstance(text, str) and text.strip()):
+        if rec["type"] == "last-prompt":           # no prompt (null): only the leaf it pointed at
+            return None
+        text = compact_json(said)
+    elif len(path) == 1:
+        said.pop(path[0])                         # the text is the event's; the rest stays beside it
+    digest = hashlib.sha256(compact_json(said).encode("utf-8", "surrogatepass") + b"\0"
+                            + text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    key = f"{PREFIX}/{at.session_id}/{rec['type']}/{digest}"
+    if key in seen:
+        return None
+    seen.add(key)
+    event = draft(at, "system", text, 0, meta={"subtype": rec["type"], "fields": said})
+    event.key = key
+    return event
 
 
 def unknown(rec: dict, at: Line) -> Iterator[Draft]:

@@ -58,6 +58,23 @@ def exchange_body(rec: Any) -> dict | None:
     return {**body, "response": reply} if reply is not None else dict(body)
 
 
+def captured_at(drafts, rec: dict, exchange: dict):
+    """The drafts of a captured call, dated by the capture when their
+    messages carry no time of their own: the reply when the response was
+    logged, the rest when the request was sent (claude-trace and other
+    proxies log both)."""
+    request, response = rec.get("request"), rec.get("response")
+    sent = rec.get("timestamp") or (request.get("timestamp") if isinstance(request, dict) else None)
+    received = response.get("timestamp") if isinstance(response, dict) else None
+    reply = exchange.get("response")
+    reply_id = reply.get("id") if isinstance(reply, dict) else None
+    for d in drafts:
+        if isinstance(d, Draft) and d.ts is None:
+            when = received if (received is not None and reply_id and d.uuid == reply_id) else sent
+            d.ts = to_utc_iso(when) if when is not None else None
+        yield d
+
+
 def json_body(body: Any) -> Any:
     """A captured body as JSON: proxies that log the bytes on the wire
     keep it as a string (mitmproxy dumps, LiteLLM and Helicone logs); a

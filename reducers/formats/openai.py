@@ -38,7 +38,7 @@ from typing import Any, Iterable, Iterator
 from reducers.drafts import BadRecord, Draft, ParseContext
 from reducers.formats import anthropic as _anthropic
 from reducers.formats.chatgpt_export import is_export, parse_export
-from reducers.formats.http_capture import Threads, exchange_body, message_digest, other_traffic, traffic_draft
+from reducers.formats.http_capture import Threads, captured_at, exchange_body, message_digest, other_traffic, traffic_draft
 from reducers.formats.common import (Conversation, conversation_session_id, error_draft, failure_text, flatten_content,
                                      media_blocks, one_message, tool_call_text)
 from reducers.formats.openai_parts import ID_KEYS, flatten_parts, message_ts, message_uuid, parse_arguments
@@ -125,7 +125,7 @@ class _Parser(ResponsesItems, TrajectoryParts):
             yield from self.responses_body(line, rec, conv)
         elif (exchange := exchange_body(rec)) is not None:
             if isinstance(exchange.get("messages"), list):
-                yield from self.exchange(line, exchange, rec)
+                yield from captured_at(self.exchange(line, exchange, rec), rec, exchange)
             else:                                           # a Responses API call: its body, with the reply
                 yield from self.record(line, exchange)
         elif is_completion(rec):

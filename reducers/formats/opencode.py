@@ -1,6 +1,8 @@
 """OpenCode sessions, as `opencode export [sessionID]` writes them (one JSON
 document `{info, messages: [{info, parts}], todos}`), or one `{info, parts}`
-message per line.
+message per line, or the event stream `opencode run --format json` prints
+(one `{type, timestamp, sessionID, part}` per line: step_start, text,
+reasoning, tool_use, step_finish; `error` with its error instead of a part).
 
 Shapes, from OpenCode's source (packages/opencode/src/session/message-v2.ts
 and cli/cmd/export.ts, read 2026-11): a session `info` {id, projectID,
@@ -16,8 +18,9 @@ epoch milliseconds. (OpenCode itself keeps sessions in SQLite now; the
 export is its file form.)
 
 Keys are the part ids, so exporting a grown session again adds only the
-new parts; a tool part gives a call and, once it completed or failed, its
-result."""
+new parts (and an export of a session whose run stream was ingested adds
+only what the stream did not show: the user's prompt); a tool part gives a
+call and, once it completed or failed, its result."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
@@ -39,13 +42,23 @@ def _is_export(d: Any) -> bool:
             and isinstance(d["info"].get("id"), str) and all(_is_message(m) for m in d["messages"][:5]))
 
 
+def _is_run_event(d: Any) -> bool:
+    """A line of `opencode run --format json`."""
+    return (isinstance(d, dict) and isinstance(d.get("type"), str) and isinstance(d.get("sessionID"), str)
+            and (isinstance(d.get("part"), dict) or d["type"] == "error"))
+
+
 def sniff(samples: list) -> bool:
     dicts = [s for s in samples if isinstance(s, dict)]
-    return bool(dicts) and all(_is_export(d) or _is_message(d) for d in dicts)
+    return bool(dicts) and all(_is_export(d) or _is_message(d) or _is_run_event(d) for d in dicts)
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
+    parts_seen: dict[str, str] = {}            # run stream: part -> digest as first seen; part/digest -> ""
     for line, rec in records:
+        if _is_run_event(rec):
+            yield from _run_event(rec, line, ctx, parts_seen)
+            continue
         if _is_export(rec):
             session = ctx.session or rec["info"]["id"]
             yield from one_message(line, "info", _session_info(rec["info"], session, line))
@@ -60,6 +73,41 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             yield from _message(rec, session, line, _turn(rec, session, None))
         else:
             yield BadRecord(line, "not an OpenCode export ({info, messages}) or message ({info, parts})")
+
+
+def _run_event(rec: dict, line: int, ctx: ParseContext, parts_seen: dict[str, str]) -> Iterator[Draft]:
+    """One event of the run stream, read as the one-part message the export
+    would hold it in (same keys). A part sent again as it changes (same id,
+    new text) is kept beside the first under its own key; sent again
+    unchanged, it is counted as ignored."""
+    session = ctx.session or rec["sessionID"]
+    part = rec.get("part")
+    if not isinstance(part, dict):             # an `error` event: what failed, as written
+        error = rec.get("error") if isinstance(rec.get("error"), dict) else {}
+        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        said = {k: v for k, v in rec.items() if k not in ("type", "sessionID", "timestamp")}
+        text = f"Error: {error.get('name') or rec['type']}" + (f": {data['message']}" if data.get("message") else "")
+        yield Draft(kind="system", text=text if error else compact_json(said), session_id=session,
+                    key=f"{NAME}/{session}/event/{content_digest(rec)}", line=line, ts=to_utc_iso(rec.get("timestamp")),
+                    meta={"subtype": rec["type"], "fields": said})
+        return
+    mid = str(part.get("messageID") or f"L{line}")
+    if part.get("type") in _BOOKKEEPING:
+        ctx.ignored += 1
+        return
+    digest = content_digest(part)
+    pid = str(part.get("id") or digest)
+    if f"{mid}/{pid}/{digest}" in parts_seen:
+        ctx.ignored += 1
+        return
+    parts_seen[f"{mid}/{pid}/{digest}"] = ""
+    first = parts_seen.setdefault(f"{mid}/{pid}", digest)
+    message = {"info": {"id": mid, "role": "assistant", "time": {"created": rec.get("timestamp")}},
+               "parts": [part if first == digest else {**part, "id": f"{pid}~{digest}"}]}
+    drafts = list(_message(message, session, line, None))
+    if not drafts:
+        ctx.ignored += 1
+    yield from drafts
 
 
 def _session_info(info: dict, session: str, line: int) -> Iterator[Draft]:

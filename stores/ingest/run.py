@@ -47,7 +47,8 @@ class IngestResult(Result):
     session_id: str | None = None
     sessions: int = 0
     added: int = 0
-    skipped: int = 0
+    skipped: int = 0           # events already in the log
+    ignored: int = 0           # source records read that made no event by design (bookkeeping, repeats)
     dropped: int = 0
     errors: int = 0
     states: int = 0            # task_state events written for sessions whose working state changed
@@ -268,6 +269,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
             feed = RecordFeed(records, said, without)
             collector = calls[0] if calls else None
             yielded = 0
+            ctx.ignored = 0                            # a restarted pass reads the file again from the start
             try:
                 parsed = module.parse(collector.records(feed) if collector else feed, ctx)
                 if collector:
@@ -289,6 +291,7 @@ def _parse_and_append(src: Source, result: IngestResult, ident: str, fingerprint
                         sessions.setdefault(item.session_id)
                     yielded += 1
                     yield item
+                result.ignored = ctx.ignored + said.ignored
                 return
             except Exception as exc:
                 if os.environ.get("TRACE_DEBUG") or feed.line is None or len(without) >= MAX_PARSER_RESTARTS:

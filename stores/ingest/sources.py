@@ -43,6 +43,7 @@ class SourceError:
     line: int
     reason: str
     pending: bool = False   # an unfinished last line (the file is being written): not an error
+    preamble: bool = False  # text a command printed before the document it wrote: reported, not an error
 
 
 @dataclass(slots=True)
@@ -162,7 +163,11 @@ def is_whole_document(path: Path) -> bool:
     with open(path, "rb") as f:
         head = f.read(65536)
     stripped = head.removeprefix(_BOM).lstrip()
-    if not stripped or stripped[:1] not in (b"{", b"["):
+    if not stripped:
+        return False
+    if _preamble_end(stripped) not in (None, 0):      # a command's text, then a pretty-printed document
+        return True
+    if stripped[:1] not in (b"{", b"["):
         return False
     first_line = stripped.split(b"\n", 1)[0]
     if len(first_line) == len(stripped) and len(head) == 65536:
@@ -191,6 +196,44 @@ def read_records(source: Source, spills: SpillRegistry) -> Iterator[tuple[int, o
     yield from _read_jsonl(source.path, spills)
 
 
+_PREAMBLE_LINES = 20
+_DOCUMENT_START = re.compile(rb'[{\[](?=\s*(?:"|[{\[\]}]|$))', re.M)
+
+
+def _preamble_end(data: bytes) -> int | None:
+    """Where a pretty-printed document starts after a few lines of text a
+    command printed on stdout before it (`opencode export > f` writes
+    "Exporting session: ses_…", on some systems with no newline before
+    the `{`; plugins add their own log lines): the offset of its opening
+    bracket, or None when the text runs on or no bracket opens one."""
+    match = _DOCUMENT_START.search(data)
+    if match is None or data.count(b"\n", 0, match.start()) > _PREAMBLE_LINES:
+        return None
+    start = match.start()
+    try:
+        orjson.loads(data[start:].split(b"\n", 1)[0])
+        return None                         # a JSON line: JSONL (whose first lines may be bad)
+    except orjson.JSONDecodeError:
+        return start
+
+
+def _after_preamble(data: bytes) -> list | None:
+    """A document after a command's text (`_preamble_end`): the text
+    reported (not an error), then the document, numbered by its line.
+    None unless the rest reads as one JSON document."""
+    start = _preamble_end(data)
+    if start is None:
+        return None
+    try:
+        value = orjson.loads(data[start:])
+    except orjson.JSONDecodeError:
+        return None
+    text = data[:start].decode("utf-8", "replace").strip()
+    shown = text if len(text) <= 200 else text[:200] + "…"
+    return [SourceError(1, f"{text.count(chr(10)) + 1} line(s) of text before the JSON document, not part "
+                           f"of it: {shown!r}", preamble=True), (1 + data.count(b"\n", 0, start), value)]
+
+
 def _has_jsonl_records(path: Path) -> bool:
     """Whether some line after the first is a JSON object or array by itself
     (of the first 1,000 lines): JSONL, not a broken document."""
@@ -215,6 +258,9 @@ def _read_document(path: Path) -> list:
     try:
         return [(1, orjson.loads(data))]
     except orjson.JSONDecodeError as exc:
+        after_text = _after_preamble(data)
+        if after_text is not None:
+            return after_text
         stream = _document_stream(data)
         if stream is not None:
             return stream

@@ -18,6 +18,7 @@ class BadLines:
         self.result, self.display, self.report = result, display, report
         self.final = final          # stdin: no later run will find the rest of a line
         self._said: set[tuple[int, str]] = set()
+        self.ignored = 0            # lines read and left out by design (a command's text before its document)
 
     def bad(self, line, reason: str) -> None:
         key = (line, reason)
@@ -26,6 +27,14 @@ class BadLines:
         if len(self._said) < 100_000:
             self._said.add(key)
         bad_line(self.result, self.display, line, reason, self.report)
+
+    def preamble(self, line: int, reason: str) -> None:
+        if (line, reason) in self._said:
+            return
+        self._said.add((line, reason))
+        self.ignored += 1
+        if self.report:
+            self.report(f"{self.display}:{line}: {reason}")
 
     def pending(self, line: int, reason: str) -> None:
         if self.final:
@@ -50,7 +59,9 @@ class RecordFeed:
     def __iter__(self):
         for rec in self._records:
             if isinstance(rec, SourceError):
-                if rec.pending:
+                if rec.preamble:
+                    self._said.preamble(rec.line, rec.reason)
+                elif rec.pending:
                     self._said.pending(rec.line, rec.reason)
                 else:
                     self._said.bad(rec.line, rec.reason)

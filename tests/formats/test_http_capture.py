@@ -121,3 +121,31 @@ def test_other_traffic_reads_as_method_url_status_and_the_body_it_sent():
     assert other_traffic({"request": {"body": {"run": 1}}}) is None
     assert other_traffic({"request": {"url": "https://x.example/c"}}) is None
     assert other_traffic(["request"]) is None
+
+
+def test_a_captured_call_is_dated_by_its_request_and_its_reply_by_the_response():
+    first = exchange([{"role": "user", "content": "say hi"}],
+                     {"id": "msg_r1", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "hi"}]})
+    first["request"]["timestamp"], first["response"]["timestamp"] = 1760000000.1, 1760000002.5
+    second = exchange([{"role": "user", "content": "say hi"}, {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                       {"role": "user", "content": "again"}])
+    second["request"]["timestamp"] = 1760000010.0
+    got = [(d.kind, d.text, d.ts) for d in parse(first, second)]
+    assert got == [("system", "You are Claude Code.", "2025-10-09T08:53:20.100Z"),
+                   ("user", "say hi", "2025-10-09T08:53:20.100Z"),
+                   ("assistant", "hi", "2025-10-09T08:53:22.500Z"),
+                   ("user", "again", "2025-10-09T08:53:30.000Z")]
+
+
+def test_a_chat_completions_capture_is_dated_by_its_request_too():
+    from reducers.formats import openai
+    rec = {"request": {"url": "https://api.openai.com/v1/chat/completions", "method": "POST", "headers": {},
+                       "timestamp": 1760000000.0,
+                       "body": {"model": "gpt-x", "messages": [{"role": "user", "content": "ping"}]}},
+           "response": {"status": 200, "timestamp": 1760000001.0, "body": {
+               "id": "chatcmpl-1", "object": "chat.completion",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": "pong"}}]}}}
+    out = list(openai.parse([(1, rec)], ParseContext(path="/t/o.jsonl", source_id="/t/o.jsonl")))
+    drafts = [d for d in out if isinstance(d, Draft)]
+    assert [(d.text, d.ts) for d in drafts][0] == ("ping", "2025-10-09T08:53:20.000Z")
+    assert all(d.ts is not None for d in drafts)

@@ -80,3 +80,54 @@ def test_a_pending_tool_gives_its_call_now_and_its_result_once_the_export_has_it
 def test_something_else_is_a_bad_record():
     drafts, bad = parse([{"info": {"id": "x"}}])
     assert not drafts and bad[0].reason.startswith("not an OpenCode export")
+
+
+RUN_SID = "ses_0ba6runstream"
+
+
+def _run_line(kind: str, ts: int, part: dict | None = None, **extra) -> dict:
+    line = {"type": kind, "timestamp": ts, "sessionID": RUN_SID, **extra}
+    if part is not None:
+        line["part"] = {"sessionID": RUN_SID, **part}
+    return line
+
+
+RUN = [
+    _run_line("step_start", 1783579255000, {"id": "prt_s", "messageID": "msg_a", "type": "step-start"}),
+    _run_line("tool_use", 1783579256000, {"id": "prt_t", "messageID": "msg_a", "type": "tool", "tool": "bash",
+                                          "callID": "call_1", "state": {"status": "completed",
+                                                                        "input": {"command": "echo hi"},
+                                                                        "output": "hi-7731\n", "title": "echo"}}),
+    _run_line("text", 1783579257000, {"id": "prt_x", "messageID": "msg_a", "type": "text", "text": "Done."}),
+    _run_line("text", 1783579257500, {"id": "prt_x", "messageID": "msg_a", "type": "text", "text": "Done."}),
+    _run_line("text", 1783579258000, {"id": "prt_x", "messageID": "msg_a", "type": "text", "text": "Done, all green."}),
+    _run_line("step_finish", 1783579259000, {"id": "prt_f", "messageID": "msg_a", "type": "step-finish",
+                                             "tokens": {"total": 7322}}),
+    _run_line("error", 1783579260000, error={"name": "APIError", "data": {"message": "rate limited"}}),
+]
+
+
+def test_the_run_event_stream_is_read_as_the_parts_it_carries():
+    assert detect_format(RUN[:5]) == "opencode"
+    ctx = ParseContext(path="run.jsonl", source_id="/run.jsonl")
+    out = list(opencode.parse(list(enumerate(RUN, 1)), ctx))
+    assert not [b for b in out if isinstance(b, BadRecord)]
+    got = [(d.kind, d.text, d.session_id) for d in out]
+    assert got == [("tool_call", 'bash {"command":"echo hi"}', RUN_SID), ("tool_result", "hi-7731\n", RUN_SID),
+                   ("assistant", "Done.", RUN_SID), ("assistant", "Done, all green.", RUN_SID),
+                   ("system", "Error: APIError: rate limited", RUN_SID)]
+    assert out[1].tool == {"name": "bash", "call_id": "call_1", "is_error": False}
+    assert out[0].ts == "2026-07-09T06:40:56.000Z"
+    # the same keys an export of the session gives its parts
+    assert out[0].key == f"opencode/{RUN_SID}/msg_a/prt_t" and len({d.key for d in out}) == len(out)
+    assert ctx.ignored == 3              # step start and finish, the text sent again unchanged
+
+
+def test_the_run_event_stream_ingests_once(tmp_path):
+    src = tmp_path / "run.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in RUN))
+    first = cli("--store", str(tmp_path / "s"), "ingest", str(src))
+    again = cli("--store", str(tmp_path / "s"), "ingest", "--recheck", str(src))
+    (a,), (b,) = first.lines(), again.lines()
+    assert first.code == 0 and (a["format"], a["added"], a["ignored"], a["errors"]) == ("opencode", 5, 3, 0)
+    assert (b["added"], b["skipped"]) == (0, 5)
