@@ -9,6 +9,7 @@ shows the newest up to a cap, like notes, and compaction may evict the rest
 (older instruction copies too) behind a marker."""
 from __future__ import annotations
 
+from reducers.event_kinds import SESSION_STATE
 from reducers.pack_shrink import cut
 from reducers.tokens import count_tokens
 
@@ -17,11 +18,14 @@ INSTRUCTIONS = frozenset({"instructions", "user_instructions", "agents_md", "ses
 
 
 def system_shown(events: list[dict], cap: int = NOTICES_CAP) -> list[dict]:
-    """The system events a pack shows: the system prompt and persona whole,
-    the newest copy of each kind of standing instructions whole, the other
-    notices newest first up to `cap` tokens, the first one cut to fit
+    """The system events a pack shows: none of what the runtime wrote about
+    the session beside the conversation (SESSION_STATE: never sent to the
+    model; its last prompt would come back as a system line), the system
+    prompt and persona whole, the newest copy of each kind of standing
+    instructions whole, the other notices newest first up to `cap` tokens, the first one cut to fit
     (pinned whole they outgrew any budget). The pack's pointer names the
     ones left out."""
+    events = [e for e in events if not session_state(e)]
     live = {}
     for e in events:
         if _instructions(e):
@@ -38,6 +42,12 @@ def system_shown(events: list[dict], cap: int = NOTICES_CAP) -> list[dict]:
         used, first = used + min(_cost(e), cap), False
     return [cut(e, cap) if e["seq"] in keep and _cost(e) > cap and not _instructions(e)
             else e for e in events if not is_notice(e) or e["seq"] in keep]
+
+
+def session_state(e: dict) -> bool:
+    """What the runtime wrote about the session, never a part of its
+    conversation: no pack shows it or points to it (recall finds it)."""
+    return _subtype(e) in SESSION_STATE
 
 
 def _cost(e: dict) -> int:

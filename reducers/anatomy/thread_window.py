@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 
 from reducers.anatomy.slices import Measure, carve, recognisable
 from reducers.drafts import Draft
+from reducers.event_kinds import SESSION_STATE
 
 BOUNDARIES = frozenset({"compact_boundary", "compacted", "compaction"})
 # boundaries whose text is the summary that stands for what was compacted, sent with every later call
 # (Claude Code writes its summary as the next line instead); "[compacted]" is a boundary with none
 CARRIED = frozenset({"compacted", "compaction"})
 NO_SUMMARY = "[compacted]"
-NOT_SENT = frozenset({"http_exchange", "title", "summary", "queue", "init", "result",
-                      "last-prompt", "pr-link", "frame-link", "worktree-state", "relocated"})
+NOT_SENT = frozenset({"http_exchange", "title", "summary", "queue", "init", "result", *SESSION_STATE})
 ASSISTANT_SIDE = frozenset({"assistant", "tool_call"})
 _CONTAINER = {"user": "user", "assistant": "history", "tool_call": "history", "tool_result": "tool_results",
               "system": "system", "persona": "system", "task_state": "system", "note": "system",

@@ -30,6 +30,7 @@ import hashlib
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator
 
+from reducers.event_kinds import SESSION_STATE
 from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats import claude_code_side_lines as side
 from reducers.formats.claude_code_line import Line, draft, input_digest, line_digest
@@ -43,10 +44,6 @@ NAME = "claude-code"
 
 _CONVERSATION = ("user", "assistant", "summary", "system", "attachment", "tool_use", "tool_result", "queue-operation",
                  "ai-title", "custom-title", "agent-name")
-# What the session said about itself beside the conversation (the prompt to resume with,
-# the PR and the artifact it linked, the worktree it entered, where it moved, a background
-# task's summary): written again on resume, kept once each (claude_code_side_lines.state)
-_SESSION_STATE = ("last-prompt", "pr-link", "frame-link", "worktree-state", "relocated")
 # UI state, counted as ignored: file backups (the edits are the tool calls), permission and
 # input modes (repeated every turn), hook and command progress (the output is the tool
 # result), a background task's start (its `result` line has its key), the remote-control
@@ -54,7 +51,7 @@ _SESSION_STATE = ("last-prompt", "pr-link", "frame-link", "worktree-state", "rel
 # follows as its own line)
 _BOOKKEEPING = ("file-history-snapshot", "progress", "permission-mode", "mode", "started",
                 "bridge-session", "atis-latch", "stream_event")
-_KNOWN_TYPES = frozenset(_CONVERSATION + _SESSION_STATE + ("result",) + _BOOKKEEPING)
+_KNOWN_TYPES = frozenset(_CONVERSATION + SESSION_STATE + ("result",) + _BOOKKEEPING)
 # The sub-agent Claude Code runs to compact a session (subagents/agent-acompact-*.jsonl):
 # its user lines are Claude Code's summary request
 _COMPACTION_AGENT = "acompact"
@@ -219,7 +216,7 @@ class _Parser:
         if rtype == "progress" and (inner := side.agent_progress(rec)) is not None:
             rec, rtype = inner, inner["type"]       # a sub-agent's message, as its own file has it
         handler = _HANDLERS.get(rtype) or _message_handler(rec, rtype)
-        state = rtype in _SESSION_STATE or (rtype == "result" and "session_id" not in rec)
+        state = rtype in SESSION_STATE or (rtype == "result" and "session_id" not in rec)
         if handler is None or state:
             # Neither moves the file's session or turn, as when all of these were skipped:
             # events already logged keep their keys when a grown file is read again.
