@@ -199,3 +199,24 @@ def test_lines_before_the_one_naming_the_session_wait_while_the_file_may_still_g
     assert seen == [0]                                     # not written under a session guessed from the file name
     sessions = {e["session_id"] for e in transcript_events(tmp_path / "store")}
     assert sessions == {orjson.loads(lines[2])["sessionId"]}
+
+
+@pytest.mark.parametrize("gone", ["deleted", "renamed out of the suffixes"])
+def test_a_file_in_a_followed_directory_that_goes_away_is_read_to_its_end_first(tmp_path, gone):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "s.jsonl"
+    path.write_bytes(_trace_line(1))
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(folder)], poll=0.01, settle=30, ingest_options={"embed": False})
+
+    def write_then_remove():               # gone before the file settled: only the open inode still holds these
+        with open(path, "ab") as f:
+            f.write(_trace_line(2))
+        if gone == "deleted":
+            path.unlink()
+        else:
+            path.rename(folder / "s.jsonl.1")
+    _drive(follower, [lambda: None, write_then_remove, lambda: None])
+    assert [e["text"].split()[2] for e in store.events()] == ["1", "2"]
+    assert follower.state.watched == {} and follower.state.retired == []

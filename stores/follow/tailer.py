@@ -115,11 +115,22 @@ class Follower:
         self.state.passes += 1
         now = self.clock()
         due, self.state.carried = self.state.carried, []
+        listed = set()
         for path in self._files():
+            listed.add(str(path))
             w = self.state.watched.get(str(path))
             if w is None:
                 w = self.state.watched[str(path)] = _Watched(path, str(path.resolve()))
             due.extend(self._check(w, now, final))
+        for key, w in list(self.state.watched.items()):
+            if key in listed:
+                continue
+            if w.inode is not None:
+                # Gone from a followed directory (deleted, renamed away): its open
+                # inode may still hold lines no pass has read yet.
+                due.extend(self._check(w, now, final))
+            if w.fd is None:
+                del self.state.watched[key]
         if due:
             # A file still within HOLD_SECONDS of its last change may be in the
             # middle of a streamed message: its open tail waits (not on the last pass).
@@ -173,7 +184,7 @@ class Follower:
         due = []
         try:
             st = os.stat(w.path)
-        except FileNotFoundError:
+        except OSError:                # gone, or its directory is no longer ours to enter
             st = None
         if w.inode is not None and (st is None or st.st_ino != w.inode):
             # Rotated (or removed): read the old inode to its end under its own name.
