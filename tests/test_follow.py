@@ -220,3 +220,23 @@ def test_a_file_in_a_followed_directory_that_goes_away_is_read_to_its_end_first(
     _drive(follower, [lambda: None, write_then_remove, lambda: None])
     assert [e["text"].split()[2] for e in store.events()] == ["1", "2"]
     assert follower.state.watched == {} and follower.state.retired == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_trace_line(1))
+    store_dir = tmp_path / "followed"
+    notes = tmp_path / "stderr.txt"
+    with open(notes, "wb") as stderr:
+        follower = subprocess.Popen([str(TRACE), "--store", str(store_dir), "ingest", "--follow", "--no-embed",
+                                     "--poll", "0.05", "--settle", "30", str(path)],
+                                    stdout=subprocess.PIPE, stderr=stderr)
+    try:
+        _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
+    finally:
+        follower.send_signal(sig)
+        follower.communicate(timeout=60)
+    assert follower.returncode == 0, notes.read_bytes()
+    assert b"stopped; every event read is on disk" in notes.read_bytes()
+    assert _count(store_dir) == 1                  # still settling (30 s): read by the last pass
