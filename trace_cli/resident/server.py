@@ -206,6 +206,7 @@ def _child(conn: socket.socket, listener: socket.socket, fds: list[int], request
         _reseed()
         argv = [str(a) for a in request["argv"]]
         sys.argv = ["trace", *argv]
+        _stop_when_client_leaves(conn)
         from trace_cli.app import main
         code = main(argv)
     except SystemExit as exc:
@@ -227,6 +228,23 @@ def _child(conn: socket.socket, listener: socket.socket, fds: list[int], request
                      + frames.frame(frames.EXIT, code))
     finally:
         os._exit(code & 0xFF)
+
+
+def _stop_when_client_leaves(conn: socket.socket) -> None:
+    """A client killed outright (SIGKILL: nothing to forward) only closes
+    its end of the connection, on which it never sends after the request.
+    The command then gets the SIGTERM it would have had, so a `--follow`
+    stops after a last pass instead of running on with no one to stop it."""
+    import threading
+
+    def watch() -> None:
+        try:
+            gone = conn.recv(1) == b""
+        except OSError:
+            gone = True
+        if gone:
+            os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, name="client-watch", daemon=True).start()
 
 
 def _fresh_streams() -> None:
