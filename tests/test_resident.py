@@ -217,6 +217,16 @@ def test_a_client_killed_outright_stops_its_worker_as_sigterm_would(served, tmp_
     assert not _children(server)
 
 
+def test_a_client_that_connects_and_says_nothing_does_not_hold_up_the_others(served, runtime):
+    with socket.socket(socket.AF_UNIX) as silent:
+        silent.connect(_socket_path(runtime))            # stopped, or slow: its request may never come
+        status = _status(served)
+        silent.setblocking(False)
+        with pytest.raises(BlockingIOError):             # still waited for: the other was not queued behind it
+            silent.recv(1)
+    assert status is not None and status["commands"] == 0
+
+
 def test_a_client_that_sends_garbage_is_dropped_and_the_server_keeps_serving(served, runtime):
     path = _socket_path(runtime)
     for garbage in (b"\xff\xff\xff\xff" + b"x" * 16, b"\x00\x00\x00\x05not m", b"\x00\x00"):
