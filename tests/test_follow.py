@@ -240,3 +240,24 @@ def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
     assert follower.returncode == 0, notes.read_bytes()
     assert b"stopped; every event read is on disk" in notes.read_bytes()
     assert _count(store_dir) == 1                  # still settling (30 s): read by the last pass
+
+
+def test_a_file_it_may_not_read_is_named_once_and_followed_once_it_can_be(tmp_path, monkeypatch):
+    import stores.follow.tailer as tailer
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_trace_line(1))
+    denied = {str(path)}
+    real_open = os.open
+
+    def guarded_open(name, flags, *args, **kwargs):     # chmod 000 means nothing to root: refuse it here
+        if str(name) in denied:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args, **kwargs)
+    monkeypatch.setattr(tailer.os, "open", guarded_open)
+    notes = []
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(path)], poll=0.01, settle=0, note=notes.append, ingest_options={"embed": False})
+    _drive(follower, [lambda: None, lambda: None, denied.clear, lambda: None])
+    said = [n for n in notes if "Permission denied" in n]
+    assert said == [f"{path}: cannot read it (Permission denied); followed once it can be read"]
+    assert [e["text"].split()[2] for e in store.events()] == ["1"]

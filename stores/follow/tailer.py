@@ -51,6 +51,7 @@ class _Watched:
     changed_at: float | None = None    # first change not yet ingested
     last_change: float = 0.0
     not_before: float = 0.0            # a held-back tail is read whole once the file has been still this long
+    refused: str = ""                  # why it could not be opened, said once
 
     def close(self) -> None:
         if self.fd is not None:
@@ -203,8 +204,12 @@ class Follower:
             try:
                 w.fd = os.open(w.path, os.O_RDONLY)
                 w.inode = os.fstat(w.fd).st_ino
-            except OSError:
+            except OSError as exc:
+                if exc.strerror != w.refused:  # not silently forever: it is looked at again each poll
+                    w.refused = exc.strerror or str(exc)
+                    self.note(f"{w.path}: cannot read it ({w.refused}); followed once it can be read")
                 return due
+            w.refused = ""
         if st.st_size != w.size or st.st_mtime_ns != w.mtime_ns:
             if 0 <= st.st_size < w.size:
                 self.note(f"{w.path}: truncated; reading it again from the top (lines already logged are skipped)")
