@@ -261,3 +261,22 @@ def test_a_file_it_may_not_read_is_named_once_and_followed_once_it_can_be(tmp_pa
     said = [n for n in notes if "Permission denied" in n]
     assert said == [f"{path}: cannot read it (Permission denied); followed once it can be read"]
     assert [e["text"].split()[2] for e in store.events()] == ["1"]
+
+
+def test_a_fifo_among_the_transcripts_is_passed_over_not_waited_on(tmp_path):
+    import threading
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    fifo = folder / "pipe.jsonl"
+    os.mkfifo(fifo)                                   # opening it for reading would wait for a writer forever
+    (folder / "s.jsonl").write_bytes(_trace_line(1))
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(folder)], poll=0.01, settle=0, ingest_options={"embed": False})
+    worker = threading.Thread(target=_drive, args=(follower, [lambda: None, lambda: None]), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():                             # free the blocked open before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(20)
+        pytest.fail("the follower waited on the FIFO")
+    assert [e["text"].split()[2] for e in store.events()] == ["1"]

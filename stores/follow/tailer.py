@@ -25,6 +25,7 @@ is complete, and the function returns."""
 from __future__ import annotations
 
 import os
+import stat
 import time
 from itertools import groupby
 from dataclasses import dataclass, field
@@ -200,9 +201,12 @@ class Follower:
                 return due + self._check(w, now, final)
         if st is None:
             return due
+        if not stat.S_ISREG(st.st_mode):
+            return due                         # a FIFO or a device: opening it could wait forever
         if w.inode is None:
             try:
-                w.fd = os.open(w.path, os.O_RDONLY)
+                # O_NONBLOCK: should a FIFO take the name between the stat and here, the open does not wait
+                w.fd = os.open(w.path, os.O_RDONLY | os.O_NONBLOCK)
                 w.inode = os.fstat(w.fd).st_ino
             except OSError as exc:
                 if exc.strerror != w.refused:  # not silently forever: it is looked at again each poll
