@@ -214,7 +214,10 @@ def test_a_client_killed_outright_stops_its_worker_as_sigterm_would(served, tmp_
     deadline = time.time() + 30
     while _children(server) and time.time() < deadline:
         time.sleep(0.05)
-    assert not _children(server)
+    left = _children(server)
+    for child in left:                                 # not left running past a failed test
+        os.kill(child, signal.SIGKILL)
+    assert not left
 
 
 def test_a_client_that_connects_and_says_nothing_does_not_hold_up_the_others(served, runtime):
