@@ -70,3 +70,19 @@ def test_a_damaged_compressed_file_is_reported_once_until_it_changes(samples, tm
     _compress(samples / "codex" / "rollout-demo.jsonl", broken)         # replaced by a readable rollout
     [third] = list(store.ingest([str(folder)], embed=False))
     assert third.errors == 0 and third.added > 0
+
+
+def test_a_compressed_rollout_cut_inside_its_frame_is_pending_until_it_is_whole(samples, tmp_path):
+    whole = zstandard.ZstdCompressor().compress((samples / "codex" / "rollout-demo.jsonl").read_bytes())
+    packed = tmp_path / "r.jsonl.zst"
+    packed.write_bytes(whole[: len(whole) // 2])          # still being written (or cut short)
+    store, notes = Store(tmp_path / "s"), []
+    [cut] = list(store.ingest([str(packed)], embed=False, on_error=notes.append))
+    assert cut.errors == 0 and cut.pending >= 1          # not "is it a transcript?": left for the next run
+    assert any("zstd data ends inside a frame" in n for n in notes)
+    packed.write_bytes(whole)
+    [done] = list(store.ingest([str(packed)], embed=False))
+    plain = Store(tmp_path / "plain")
+    [p] = list(plain.ingest([str(samples / "codex" / "rollout-demo.jsonl")], embed=False))
+    assert done.errors == 0 and done.pending == 0 and cut.added + done.added == p.added
+    assert _events(store) == _events(plain)

@@ -199,3 +199,84 @@ def test_lines_before_the_one_naming_the_session_wait_while_the_file_may_still_g
     assert seen == [0]                                     # not written under a session guessed from the file name
     sessions = {e["session_id"] for e in transcript_events(tmp_path / "store")}
     assert sessions == {orjson.loads(lines[2])["sessionId"]}
+
+
+@pytest.mark.parametrize("gone", ["deleted", "renamed out of the suffixes"])
+def test_a_file_in_a_followed_directory_that_goes_away_is_read_to_its_end_first(tmp_path, gone):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "s.jsonl"
+    path.write_bytes(_trace_line(1))
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(folder)], poll=0.01, settle=30, ingest_options={"embed": False})
+
+    def write_then_remove():               # gone before the file settled: only the open inode still holds these
+        with open(path, "ab") as f:
+            f.write(_trace_line(2))
+        if gone == "deleted":
+            path.unlink()
+        else:
+            path.rename(folder / "s.jsonl.1")
+    _drive(follower, [lambda: None, write_then_remove, lambda: None])
+    assert [e["text"].split()[2] for e in store.events()] == ["1", "2"]
+    assert follower.state.watched == {} and follower.state.retired == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_trace_line(1))
+    store_dir = tmp_path / "followed"
+    notes = tmp_path / "stderr.txt"
+    with open(notes, "wb") as stderr:
+        follower = subprocess.Popen([str(TRACE), "--store", str(store_dir), "ingest", "--follow", "--no-embed",
+                                     "--poll", "0.05", "--settle", "30", str(path)],
+                                    stdout=subprocess.PIPE, stderr=stderr)
+    try:
+        _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
+    finally:
+        follower.send_signal(sig)
+        follower.communicate(timeout=60)
+    assert follower.returncode == 0, notes.read_bytes()
+    assert b"stopped; every event read is on disk" in notes.read_bytes()
+    assert _count(store_dir) == 1                  # still settling (30 s): read by the last pass
+
+
+def test_a_file_it_may_not_read_is_named_once_and_followed_once_it_can_be(tmp_path, monkeypatch):
+    import stores.follow.tailer as tailer
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_trace_line(1))
+    denied = {str(path)}
+    real_open = os.open
+
+    def guarded_open(name, flags, *args, **kwargs):     # chmod 000 means nothing to root: refuse it here
+        if str(name) in denied:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args, **kwargs)
+    monkeypatch.setattr(tailer.os, "open", guarded_open)
+    notes = []
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(path)], poll=0.01, settle=0, note=notes.append, ingest_options={"embed": False})
+    _drive(follower, [lambda: None, lambda: None, denied.clear, lambda: None])
+    said = [n for n in notes if "Permission denied" in n]
+    assert said == [f"{path}: cannot read it (Permission denied); followed once it can be read"]
+    assert [e["text"].split()[2] for e in store.events()] == ["1"]
+
+
+def test_a_fifo_among_the_transcripts_is_passed_over_not_waited_on(tmp_path):
+    import threading
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    fifo = folder / "pipe.jsonl"
+    os.mkfifo(fifo)                                   # opening it for reading would wait for a writer forever
+    (folder / "s.jsonl").write_bytes(_trace_line(1))
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(folder)], poll=0.01, settle=0, ingest_options={"embed": False})
+    worker = threading.Thread(target=_drive, args=(follower, [lambda: None, lambda: None]), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():                             # free the blocked open before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(20)
+        pytest.fail("the follower waited on the FIFO")
+    assert [e["text"].split()[2] for e in store.events()] == ["1"]

@@ -204,6 +204,32 @@ def test_a_worker_killed_mid_command_is_an_error_line_not_a_silent_exit(served, 
     assert b"worker ended without finishing the command" in follow.stderr.read()
 
 
+def test_a_client_killed_outright_stops_its_worker_as_sigterm_would(served, tmp_path):
+    """SIGKILL cannot be forwarded: the worker sees its client's connection
+    close instead, and stops as the command stops on SIGTERM (a follow
+    after a last pass), rather than running on with no one to stop it."""
+    server, follow = _served_follow(served, tmp_path)
+    follow.kill()
+    follow.wait(timeout=60)
+    deadline = time.time() + 30
+    while _children(server) and time.time() < deadline:
+        time.sleep(0.05)
+    left = _children(server)
+    for child in left:                                 # not left running past a failed test
+        os.kill(child, signal.SIGKILL)
+    assert not left
+
+
+def test_a_client_that_connects_and_says_nothing_does_not_hold_up_the_others(served, runtime):
+    with socket.socket(socket.AF_UNIX) as silent:
+        silent.connect(_socket_path(runtime))            # stopped, or slow: its request may never come
+        status = _status(served)
+        silent.setblocking(False)
+        with pytest.raises(BlockingIOError):             # still waited for: the other was not queued behind it
+            silent.recv(1)
+    assert status is not None and status["commands"] == 0
+
+
 def test_a_client_that_sends_garbage_is_dropped_and_the_server_keeps_serving(served, runtime):
     path = _socket_path(runtime)
     for garbage in (b"\xff\xff\xff\xff" + b"x" * 16, b"\x00\x00\x00\x05not m", b"\x00\x00"):

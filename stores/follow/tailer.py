@@ -25,6 +25,7 @@ is complete, and the function returns."""
 from __future__ import annotations
 
 import os
+import stat
 import time
 from itertools import groupby
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ class _Watched:
     changed_at: float | None = None    # first change not yet ingested
     last_change: float = 0.0
     not_before: float = 0.0            # a held-back tail is read whole once the file has been still this long
+    refused: str = ""                  # why it could not be opened, said once
 
     def close(self) -> None:
         if self.fd is not None:
@@ -115,11 +117,22 @@ class Follower:
         self.state.passes += 1
         now = self.clock()
         due, self.state.carried = self.state.carried, []
+        listed = set()
         for path in self._files():
+            listed.add(str(path))
             w = self.state.watched.get(str(path))
             if w is None:
                 w = self.state.watched[str(path)] = _Watched(path, str(path.resolve()))
             due.extend(self._check(w, now, final))
+        for key, w in list(self.state.watched.items()):
+            if key in listed:
+                continue
+            if w.inode is not None:
+                # Gone from a followed directory (deleted, renamed away): its open
+                # inode may still hold lines no pass has read yet.
+                due.extend(self._check(w, now, final))
+            if w.fd is None:
+                del self.state.watched[key]
         if due:
             # A file still within HOLD_SECONDS of its last change may be in the
             # middle of a streamed message: its open tail waits (not on the last pass).
@@ -173,7 +186,7 @@ class Follower:
         due = []
         try:
             st = os.stat(w.path)
-        except FileNotFoundError:
+        except OSError:                # gone, or its directory is no longer ours to enter
             st = None
         if w.inode is not None and (st is None or st.st_ino != w.inode):
             # Rotated (or removed): read the old inode to its end under its own name.
@@ -188,12 +201,19 @@ class Follower:
                 return due + self._check(w, now, final)
         if st is None:
             return due
+        if not stat.S_ISREG(st.st_mode):
+            return due                         # a FIFO or a device: opening it could wait forever
         if w.inode is None:
             try:
-                w.fd = os.open(w.path, os.O_RDONLY)
+                # O_NONBLOCK: should a FIFO take the name between the stat and here, the open does not wait
+                w.fd = os.open(w.path, os.O_RDONLY | os.O_NONBLOCK)
                 w.inode = os.fstat(w.fd).st_ino
-            except OSError:
+            except OSError as exc:
+                if exc.strerror != w.refused:  # not silently forever: it is looked at again each poll
+                    w.refused = exc.strerror or str(exc)
+                    self.note(f"{w.path}: cannot read it ({w.refused}); followed once it can be read")
                 return due
+            w.refused = ""
         if st.st_size != w.size or st.st_mtime_ns != w.mtime_ns:
             if 0 <= st.st_size < w.size:
                 self.note(f"{w.path}: truncated; reading it again from the top (lines already logged are skipped)")

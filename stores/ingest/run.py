@@ -169,9 +169,18 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     if not src.compressed:
         return _parse_and_append(src, result, ident, fingerprint, w, appender, spills, format=format, **common)
     try:
-        plain = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
+        plain, whole = decompressed(src, ensure_dir(w.store.dir / TMP))   # only when new or changed: cron skips the rest
     except DamagedCompression as exc:
         return _unreadable(result, f"{src.display}: cannot read it ({exc})", report, ident, fingerprint, w.state)
+    if not whole:
+        # Like an unfinished last line: what its complete blocks hold is read, the
+        # rest waits for the next run (pending: the file is not remembered as read).
+        result.pending += 1
+        report(f"{src.display}: its zstd data ends inside a frame (still being written, or cut short); "
+               "left for the next run")
+        if plain.path.stat().st_size == 0:              # not one block whole yet: nothing to parse
+            plain.path.unlink()
+            return result
     try:                                               # (the copy's time is now; the fingerprint has the file's)
         return _parse_and_append(plain, result, ident, fingerprint, w, appender, spills, format=format, **common)
     finally:

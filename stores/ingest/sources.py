@@ -138,23 +138,42 @@ class DamagedCompression(OSError):
     another file under the name)."""
 
 
-def decompressed(source: Source, spool_dir: Path | None = None) -> Source:
+_FRAME_FEED = 64 << 10         # compressed bytes fed at a time: what one call expands to stays small
+
+
+def decompressed(source: Source, spool_dir: Path | None = None) -> tuple[Source, bool]:
     """A zstd-compressed transcript as a private temp copy to read (streamed:
-    memory stays flat), in `spool_dir` (the store's tmp/); the caller
-    deletes it. Keys and session ids come from the source itself, so the
-    copy reads as the file it came from."""
+    memory stays flat), in `spool_dir` (the store's tmp/), and whether its
+    data ended where a frame does; the caller deletes the copy. A file
+    still being written (or cut short) ends inside a frame: the copy then
+    holds what its complete blocks say. Keys and session ids come from the
+    source itself, so the copy reads as the file it came from."""
     import zstandard
     fd, name = tempfile.mkstemp(prefix=tmp_prefix("zst"), suffix=".jsonl", dir=spool_dir)
     try:
         with os.fdopen(fd, "wb") as out, open(source.path, "rb") as raw:
-            shutil.copyfileobj(zstandard.ZstdDecompressor().stream_reader(raw), out, _READ_CHUNK)
+            whole = _copy_frames(zstandard.ZstdDecompressor(), raw, out)
     except zstandard.ZstdError as exc:
         os.unlink(name)
         raise DamagedCompression(f"not readable zstd data: {exc}") from None
     except BaseException:
         os.unlink(name)
         raise
-    return Source(source.display, Path(name), source.source_id)
+    return Source(source.display, Path(name), source.source_id), whole
+
+
+def _copy_frames(dctx, raw, out) -> bool:
+    """Every frame of `raw`, one after another, into `out`; False when the
+    data stops inside a frame (the stream readers say nothing of that)."""
+    obj, inside = dctx.decompressobj(), False
+    while chunk := raw.read(_FRAME_FEED):
+        while chunk:
+            out.write(obj.decompress(chunk))
+            inside = not obj.eof
+            if inside:
+                break
+            chunk, obj = obj.unused_data, dctx.decompressobj()
+    return not inside
 
 
 def is_whole_document(path: Path) -> bool:

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
             "--verbose", "-v", help="Also print a line for each unchanged file.")] = False,
         follow: Annotated[bool, typer.Option(
             "--follow", help="Keep running: poll PATH… and ingest what they gain as lines complete (survives "
-                             "rotation and truncation); SIGINT/SIGTERM stops after a last pass, all of it on disk.")] = False,
+                             "rotation and truncation); SIGINT/SIGTERM/SIGHUP stops after a last pass, all of it on disk.")] = False,
         poll: Annotated[float, typer.Option("--poll", metavar="SECONDS", min=0.05, help="With --follow: how often to look.")] = 0.5,
         settle: Annotated[float, typer.Option(
             "--settle", metavar="SECONDS", min=0, help="With --follow: ingest a file once it has been still this long "
@@ -114,7 +114,11 @@ def _follow(store, paths: list[str], options: dict, out, *, wait: float, poll: f
         raise UsageError("--follow needs files or directories to watch (not stdin)")
     follower = Follower(store, paths, poll=poll, settle=settle, note=out.note,
                         ingest_options={**options, "wait": max(wait, 5.0)})
-    previous = {sig: signal.signal(sig, lambda *_: follower.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # A closed terminal (SIGHUP) stops it as Ctrl-C does, unless it runs under nohup (the hangup ignored).
+    stopping = [signal.SIGINT, signal.SIGTERM]
+    if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:
+        stopping.append(signal.SIGHUP)
+    previous = {sig: signal.signal(sig, lambda *_: follower.stop()) for sig in stopping}
     out.note(f"following {len(paths)} path(s) into {store.dir}; Ctrl-C stops")
     from pathlib import Path
     for missing in (p for p in paths if not Path(p).expanduser().exists()):   # a typo would wait in silence

@@ -21,6 +21,7 @@ from trace_cli.resident import frames
 from trace_cli.resident.address import private_directory, socket_path
 
 _PEERCRED = struct.Struct("3i")
+REQUEST_WAIT_S = 10           # a connection whose request has not come by then is dropped
 
 
 class ServeError(Exception):
@@ -89,30 +90,55 @@ def serve(idle_s: float, on_ready=None) -> Served:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)          # children are reaped by the kernel
         signal.signal(signal.SIGTERM, _stop_on_signal)
         signal.signal(signal.SIGINT, _stop_on_signal)
-        listener.settimeout(idle_s)
         if on_ready:
             on_ready(served)
-        while not served.stopped_because:
-            try:
-                conn, _ = listener.accept()
-            except socket.timeout:
-                served.stopped_because = f"idle for {idle_s:g} s"
-                break
-            except _Stop:
-                served.stopped_because = "signalled"
-                break
-            try:
-                _answer(conn, listener, served, fingerprint)
-            except _Stop:
-                served.stopped_because = "signalled"
-            except (OSError, ValueError, EOFError) as exc:
-                if os.environ.get("TRACE_DEBUG"):
-                    sys.stderr.write(f"trace serve: a request failed: {exc!r}\n")   # one bad client: the next is served
-            finally:
-                conn.close()
+        try:
+            _loop(listener, served, fingerprint, idle_s)
+        except _Stop:
+            served.stopped_because = "signalled"
     finally:
         _unlisten(listener, path, inode)
     return served
+
+
+def _loop(listener: socket.socket, served: Served, fingerprint: dict, idle_s: float) -> None:
+    """Accept connections and answer each once its request has come: a
+    client that connects and says nothing (stopped, or slow) waits alone
+    until REQUEST_WAIT_S drops it, instead of holding up the next ones."""
+    import selectors
+    waiting: dict[socket.socket, float] = {}
+    with selectors.DefaultSelector() as selector:
+        selector.register(listener, selectors.EVENT_READ)
+        last = time.monotonic()
+        while not served.stopped_because:
+            now = time.monotonic()
+            if not waiting and now - last >= idle_s:
+                served.stopped_because = f"idle for {idle_s:g} s"
+                break
+            due = min([last + idle_s] + [t + REQUEST_WAIT_S for t in waiting.values()])
+            for key, _ in selector.select(max(0.0, due - now)):
+                if key.fileobj is listener:
+                    conn, _ = listener.accept()
+                    waiting[conn] = last = time.monotonic()
+                    selector.register(conn, selectors.EVENT_READ)
+                    continue
+                conn = key.fileobj
+                selector.unregister(conn)
+                del waiting[conn]
+                try:
+                    _answer(conn, listener, served, fingerprint, others=list(waiting))
+                except (OSError, ValueError, EOFError) as exc:
+                    if os.environ.get("TRACE_DEBUG"):   # one bad client: the next is served
+                        sys.stderr.write(f"trace serve: a request failed: {exc!r}\n")
+                finally:
+                    conn.close()
+            for conn, since in list(waiting.items()):
+                if time.monotonic() - since >= REQUEST_WAIT_S:
+                    selector.unregister(conn)
+                    del waiting[conn]
+                    conn.close()
+        for conn in waiting:
+            conn.close()
 
 
 class _Stop(BaseException):
@@ -151,8 +177,9 @@ def _unlisten(listener: socket.socket, path: str, inode: int) -> None:
         pass
 
 
-def _answer(conn: socket.socket, listener: socket.socket, served: Served, fingerprint: dict) -> None:
-    conn.settimeout(10)
+def _answer(conn: socket.socket, listener: socket.socket, served: Served, fingerprint: dict,
+            others: list[socket.socket]) -> None:
+    conn.settimeout(REQUEST_WAIT_S)             # the rest of a request whose start has come
     pid, uid, gid = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
     if uid != os.getuid():
         return
@@ -170,6 +197,8 @@ def _answer(conn: socket.socket, listener: socket.socket, served: Served, finger
                 conn.sendall(frames.frame(frames.STALE, 0))
                 return
             if os.fork() == 0:
+                for other in others:                           # another client's: not the child's to hold open
+                    other.close()
                 _child(conn, listener, fds, request)           # never returns
             served.commands += 1
     finally:
@@ -206,6 +235,7 @@ def _child(conn: socket.socket, listener: socket.socket, fds: list[int], request
         _reseed()
         argv = [str(a) for a in request["argv"]]
         sys.argv = ["trace", *argv]
+        _stop_when_client_leaves(conn)
         from trace_cli.app import main
         code = main(argv)
     except SystemExit as exc:
@@ -227,6 +257,23 @@ def _child(conn: socket.socket, listener: socket.socket, fds: list[int], request
                      + frames.frame(frames.EXIT, code))
     finally:
         os._exit(code & 0xFF)
+
+
+def _stop_when_client_leaves(conn: socket.socket) -> None:
+    """A client killed outright (SIGKILL: nothing to forward) only closes
+    its end of the connection, on which it never sends after the request.
+    The command then gets the SIGTERM it would have had, so a `--follow`
+    stops after a last pass instead of running on with no one to stop it."""
+    import threading
+
+    def watch() -> None:
+        try:
+            gone = conn.recv(1) == b""
+        except OSError:
+            gone = True
+        if gone:
+            os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, name="client-watch", daemon=True).start()
 
 
 def _fresh_streams() -> None:
