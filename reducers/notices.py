@@ -22,10 +22,10 @@ def system_shown(events: list[dict], cap: int = NOTICES_CAP) -> list[dict]:
     the session beside the conversation (SESSION_STATE: never sent to the
     model; its last prompt would come back as a system line), the system
     prompt and persona whole, the newest copy of each kind of standing
-    instructions whole, the other notices newest first up to `cap` tokens, the first one cut to fit
-    (pinned whole they outgrew any budget). The pack's pointer names the
-    ones left out."""
-    events = [e for e in events if not session_state(e)]
+    instructions whole, the other notices newest first up to `cap` tokens,
+    the first one cut to fit (pinned whole they outgrew any budget). The
+    pack's pointer names the ones left out."""
+    events = [e for e in events if _subtype(e) not in SESSION_STATE]
     live = {}
     for e in events:
         if _instructions(e):
@@ -42,12 +42,6 @@ def system_shown(events: list[dict], cap: int = NOTICES_CAP) -> list[dict]:
         used, first = used + min(_cost(e), cap), False
     return [cut(e, cap) if e["seq"] in keep and _cost(e) > cap and not _instructions(e)
             else e for e in events if not is_notice(e) or e["seq"] in keep]
-
-
-def session_state(e: dict) -> bool:
-    """What the runtime wrote about the session, never a part of its
-    conversation: no pack shows it or points to it (recall finds it)."""
-    return _subtype(e) in SESSION_STATE
 
 
 def _cost(e: dict) -> int:

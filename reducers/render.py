@@ -23,7 +23,7 @@ from typing import Callable
 
 from reducers.fit import plan_order
 from reducers.markers import elision_text, gaps
-from reducers.notices import session_state, system_shown
+from reducers.notices import system_shown
 from reducers.pack_messages import LEAD_IN, MESSAGE_OVERHEAD, Message, build_messages
 from reducers.pack_shrink import BudgetTooSmall, cut, shrink_protected
 from reducers.pairs import latest_protected, normalize_pairs
@@ -141,7 +141,7 @@ def assemble(view: SessionView, budget: int, recalled_block: str = "",
     actions = ([("remove", u) for u in order.history] + ([("recall", None)] if recalled_block else [])
                + [("clear", i) for i in order.clear] + [("remove", u) for u in order.current])
     texts = {e["seq"]: e.get("text") or "" for e in [*view.conversation, *view.task_states, *view.notes]}
-    known = set(texts) | {e["seq"] for e in view.system if not session_state(e)}   # never conversation: no pointer
+    known = set(texts) | {e["seq"] for e in view.system}
 
     def render(k, shrunk: dict[int, dict], topics: list[str] | None) -> Pack:
         """The pack with actions[:k] applied (or the actions whose indexes k holds)."""
@@ -280,7 +280,7 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
     not_shown: set[int] = set()
     system = system_shown(view.system)
     shown = {e["seq"] for e in system}
-    not_shown.update(e["seq"] for e in view.system if e["seq"] not in shown and not session_state(e))
+    not_shown.update(e["seq"] for e in view.system if e["seq"] not in shown)
     if system:
         fixed.append(Message("system", "\n\n".join(e["text"] for e in system),
                              seqs=[e["seq"] for e in system], part="system"))

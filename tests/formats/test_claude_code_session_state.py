@@ -139,9 +139,9 @@ def test_a_store_built_before_state_lines_were_kept_takes_the_grown_file_once(tm
     assert "https://github.com/acme/widgets/pull/4250" in "".join(e["text"] for e in got)
 
 
-def test_the_push_pack_neither_shows_nor_points_to_session_state_but_recall_finds_it(tmp_path):
-    # the last prompt would come back as a system line beside the user's own,
-    # and a pointer to lines the model never saw costs tokens for nothing
+def test_the_push_pack_leaves_session_state_behind_its_pointer_and_recall_finds_it(tmp_path):
+    # the last prompt would come back as a system line beside the user's own;
+    # like every event a pack leaves out, they stay one `trace show` away
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [
         _user("u1", "open a PR for the flaky-test fix", "2026-03-01T10:00:00Z"),
@@ -150,5 +150,5 @@ def test_the_push_pack_neither_shows_nor_points_to_session_state_but_recall_find
     _ingest(store, src)
     text = store.context(SID, record=False).formatted("text")
     assert text.count("open a PR for the flaky-test fix") == 1
-    assert PR_URL not in text and "Not in this pack" not in text
+    assert PR_URL not in text and "Not in this pack: events 3–" in text
     assert any(PR_URL in (h.text or "") for h in store.recall(PR_URL, k=3))
