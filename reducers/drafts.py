@@ -8,7 +8,7 @@ twice yields the same keys and re-ingest adds nothing twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from reducers.event_kinds import KINDS  # noqa: F401 - drafts are of these kinds; older imports take it from here
 
@@ -65,6 +65,17 @@ class ParseContext:
     growing: bool = False               # live follow or a hook: the file's end is not its last line yet
     ignored: int = 0                    # records read that made no event by design (bookkeeping, repeats): counted
 
+
+def counted(items: Iterable, ctx: ParseContext) -> Iterator:
+    """What one source record gave (drafts, errors, a pending hold), passed on;
+    a record that gave nothing is counted in ctx.ignored: the one rule every
+    reader follows, so bookkeeping and repeats are never silently dropped."""
+    made = 0
+    for item in items:
+        made += 1
+        yield item
+    if not made:
+        ctx.ignored += 1
 
 def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
     """Merge runs of adjacent drafts that share a merge_group (the blocks of

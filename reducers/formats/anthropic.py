@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, counted
 from reducers.formats.claude_ai_export import is_export, parse_export
 from reducers.formats.http_capture import Threads, captured_at, exchange_body, message_digest, other_traffic, record_list, traffic_draft
 from reducers.formats.common import (Conversation, api_error_text, call_origin, conversation_session_id, error_draft, failure_text,
@@ -450,7 +450,8 @@ class _Parser:
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
     parser = _Parser(ctx)
     for line, rec in records:
-        yield from parser.record(line, rec)
+        # a record whose every message repeats history already read gives nothing: counted as ignored
+        yield from counted(parser.record(line, rec), ctx)
 
 
 # ---------------------------------------------------------------- pieces

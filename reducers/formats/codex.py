@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, counted
 from reducers.formats import codex_exec
 from reducers.formats.codex_calls import legacy_call, legacy_result, model_call, model_output
 from reducers.formats.codex_items import UI_TOOL_EVENTS, completed_item, ui_tool
@@ -109,47 +109,58 @@ def sniff(samples: list) -> bool:
 
 
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
-    st = Rollout(ctx)
-    stream: codex_exec.ExecStream | None = None        # `codex exec --json` output, read by codex_exec.py
+    reader = _Reader(ctx)
     for line, rec in records:
+        # settings, usage snapshots, state lines and the UI stream's copies of what the
+        # model's records hold give nothing: counted as ignored
+        yield from counted(reader.record(line, rec), ctx)
+
+
+class _Reader:
+    def __init__(self, ctx: ParseContext):
+        self.ctx = ctx
+        self.st = Rollout(ctx)
+        self.stream: codex_exec.ExecStream | None = None   # `codex exec --json` output, read by codex_exec.py
+
+    def record(self, line: int, rec: Any) -> Iterator[Draft | BadRecord]:
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
-            continue
-        if stream is not None or codex_exec.is_event(rec):
-            stream = stream or codex_exec.ExecStream(ctx)
-            yield from stream.record(line, rec)
-            continue
+            return
+        if self.stream is not None or codex_exec.is_event(rec):
+            self.stream = self.stream or codex_exec.ExecStream(self.ctx)
+            yield from self.stream.record(line, rec)
+            return
         if "payload" not in rec:
             rec = _enveloped(rec)
             if rec is None:
-                continue
+                return
             if rec.get("timestamp") is not None:
-                st.bare_time = rec["timestamp"]
+                self.st.bare_time = rec["timestamp"]
         rtype, payload = rec.get("type"), rec.get("payload")
         if not isinstance(rtype, str) or not isinstance(payload, dict):
             yield BadRecord(line, "not a Codex rollout record (needs type and a payload object)")
-            continue
+            return
         if rtype == "session_meta":
-            if st.session_meta(payload):
+            if self.st.session_meta(payload):
                 header = session_header(payload)
                 if header is not None:
-                    st.at(line, rec, None)
-                    yield st.draft("system", header[0], meta=header[1])
-            continue
+                    self.st.at(line, rec, None)
+                    yield self.st.draft("system", header[0], meta=header[1])
+            return
         if rtype == "turn_context":
             if isinstance(payload.get("model"), str):
-                st.model = payload["model"]
-            continue
+                self.st.model = payload["model"]
+            return
         handler = _HANDLERS.get(rtype)
         if handler is None and rtype in _SETTINGS_TYPES:
-            continue
-        if st.session is None:
-            st.session = derived_session_id(ctx.source_id, 0, rec)
-        st.at(line, rec, payload.get("id"))
+            return
+        if self.st.session is None:
+            self.st.session = derived_session_id(self.ctx.source_id, 0, rec)
+        self.st.at(line, rec, payload.get("id"))
         if handler is None:                 # a type newer than this parser: it may carry what the user said
-            yield st.draft("system", compact_json(payload), meta={"subtype": rtype})
+            yield self.st.draft("system", compact_json(payload), meta={"subtype": rtype})
         else:
-            yield from handler(st, payload)
+            yield from handler(self.st, payload)
 
 
 _HEADER_FIELDS = ("cwd", "originator", "cli_version", "model_provider")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, counted
 from reducers.formats.common import (compact_json, content_digest, derived_session_id, one_message, to_utc_iso,
                                      tool_call_text)
 
@@ -60,12 +60,17 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
         if not isinstance(rec, dict):
             yield BadRecord(line, "not a JSON object")
             continue
-        for item in parser.record(line, rec):
-            if isinstance(item, Draft):
-                if item.key in seen:
-                    continue
-                seen.add(item.key)
-            yield item
+        # metadata and `lastUpdated` updates, and a message written again with nothing new, give nothing
+        yield from counted(_unseen(parser.record(line, rec), seen), ctx)
+
+
+def _unseen(items: Iterable[Draft | BadRecord], seen: set[str]) -> Iterator[Draft | BadRecord]:
+    for item in items:
+        if isinstance(item, Draft):
+            if item.key in seen:
+                continue
+            seen.add(item.key)
+        yield item
 
 
 class _Parser:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Iterable, Iterator
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, counted
 from reducers.formats import anthropic as _anthropic
 from reducers.formats.chatgpt_export import is_export, parse_export
 from reducers.formats.http_capture import Threads, captured_at, exchange_body, message_digest, other_traffic, traffic_draft
@@ -364,7 +364,8 @@ class _Parser(ResponsesItems, TrajectoryParts):
 def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Draft | BadRecord]:
     parser = _Parser(ctx)
     for line, rec in records:
-        yield from parser.record(line, rec)
+        # a record whose every message repeats history already read gives nothing: counted as ignored
+        yield from counted(parser.record(line, rec), ctx)
 
 
 # ---------------------------------------------------------------- pieces

@@ -65,12 +65,12 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
             turn = None
             for i, msg in enumerate(rec["messages"]):
                 turn = _turn(msg, session, turn)
-                yield from one_message(line, i, _message(msg, session, line, turn))
+                yield from one_message(line, i, _message(msg, session, line, turn, ctx))
             if isinstance(rec.get("todos"), list) and rec["todos"]:
                 yield from one_message(line, "todos", _todos(rec["todos"], session, line, turn, rec["info"]))
         elif _is_message(rec):
             session = ctx.session or str(rec["info"].get("sessionID") or "opencode")
-            yield from _message(rec, session, line, _turn(rec, session, None))
+            yield from _message(rec, session, line, _turn(rec, session, None), ctx)
         else:
             yield BadRecord(line, "not an OpenCode export ({info, messages}) or message ({info, parts})")
 
@@ -104,7 +104,7 @@ def _run_event(rec: dict, line: int, ctx: ParseContext, parts_seen: dict[str, st
     first = parts_seen.setdefault(f"{mid}/{pid}", digest)
     message = {"info": {"id": mid, "role": "assistant", "time": {"created": rec.get("timestamp")}},
                "parts": [part if first == digest else {**part, "id": f"{pid}~{digest}"}]}
-    drafts = list(_message(message, session, line, None))
+    drafts = list(_message(message, session, line, None, ctx))
     if not drafts:
         ctx.ignored += 1
     yield from drafts
@@ -133,7 +133,7 @@ def _turn(msg: Any, session: str, turn: str | None) -> str | None:
     return turn
 
 
-def _message(msg: dict, session: str, line: int, turn: str | None) -> Iterator[Draft]:
+def _message(msg: dict, session: str, line: int, turn: str | None, ctx: ParseContext) -> Iterator[Draft]:
     info = msg["info"]
     mid, role = info["id"], info["role"]
     ts = _time(info, "created")
@@ -160,8 +160,8 @@ def _message(msg: dict, session: str, line: int, turn: str | None) -> Iterator[D
             out.append(Draft(kind=role, text=f"[file: {label}]", session_id=session, key=key, turn_id=turn,
                              ts=pts, line=line, uuid=mid, media=[part],
                              meta={"mime": part.get("mime")} if part.get("mime") else None))
-        elif ptype in _BOOKKEEPING:
-            continue                          # step boundaries, usage and snapshot hashes: not said to anyone
+        elif ptype in _BOOKKEEPING:           # step boundaries, usage and snapshot hashes: not said to anyone
+            ctx.ignored += 1
         else:                                 # subtask, agent, patch, compaction, retry, a type newer than this parser
             out.append(Draft(kind="system", text=_other_text(part), session_id=session, key=key, turn_id=turn,
                              ts=pts, line=line, uuid=mid, meta={"subtype": ptype}))
