@@ -79,6 +79,11 @@ class VerifyReport(Result):
         if len(self.derived) < _MAX_PROBLEMS:
             self.derived.append(Problem(where, 0, problem))
 
+    def add_damage(self, damage: Damage) -> None:
+        """A derived file a repair discards and rebuilds, and the problem it is."""
+        self.damage.append(damage)
+        self.fail_derived(damage.where, f"{damage.why}; `trace verify --repair` rebuilds it from the log")
+
     @property
     def log_ok(self) -> bool:
         return not self.problems
@@ -122,14 +127,13 @@ def verify(store, check_artifacts: bool = True, check_indexes: bool = True) -> V
     foreign = another_log(store.dir, recorded_identity(store.dir))
     walk = _LogWalk(report, segments, {} if foreign else _recorded_seals(store.dir))
     artifact_ids, log_end = walk.run()
-    if foreign:
-        report.damage.append(Damage("state", "state.db", foreign))
+    found = [Damage("state", "state.db", foreign)] if foreign else []
     if check_indexes:
-        report.damage += derived_damage(store.dir, FULL)
-        if all(d.part != "state" for d in report.damage):
-            report.damage += _state_disagrees(store.dir, report.last_seq, walk.counts)
-    for d in report.damage:
-        report.fail_derived(d.where, f"{d.why}; `trace verify --repair` rebuilds it from the log")
+        found += derived_damage(store.dir, FULL)
+        if all(d.part != "state" for d in found):
+            found += _state_disagrees(store.dir, report.last_seq, walk.counts)
+    for d in found:
+        report.add_damage(d)
     tail_lost = _check_tail(store, report, log_end, check_indexes)
     if check_artifacts:
         _check_artifacts(store, report, artifact_ids)
@@ -325,8 +329,8 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
     file is normal: it catches up; a damaged one is no evidence)."""
     broken = {d.part for d in report.damage}
     reached = {"state.db": recorded_seq(store.dir)} if "state" not in broken else {}
-    if with_indexes:
-        reached.update({what: seq for what, (part, seq) in _index_watermarks(store.dir).items() if part not in broken})
+    watermarks = _index_watermarks(store.dir) if with_indexes else {}
+    reached.update({what: seq for what, (part, seq) in watermarks.items() if part not in broken})
     if not reached:
         return False
     log_seq = report.last_seq
@@ -341,12 +345,10 @@ def _check_tail(store, report: VerifyReport, log_end: tuple[str, int], with_inde
     if reached.get("state.db", log_seq + 1) <= log_seq and _state_is_this_logs(store.dir):
         # state.db, recorded for this very log, has not seen past its end:
         # an index that has is another log's (copied in), not a cut tail.
-        for what, (part, seq) in (_index_watermarks(store.dir).items() if with_indexes else ()):
+        for what, (part, seq) in watermarks.items():
             if reached.pop(what, 0) > log_seq:
-                report.damage.append(Damage(part, f"{part}/", f"records events up to seq {seq}, which this log never "
-                                                                f"had (copied from another store?)"))
-                report.fail_derived(f"{part}/", f"{report.damage[-1].why}; `trace verify --repair` rebuilds it "
-                                                f"from the log")
+                report.add_damage(Damage(part, f"{part}/", f"records events up to seq {seq}, which this log never "
+                                                            f"had (copied from another store?)"))
     if not reached:
         return False
     top = max(reached.values())
