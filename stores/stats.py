@@ -28,11 +28,10 @@ class Stats(Result):
 
 
 def _unreadable_state(store, exc: sqlite3.DatabaseError) -> str:
-    from stores.integrity.access import unwritable
+    from stores.integrity.access import not_writable_error, unwritable
     locked_out = unwritable(store.dir)
-    if locked_out:
-        return (f"state.db cannot be read: {locked_out} (TRACE writes to its store even to read it); counted from "
-                f"the log instead. Give yourself write access (`chmod -R u+w {store.dir}`)")
+    if locked_out:        # the writers' one line, fix included (a read-only mount has its own)
+        return f"state.db cannot be read, so counted from the log instead: {not_writable_error(store.dir, locked_out)}"
     return (f"state.db cannot be read ({exc}): counted from the log instead; the next writer (or `trace verify "
             f"--repair`) rebuilds it")
 
