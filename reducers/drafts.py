@@ -77,6 +77,7 @@ def counted(items: Iterable, ctx: ParseContext) -> Iterator:
     if not made:
         ctx.ignored += 1
 
+
 def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
     """Merge runs of adjacent drafts that share a merge_group (the blocks of
     one streamed assistant message) into one event; order is kept.
