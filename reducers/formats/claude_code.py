@@ -30,8 +30,8 @@ import hashlib
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator
 
+from reducers.drafts import BadRecord, Draft, ParseContext, Pending, counted
 from reducers.event_kinds import SESSION_STATE
-from reducers.drafts import BadRecord, Draft, ParseContext, Pending
 from reducers.formats import claude_code_side_lines as side
 from reducers.formats.claude_code_line import Line, draft, input_digest, line_digest
 from reducers.formats.claude_code_sdk import document_records, elements, sdk_line, sdk_marked
@@ -248,12 +248,7 @@ class _Parser:
         at = Line(session_id=sid, rid=rid, line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
                    turn=self.turns.of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
-        made = 0
-        for item in handler(self, rec, at):
-            made += 1
-            yield item
-        if not made:                                # a repeat, or a line with nothing in it
-            self.ctx.ignored += 1
+        yield from counted(handler(self, rec, at), self.ctx)   # nothing: a repeat, or a line with nothing in it
         self.turns.remember(at)
 
     def _session_state(self, line: int, rec: dict, sid: str) -> Draft | None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from reducers.drafts import BadRecord, Draft, ParseContext
+from reducers.drafts import BadRecord, Draft, ParseContext, counted
 from reducers.formats.common import compact_json, content_digest, one_message, to_utc_iso, tool_call_text
 
 NAME = "opencode"
@@ -57,7 +57,7 @@ def parse(records: Iterable[tuple[int, Any]], ctx: ParseContext) -> Iterator[Dra
     parts_seen: dict[str, str] = {}            # run stream: part -> digest as first seen; part/digest -> ""
     for line, rec in records:
         if _is_run_event(rec):
-            yield from _run_event(rec, line, ctx, parts_seen)
+            yield from counted(_run_event(rec, line, ctx, parts_seen), ctx)    # nothing: bookkeeping or a repeat
             continue
         if _is_export(rec):
             session = ctx.session or rec["info"]["id"]
@@ -93,21 +93,16 @@ def _run_event(rec: dict, line: int, ctx: ParseContext, parts_seen: dict[str, st
         return
     mid = str(part.get("messageID") or f"L{line}")
     if part.get("type") in _BOOKKEEPING:
-        ctx.ignored += 1
         return
     digest = content_digest(part)
     pid = str(part.get("id") or digest)
     if f"{mid}/{pid}/{digest}" in parts_seen:
-        ctx.ignored += 1
         return
     parts_seen[f"{mid}/{pid}/{digest}"] = ""
     first = parts_seen.setdefault(f"{mid}/{pid}", digest)
     message = {"info": {"id": mid, "role": "assistant", "time": {"created": rec.get("timestamp")}},
                "parts": [part if first == digest else {**part, "id": f"{pid}~{digest}"}]}
-    drafts = list(_message(message, session, line, None, ctx))
-    if not drafts:
-        ctx.ignored += 1
-    yield from drafts
+    yield from _message(message, session, line, None, ctx)
 
 
 def _session_info(info: dict, session: str, line: int) -> Iterator[Draft]:
