@@ -22,7 +22,7 @@ from typing import Callable
 
 from reducers.fact_keys import clip
 
-SECTIONS = (("decision", "Decisions"), ("preference", "Preferences"), ("config", "Settings"),
+SECTIONS = (("personal", "About the user"), ("decision", "Decisions"), ("preference", "Preferences"), ("config", "Settings"),
             ("architecture", "Architecture"), ("implementation", "Implementation"), ("issue", "Issues"),
             ("task_state", "Tasks"), ("episodes", "Recent episodes"))
 _ORDER = {topic: i for i, (topic, _) in enumerate(SECTIONS)}

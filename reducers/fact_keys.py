@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-FACT_TYPES = ("decision", "config", "implementation", "issue", "task_state", "architecture", "preference")
+FACT_TYPES = ("decision", "config", "implementation", "issue", "task_state", "architecture", "preference",
+              "personal")
 MAX_KEY_WORDS = 6
 MAX_VALUE_CHARS = 120
 

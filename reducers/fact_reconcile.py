@@ -20,9 +20,11 @@ event at the append chokepoint."""
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 
 from reducers.fact_keys import FactCandidate, key_core, norm_key, norm_value
+from reducers.fact_personal import keyed_by_value
 
 RECONCILER = "rules"
 RECONCILER_VERSION = 1
@@ -53,6 +55,12 @@ def _since(source: dict) -> str | None:
 def _ref(source: dict) -> dict:
     return {"id": source.get("id"), "seq": source.get("seq"), "session_id": source.get("session_id"),
             "ts": source.get("ts")}
+
+
+def _refines(old: str, new: str) -> bool:
+    """"postgresql 16" refines "postgresql": the old value whole, as words
+    of the new one ("neovim" is another editor than "vim", not more of it)."""
+    return re.search(rf"(?<![\w.-]){re.escape(old)}(?![\w.-])", new) is not None
 
 
 @dataclass
@@ -243,6 +251,12 @@ class Reconciler:
                 if best is not None:
                     return [best]
         known = self.knowledge.facts.get(cand.key)
+        prefix = keyed_by_value(cand.key)
+        if (known is None or not known.live) and prefix:
+            # "I use neovim" after "I switched from vim to neovim": the key that holds it
+            held = [k for k in self.knowledge.keys_holding(cand.value) if k.startswith(prefix)]
+            if held:
+                return held[:1]
         if (known is None or not known.live) and _plain_key(cand.key):
             older = self.knowledge.key_spelled_before(cand.key)
             if older is not None:
@@ -270,7 +284,7 @@ class Reconciler:
 
     def _supersede(self, cand: FactCandidate, key: str, index: int, fact: Fact) -> dict:
         old, new = norm_value(fact.value), norm_value(cand.value)
-        action = "UPDATE" if old and old in new else "SUPERSEDE"
+        action = "UPDATE" if old and _refines(old, new) else "SUPERSEDE"
         reason = "a later, more detailed value" if action == "UPDATE" else "a later value for the same key"
         if cand.replaces and norm_value(cand.replaces) == old:
             reason += f" (says it replaces {fact.value})"
@@ -304,12 +318,17 @@ class Reconciler:
         return row
 
     def _delete(self, cand: FactCandidate, index: int) -> list[dict]:
+        if cand.replaces:
+            return self._delete_value(cand, index)
         keys = [cand.key] if cand.key in self.knowledge.facts else []
         if cand.prefix:
             keys += sorted(k for k in self.knowledge.facts if k.startswith(cand.key + " "))
         live = [k for k in keys if self.knowledge.facts[k].live]
         if not live:
             return [self._row("NONE", cand, cand.key, index, None, None, [], "removal of a fact not known")]
+        return self._tombstone(cand, index, live)
+
+    def _tombstone(self, cand: FactCandidate, index: int, live: list[str]) -> list[dict]:
         if not self.allow_delete:
             return [self._row("NONE", cand, k, index, self.knowledge.facts[k].value, None, [],
                               "the source removes it; DELETE is off (sweep --allow-delete)") for k in live]
@@ -324,6 +343,22 @@ class Reconciler:
             del fact.history[MAX_HISTORY:]
             rows.append(row)
         return rows
+
+    def _delete_value(self, cand: FactCandidate, index: int) -> list[dict]:
+        """A removal that names the value it removes ("I left Acme", "I no
+        longer use vim"): the live fact holding that value goes, under its
+        own key or under another of the same type ("I left Lisbon" is the
+        place lived in); a fact holding another value is left alone."""
+        fact = self.knowledge.facts.get(cand.key)
+        if fact is not None and fact.live and norm_value(fact.value) == norm_value(cand.replaces):
+            return self._tombstone(cand, index, [cand.key])
+        held = [k for k in self.knowledge.keys_holding(cand.replaces) if self.knowledge.facts[k].type == cand.type]
+        if held:
+            return self._tombstone(cand, index, held[:1])
+        if fact is not None and fact.live:
+            return [self._row("NONE", cand, cand.key, index, fact.value, None, [],
+                              f"removes {cand.replaces}, but the known value is {fact.value}")]
+        return [self._row("NONE", cand, cand.key, index, None, None, [], "removal of a fact not known")]
 
     def _row(self, action: str, cand: FactCandidate, key: str, index: int, old, new, targets: list[dict],
              reason: str) -> dict:

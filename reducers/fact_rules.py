@@ -29,46 +29,30 @@ lines are skipped: code is not prose (its settings come from fact_sources)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
-from typing import Callable
-
 from reducers.fact_keys import (STATES, FactCandidate, clip, good_subject, good_value, label_of, norm_key, norm_value,
                                 plain_value, specific_subject)
 from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, END, HEDGE, IMPERATIVE, LEAD_IN, LazyPattern, NEGATED, OLD,
                                   OLD_TO_END, BACK, CLOCK, PAST_CHANGE, PAST_CHANGE_WORDS, PLAN, QUALIFIER, QUESTION_START,
-                                  SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, WE, rx)
+                                  Rule, SETTING_VAL, SUBJ, SUBJECT_START, SUBJ_BEFORE, VAL, WE, rx)
 from reducers.fact_builders import (AUXILIARY, always_never, decided, fixed, issue, named_setting, not_done, preference,
                                     removed, retracted, subject_value, suffixed, todo, value_of,
                                     value_only)
+from reducers.fact_personal import RULES as PERSONAL_RULES, TRIGGERS as PERSONAL_TRIGGERS, label_for
 from reducers.prose import clauses, sentences
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
-TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "config": 0.7, "architecture": 0.7, "issue": 0.6,
+TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "personal": 0.8, "config": 0.7, "architecture": 0.7, "issue": 0.6,
                "implementation": 0.5, "task_state": 0.4}
 _CACHED_CHARS = 8192              # texts up to this long are remembered (memory stays bounded)
 
 
 
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    type: str
-    pattern: LazyPattern
-    build: Callable[[re.Match, str], tuple] | None = None   # -> (key, value, replaces, delete) or None
-    allow_plan: bool = False      # a "we'll …" is the decision itself
-    allow_hedge: bool = False     # "I'd prefer" says "would"
-    allow_negation: bool = False
-    max_value_words: int = 6
-    setting: bool = False         # a setting: its subject must be specific, its value plain
-    said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
-    retract: bool = False         # takes back what was just said about its subject
-
-
 _RETRACT_LEAD = r"(?:never\s*mind|scratch\s+that|forget\s+(?:that|it)|ignore\s+that|on\s+second\s+thought)"
 SUBJ2 = SUBJ.replace("?P<subj>", "?P<subj2>")
 
-RULES: tuple[Rule, ...] = (
+RULES: tuple[Rule, ...] = PERSONAL_RULES + (
     # -- preference (before the hedge filter bites "I'd prefer")
     Rule("prefer-over", "preference", rx(rf"\bi(?:'d| would)?\s+(?:really\s+|much\s+|strongly\s+)?prefer\s+{VAL}\s+"
                                           rf"(?:over|to|rather than|instead of)\s+{OLD}$"),
@@ -251,7 +235,7 @@ _TRIGGERS = {
     "endpoint-is": ("endpoint", "route", "url", "path", "handler"), "lives-in": ("in",),
     "bug-in": ("bug", "issue", "problem", "regression"), "is-broken": ("broken", "failing", "down", "flaky"),
     "fixed": ("fixed", "resolved", "solved"), "todo": ("todo", "fixme", "to do", "remaining"), "still-need": ("still",),
-    "not-yet": ("not",),
+    "not-yet": ("not",), **PERSONAL_TRIGGERS,
 }
 
 
@@ -377,6 +361,8 @@ def _plausible(rule: Rule, key: str, value: str) -> bool:
 
 
 def _label(m: re.Match, key: str) -> str:
+    if (shown := label_for(key)) is not None:
+        return shown
     subj = m.groupdict().get("subj")
     if subj and ": " not in key:
         return label_of(SUBJECT_START.sub("", subj))

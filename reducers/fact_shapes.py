@@ -5,6 +5,8 @@ compiled pattern every rule holds (reducers/fact_rules.py)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Callable
 
 # Tokens start at a word start and never give characters back (possessive):
 # a failed match costs one pass, not a backtrack through every split.
@@ -96,3 +98,18 @@ class LazyPattern:
 
 def rx(pattern: str) -> LazyPattern:
     return LazyPattern(pattern)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    type: str
+    pattern: LazyPattern
+    build: Callable[[re.Match, str], tuple] | None = None   # -> (key, value, replaces, delete) or None
+    allow_plan: bool = False      # a "we'll …" is the decision itself
+    allow_hedge: bool = False     # "I'd prefer" says "would"
+    allow_negation: bool = False
+    max_value_words: int = 6
+    setting: bool = False         # a setting: its subject must be specific, its value plain
+    said_by: tuple[str, ...] = ()  # only these speakers (a listing's "Label: value" lines are data)
+    retract: bool = False         # takes back what was just said about its subject

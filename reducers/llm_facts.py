@@ -16,7 +16,8 @@ from reducers.fact_keys import FACT_TYPES, FactCandidate, clip, good_value, norm
 MAX_EVENT_CHARS = 2000
 
 INSTRUCTIONS = """You extract durable facts from an agent session for a memory ledger.
-Fact types: decision, config, implementation, issue, task_state, architecture, preference.
+Fact types: decision, config, implementation, issue, task_state, architecture, preference, personal
+(what the user says of themselves: where they live, their employer, their manager, the tools they use).
 A fact names what it is about (key: the setting, the thing a decision chose for, the file)
 and its value. Only facts the text states as settled; no questions, plans or guesses;
 never secrets. Answer with JSON only:

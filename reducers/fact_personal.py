@@ -1,0 +1,244 @@
+"""Facts a user states about themselves: where they live, who they work
+for, the people around them, the tools they use.
+
+    location   I moved / relocated to P (from Q) · I live in P · I'm based in P ·
+               my home is in P
+    employer   I work at / for E · I'm working at E · I started a new job at E ·
+               I joined E as … · my employer / company is E
+    my <role>  my manager is N · my new manager is N · N is my manager
+    tools      I use T (now) · I'm using T · I switched (from S) to T ·
+               I use T as my editor
+    leaving    I left E · I quit my job at E · I no longer work at E · I no longer
+               use T · I stopped using T · N is no longer my manager
+
+Only a user's (or a note's) own first-person sentence counts: the agent's
+"I moved the file to src/" is work, "my sister moved to Rome" and "she
+said she moved" are about someone else, and questions, conditions, hedges
+and plans are passed over by the same filter as every other rule. Places,
+employers and people are names (capitalised, or in a script without case);
+"I moved to a new team" names none. A leaving is a removal of the value it
+names: the reconciler deletes the fact holding that value, whatever its
+key, and leaves a fact holding another value alone."""
+from __future__ import annotations
+
+import re
+
+from reducers.fact_keys import norm_key
+from reducers.fact_shapes import Rule, rx
+
+KEY = "user: "                   # every personal fact's key starts so: the user, not a setting
+TOOL_KEY = KEY + "uses "         # a tool is keyed by its own name ("user: uses vim")
+_ADV = r"(?:\s+(?:just|recently|finally|now|officially|actually|already|also|eventually|since))*"
+_PERFECT = rf"^i(?:'ve|\s+have)?{_ADV}"
+_CONNECTORS = frozenset("de da do dos das del della di du la le los las el am an der den van von of upon on sur "
+                        "y e".split())
+_DETERMINERS = frozenset("the a an this that these those it its them my your our his her their some any both all "
+                         "each every something anything nothing one another other same".split())
+_CODE_CHARS = re.compile(r"[._/@:#+=<>()\[\]{}\\|$%^*~`\d]")
+# When something happened, said after it: "last year", "in March", "two weeks ago".
+_WHEN = (r"(?:(?:last|this|next)\s+\w+|yesterday|today|recently|earlier|(?:about\s+)?(?:a|an|one|two|three|four|five|"
+         r"six|a\s+few|several|\d+)\s+\w+\s+ago|(?:in|since|back\s+in)\s+(?-i:[A-Z]\w+|\d{4})(?:\s+\d{4})?)")
+_WHEN_TAIL = re.compile(rf"^(?:{_WHEN})?$", re.I)
+# What may follow a tool's name in "I use T …" and leave it the whole statement.
+_TOOL_TAIL = re.compile(rf"^(?:now|these days|nowadays|instead|again|exclusively|daily|every day|full[- ]time|"
+                        rf"at work|at home|for everything|for work|for all my \w+|all the time|{_WHEN})?$", re.I)
+_AS_MY = re.compile(r"^as\s+my\s+(?:main\s+|primary\s+|daily\s+|default\s+)?(?P<noun>[a-z]+)$", re.I)
+# "my <role> is …" where the role is not something said about a thought or the work.
+_NOT_ROLES = frozenset("""problem issue question point guess bet concern goal plan idea worry fear hope
+understanding assumption code error output test branch commit suggestion answer request task change fix
+bad fault pleasure turn mistake take view opinion thought feeling sense impression reason excuse
+favorite favourite preferred""".split())
+# Roles whose value is a tool's lowercase name ("my editor is vim"), not only a Name.
+_TOOL_ROLES = frozenset("editor ide shell terminal browser os distro language keyboard layout".split())
+_SAME_ROLE = {"boss": "manager", "company": "employer", "workplace": "employer", "hometown": "location",
+              "city": "location", "home": "location"}
+
+
+def _name_word(word: str) -> bool:
+    """A word of a proper name: capitalised, or in a script without case
+    (東京), and not code."""
+    first = word[:1]
+    if not first.isalpha() or _CODE_CHARS.search(word):
+        return False
+    return first.isupper() or not first.islower()
+
+
+def _name(text: str) -> tuple[str, str] | None:
+    """The proper name `text` starts with and the rest ("Lisbon last
+    month" -> ("Lisbon", "last month")); None when it starts with none."""
+    words = text.strip().strip(",").split()
+    if words and words[0].lower() == "the":
+        words = words[1:]
+    taken: list[str] = []
+    for i, w in enumerate(words):
+        bare = w.rstrip(",;:!?")
+        if _name_word(bare) and len(taken) < 5:
+            taken.append(bare)
+            if bare != w:
+                break
+        elif taken and bare.lower() in _CONNECTORS and i + 1 < len(words) and _name_word(words[i + 1]):
+            taken.append(bare.lower())
+        else:
+            break
+    if not taken:
+        return None
+    return " ".join(taken), " ".join(words[len(taken):]).strip(" ,")
+
+
+def _tool(text: str, rest_ok: re.Pattern = _TOOL_TAIL) -> tuple[str, str] | None:
+    """A tool's name (one or two words, not a pronoun or an article) and
+    what follows it, when that is a tail `rest_ok` allows."""
+    words = text.split(",")[0].split()
+    for n in (1, 2):
+        if len(words) < n or any(w.lower() in _DETERMINERS for w in words[:n]):
+            return None
+        name, rest = " ".join(words[:n]), " ".join(words[n:])
+        if rest_ok.match(rest) or _AS_MY.match(rest):
+            return name.strip(" ,"), rest
+    return None
+
+
+def _moved(m: re.Match, sentence: str):
+    found = _name(m.group("rest"))
+    if found is None:
+        return None
+    place, rest = found
+    old = _name(rest[5:]) if rest.lower().startswith("from ") else None
+    return KEY + "location", place, old[0] if old else None, False
+
+
+def _place(m: re.Match, sentence: str):
+    found = _name(m.group("rest"))
+    return (KEY + "location", found[0], None, False) if found else None
+
+
+def _employer(m: re.Match, sentence: str):
+    found = _name(m.group("rest"))
+    return (KEY + "employer", found[0], None, False) if found else None
+
+
+def _joined(m: re.Match, sentence: str):
+    """"I joined Stripe as a data engineer": a place of work, said with the
+    role taken there (a bare "I joined Zoom" may be a call)."""
+    found = _name(m.group("rest"))
+    if found is None or not re.match(r"^as\s+(?:an?\s+|the\s+)?\w+", found[1], re.I):
+        return None
+    return KEY + "employer", found[0], None, False
+
+
+def _left(m: re.Match, sentence: str):
+    """"I left Acme (in March)" removes Acme; "I left Acme for Globex" is a
+    new employer."""
+    found = _name(m.group("rest"))
+    if found is None:
+        return None
+    gone, rest = found
+    then = _name(rest[4:]) if rest.lower().startswith("for ") else None
+    if then is not None:
+        return KEY + "employer", then[0], gone, False
+    return (KEY + "employer", gone, gone, True) if _WHEN_TAIL.match(rest) else None
+
+
+def _role(m: re.Match, sentence: str):
+    noun = " ".join(m.group("noun").lower().split())
+    if any(w in _NOT_ROLES for w in noun.split()):
+        return None
+    rest = m.group("rest")
+    found = _name(rest)
+    if found is None and noun in _TOOL_ROLES:
+        found = _tool(rest)
+    if found is None or (found[1] and not _TOOL_TAIL.match(found[1])):
+        return None
+    return KEY + _SAME_ROLE.get(noun, noun), found[0], None, False
+
+
+def _role_named_first(m: re.Match, sentence: str):
+    """"Dana is my manager"; "Dana is no longer my manager" takes it back."""
+    val = m.group("val")
+    noun = " ".join(m.group("noun").lower().split())
+    if not all(_name_word(w) for w in val.split()) or any(w in _NOT_ROLES for w in noun.split()):
+        return None
+    gone = bool(m.group("gone"))
+    return KEY + _SAME_ROLE.get(noun, noun), val, val if gone else None, gone
+
+
+def _uses(m: re.Match, sentence: str):
+    found = _tool(m.group("rest"))
+    if found is None:
+        return None
+    name, rest = found
+    old = m.groupdict().get("old")
+    as_my = _AS_MY.match(rest)
+    key = KEY + _SAME_ROLE.get(as_my.group("noun").lower(), as_my.group("noun").lower()) if as_my else tool_key(name)
+    return key, name, old.strip() if old else None, False
+
+
+def _stopped(m: re.Match, sentence: str):
+    found = _tool(m.group("rest"), re.compile(r"^(?:anymore|any more|again|now|altogether|completely|entirely)?$",
+                                              re.I))
+    if found is None:
+        return None
+    return tool_key(found[0]), found[0], found[0], True
+
+
+def tool_key(name: str) -> str:
+    return TOOL_KEY + norm_key(name).split()[0]
+
+
+def keyed_by_value(key: str) -> str | None:
+    """The key prefix under which a fact is found by its value: a tool
+    switched to ("user: uses vim" holding neovim) is the tool now used, so
+    "I use neovim" is a repeat of it, not a second fact."""
+    return TOOL_KEY if key.startswith(TOOL_KEY) else None
+
+
+def label_for(key: str) -> str | None:
+    """How a personal fact is shown: "user: uses" for a tool (its key names
+    the first tool said, its value the one used now)."""
+    return TOOL_KEY.rstrip() if key.startswith(TOOL_KEY) else None
+
+
+_REST = r"\s+(?P<rest>.+)$"
+_SAID_BY = ("user", "note")
+
+RULES: tuple[Rule, ...] = (
+    Rule("me-moved", "personal", rx(rf"{_PERFECT}\s+(?:moved|relocated|emigrated)\s+(?:back\s+|over\s+|house\s+)?to{_REST}"),
+         _moved, said_by=_SAID_BY, max_value_words=6),
+    Rule("me-live", "personal",
+         rx(rf"^(?:i(?:\s+(?:now|currently|still))?\s+live|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:living|based|located|"
+            rf"settled)|my\s+(?:home|house|apartment|flat)\s+is\s+(?:now\s+)?)\s+in{_REST}"),
+         _place, said_by=_SAID_BY, max_value_words=6),
+    Rule("me-work", "personal",
+         rx(rf"^(?:i(?:\s+(?:now|currently|still))?\s+work|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:working|employed)|"
+            rf"{_PERFECT[1:]}\s+(?:started|got|took|accepted|landed)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:\w+\s+)?"
+            rf"(?:job|position|role|offer)|{_PERFECT[1:]}\s+started\s+(?:working\s+)?)\s+(?:at|for|by|with){_REST}"),
+         _employer, said_by=_SAID_BY, max_value_words=6),
+    Rule("me-joined", "personal", rx(rf"{_PERFECT}\s+joined{_REST}"), _joined, said_by=_SAID_BY, max_value_words=6),
+    Rule("me-left", "personal",
+         rx(rf"(?:{_PERFECT}\s+(?:left|quit|resigned\s+from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?|"
+            rf"^i\s+(?:no\s+longer|don'?t|do\s+not)\s+(?:work\s+(?:at|for)|live\s+in)\s+)(?P<rest>.+?)"
+            rf"(?:\s+(?:anymore|any\s+more))?$"),
+         _left, said_by=_SAID_BY, allow_negation=True, max_value_words=6),
+    Rule("my-role", "personal",
+         rx(rf"^my\s+(?:new\s+|current\s+)?(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|'s)\s+(?:now\s+)?{_REST[3:]}"),
+         _role, said_by=_SAID_BY, max_value_words=6),
+    Rule("role-is-mine", "personal",
+         rx(r"^(?P<val>[^\s,;]+(?:\s+[^\s,;]+){0,2}?)\s+is\s+(?:now\s+)?(?P<gone>no\s+longer\s+)?my\s+(?:new\s+)?"
+            rf"(?P<noun>[a-z]+(?:\s+[a-z]+)?)(?:\s+(?:now|again|as\s+of\s+.+|since\s+.+|starting\s+.+|{_WHEN}))?$"),
+         _role_named_first, said_by=_SAID_BY, allow_negation=True, max_value_words=3),
+    Rule("me-stopped", "personal",
+         rx(rf"(?:^i\s+(?:no\s+longer|don'?t|do\s+not)\s+use|{_PERFECT}\s+(?:stopped|quit|gave\s+up|given\s+up|"
+            rf"ditched)\s+using){_REST}"),
+         _stopped, said_by=_SAID_BY, allow_negation=True, max_value_words=2),
+    Rule("me-uses", "personal",
+         rx(rf"(?:^i(?:\s+(?:now|mostly|mainly|only|still|also))?\s+use|^i(?:'m|\s+am)\s+(?:now\s+)?using|"
+            rf"{_PERFECT}\s+(?:been\s+using|started\s+using|switched|changed|migrated|moved\s+over)"
+            rf"(?:\s+over)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to|{_PERFECT}\s+switched\s+to){_REST}"),
+         _uses, said_by=_SAID_BY, max_value_words=2),
+)
+
+TRIGGERS = {"me-moved": ("moved", "relocated", "emigrated"), "me-live": (" in ",), "me-work": ("work", "employ", "job",
+            "position", "role", "offer", "started"), "me-joined": ("joined",),
+            "me-left": ("left", "quit", "resigned", "longer", "n't", "not"), "my-role": ("my ",),
+            "role-is-mine": (" my ",), "me-stopped": ("use", "using"),
+            "me-uses": ("use", "using", "switched", "changed", "migrated", "moved over")}

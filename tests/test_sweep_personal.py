@@ -1,0 +1,203 @@
+"""What users say about themselves, told over several sessions, and what
+the nightly sweep makes of it: a new personal fact is an ADD, a later
+session's change (moved again, a new employer, a new manager, another
+tool) supersedes it, an explicit "I left" / "I no longer use" is a DELETE
+of that value (with --allow-delete), a repeat is NONE. Hypotheticals,
+questions, other people's news, negations, quotes, code and non-English
+lines make no fact at all. The log is never touched and the digest says
+only the current value.
+
+Each story is a list of sessions; each user line carries the decision it
+must produce (action, key, value) or None when it must produce nothing."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from reducers.fact_keys import FactCandidate
+from reducers.fact_reconcile import Knowledge, Reconciler
+from reducers.fact_rules import prose_facts
+from stores.store import Store
+from stores.sweep import facts
+from tests.helpers import cli
+from tests.sessions import ClaudeSession
+
+LOC, JOB, BOSS = "user: location", "user: employer", "user: manager"
+
+STORIES = {
+    "relocation": [
+        [("Hi! Quick context: I moved to Lisbon last month.", ("ADD", LOC, "Lisbon")),
+         ("If I moved to Paris instead, would the timezone math change?", None),
+         ("My sister moved to Rome last year.", None)],
+        [("I live in Lisbon, so schedule things in WET please.", ("NONE", LOC, "Lisbon")),
+         ("Did you move the cron job to Berlin time?", None)],
+        [("Update: I relocated to Berlin for the new role.", ("SUPERSEDE", LOC, "Berlin")),
+         ("I'm thinking about moving to Denver eventually.", None)],
+    ],
+    "back-and-forth": [
+        [("I'm based in Toronto.", ("ADD", LOC, "Toronto"))],
+        [("I just moved to Montréal from Toronto.", ("SUPERSEDE", LOC, "Montréal")),
+         ("I might move to Austin next year.", None)],
+        [("I moved back to Toronto in June.", ("SUPERSEDE", LOC, "Toronto")),
+         ("I live in Toronto again.", ("NONE", LOC, "Toronto"))],
+    ],
+    "employer": [
+        [("I work at Acme Corp on the payments team.", ("ADD", JOB, "Acme Corp")),
+         ("Tom told me he works at Initech.", None)],
+        [("Heads up: I accepted an offer with Globex!", ("SUPERSEDE", JOB, "Globex")),
+         ("I want to work at Stripe someday.", None)],
+        [("I never worked at Google.", None),
+         ("I left Globex in March.", ("DELETE", JOB, "Globex"))],
+    ],
+    "employer-named-first": [
+        [("My employer is Initech.", ("ADD", JOB, "Initech"))],
+        [("I left Initech for Hooli.", ("SUPERSEDE", JOB, "Hooli")),
+         ("I work for Hooli.", ("NONE", JOB, "Hooli"))],
+        # Initech is no longer the known value: nothing to remove
+        [("I no longer work at Initech.", ("NONE", JOB, None))],
+    ],
+    "manager": [
+        [("My manager is Dana Whitfield.", ("ADD", BOSS, "Dana Whitfield")),
+         ("My sister's manager is Tom.", None)],
+        [("Reminder: Dana Whitfield is my manager.", ("NONE", BOSS, "Dana Whitfield"))],
+        [("Priya Natarajan is my new manager as of this week.", ("SUPERSEDE", BOSS, "Priya Natarajan")),
+         ("Dana Whitfield is no longer my manager.", ("NONE", BOSS, None))],
+    ],
+    "editor": [
+        [("I use vim for everything.", ("ADD", "user: uses vim", "vim")),
+         ("Would I use Emacs if I had to write Lisp?", None)],
+        [("I switched from vim to Neovim last year.", ("SUPERSEDE", "user: uses vim", "Neovim"))],
+        [("I'm using Neovim.", ("NONE", "user: uses vim", "Neovim")),
+         ("I no longer use tmux.", ("NONE", "user: uses tmux", None)),
+         ("I stopped using Neovim, VS Code is fine.", ("DELETE", "user: uses vim", "Neovim"))],
+    ],
+    "not-facts": [
+        [("> I moved to Oslo", None),
+         ('"I moved to Oslo," she wrote.', None),
+         ("Here is the log:\n```\nI moved to Oslo\nI work at Initech\n```", None),
+         ("I moved the helper to utils.py.", None)],
+        [("I moved to the next step.", None),
+         ("I work at night mostly.", None),
+         ("I use it daily.", None),
+         ("I didn't move to Berlin after all.", None)],
+        [("Did you move to Berlin?", None),
+         ("She said she moved to Madrid.", None),
+         ("If I joined Stripe, would I need a visa?", None)],
+    ],
+}
+
+
+def _story_sessions(tmp_path, name: str) -> list:
+    files = []
+    for i, session in enumerate(STORIES[name]):
+        said = ClaudeSession(f"{name}-{i}", day=f"2026-06-0{i + 1}")
+        for text, _ in session:
+            said.user(text).assistant("Noted.")
+        files.append(said.write(tmp_path / f"{name}-{i}.jsonl"))
+    return files
+
+
+def _hash_log(store: Store) -> str:
+    return hashlib.sha256(b"".join(s.path.read_bytes() for s in store.segments())).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(STORIES))
+def test_a_story_told_over_sessions_gives_one_decision_per_personal_statement(name, tmp_path, trace_home):
+    for f in _story_sessions(tmp_path, name):
+        assert cli("ingest", "--no-embed", str(f)).code == 0
+    store = Store(trace_home)
+    before = _hash_log(store)
+    run = cli("sweep", "--allow-delete")
+    assert run.code == 0
+    assert _hash_log(store) == before
+    rows = [r for r in run.lines()[:-1] if r.get("action") != "TUNE"]
+    got = [(r["action"], r["key"], r["new"] if r["action"] != "DELETE" else r["old"]) for r in rows]
+    wanted = [e for session in STORIES[name] for _, e in session if e is not None]
+    assert got == wanted
+    expected_live = {}
+    for action, key, value in wanted:
+        if action in ("ADD", "SUPERSEDE", "UPDATE"):
+            expected_live[key] = value
+        elif action == "DELETE":
+            expected_live.pop(key)
+    assert {f["key"]: f["value"] for f in facts(store)} == expected_live
+
+    digest = cli("digest").out
+    for key, value in expected_live.items():
+        assert f": {value} (" in digest, (key, digest)
+    superseded = {v for a, _, v in wanted if v} - set(expected_live.values())
+    assert not [v for v in superseded if f": {v} (" in digest], digest
+
+    for f in _story_sessions(tmp_path, name):        # the same sessions again: nothing new to decide
+        cli("ingest", "--no-embed", str(f))
+    assert cli("sweep", "--allow-delete").lines()[-1]["sweep"]["decisions"] == {}
+
+
+def test_without_allow_delete_a_leaving_is_a_none_that_says_why_and_the_fact_stays(tmp_path, trace_home):
+    for f in _story_sessions(tmp_path, "employer"):
+        assert cli("ingest", "--no-embed", str(f)).code == 0
+    rows = cli("sweep").lines()[:-1]
+    last = [r for r in rows if r["key"] == JOB][-1]
+    assert (last["action"], last["old"]) == ("NONE", "Globex") and "DELETE is off" in last["reason"]
+    assert {f["key"]: f["value"] for f in facts(Store(trace_home))}[JOB] == "Globex"
+
+
+AGENT_LINES = ["I moved to the Lisbon region config.", "I switched to Neovim keybindings.", "I work at the repo root.",
+               "I moved to Lisbon."]
+
+
+@pytest.mark.parametrize("text", AGENT_LINES)
+def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
+    assert [f for f in prose_facts(text, "assistant") if f.type == "personal"] == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I moved to Rio de Janeiro last week.", (LOC, "Rio de Janeiro")),
+    ("I moved to 東京 in 2024.", (LOC, "東京")),
+    ("I now work for Initech.", (JOB, "Initech")),
+    ("I joined Stripe as a data engineer.", (JOB, "Stripe")),
+    ("My new manager is Priya.", (BOSS, "Priya")),
+    ("My boss is Li Wei.", (BOSS, "Li Wei")),
+    ("I use neovim as my editor.", ("user: editor", "neovim")),
+    ("My shell is zsh.", ("user: shell", "zsh")),
+])
+def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
+    assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "I joined Zoom.", "I joined the call late.", "My guess is Python.", "My favorite editor is Helix maybe.",
+    "I left the meeting early.", "I'm using grep to find it.", "I use pytest -k slow.",
+])
+def test_what_only_looks_like_a_personal_fact_is_none(text):
+    assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
+
+
+def _personal(key: str, value: str, n: int, delete: bool = False, replaces: str | None = None) -> FactCandidate:
+    return FactCandidate(type="personal", key=key, value=value, text=value, importance=0.8, label=key,
+                         delete=delete, replaces=replaces,
+                         source={"id": f"e{n}", "seq": n, "session_id": f"s{n}", "ts": f"2026-06-0{n}T09:00:00Z"})
+
+
+def test_a_leaving_removes_the_fact_that_holds_its_value_whatever_its_key():
+    """"I left Lisbon" is said with the employer rule's words; the value
+    names the place lived in, and that is the fact removed."""
+    reconciler = Reconciler(Knowledge(), allow_delete=True)
+    reconciler.decide(_personal(LOC, "Lisbon", 1))
+    reconciler.decide(_personal(JOB, "Acme", 2))
+    row, = reconciler.decide(_personal(JOB, "Lisbon", 3, delete=True, replaces="Lisbon"))
+    assert (row["action"], row["key"], row["old"], row["target_ids"]) == ("DELETE", LOC, "Lisbon", ["e1"])
+    assert {f.key: f.value for f in reconciler.knowledge.live()} == {JOB: "Acme"}
+
+
+def test_a_later_value_refines_the_known_one_only_when_it_holds_it_as_whole_words():
+    """"neovim" holds the letters of "vim" and is another editor: a
+    SUPERSEDE, where "PostgreSQL 16" after "PostgreSQL" is an UPDATE."""
+    reconciler = Reconciler(Knowledge())
+    reconciler.decide(_personal("user: uses vim", "vim", 1))
+    row, = reconciler.decide(_personal("user: uses vim", "neovim", 2))
+    assert row["action"] == "SUPERSEDE"
+    reconciler.decide(_personal("database", "PostgreSQL", 3))
+    row, = reconciler.decide(_personal("database", "PostgreSQL 16", 4))
+    assert row["action"] == "UPDATE"
