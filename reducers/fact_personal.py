@@ -29,12 +29,16 @@ from reducers.fact_shapes import Rule, rx
 KEY = "user: "                   # every personal fact's key starts so: the user, not a setting
 TOOL_KEY = KEY + "uses "         # a tool is keyed by its own name ("user: uses vim")
 _ADV = r"(?:\s+(?:just|recently|finally|now|officially|actually|already|also|eventually|since))*"
+# A time said first ("These days I live in …", "As of May, I work for …").
+_THEN = (r"^(?:(?:these\s+days|nowadays|currently|now|lately|recently|as\s+of\s+[^,]{1,30}|since\s+[^,]{1,30}|"
+         r"just\s+so\s+you\s+know|for\s+(?:context|the\s+record|what\s+it'?s\s+worth)|by\s+the\s+way|as\s+you\s+know|"
+         r"(?:quick|small|personal|big|good)\s+(?:update|news)),?\s+)?")
 _PERFECT = rf"^i(?:'ve|\s+have)?{_ADV}"
 _CONNECTORS = frozenset("de da do dos das del della di du la le los las el am an der den van von of upon on sur "
                         "y e".split())
 _DETERMINERS = frozenset("the a an this that these those it its them my your our his her their some any both all "
                          "each every something anything nothing one another other same".split())
-_CODE_CHARS = re.compile(r"[._/@:#+=<>()\[\]{}\\|$%^*~`\d]")
+_CODE_CHARS = re.compile(r"[_/@:#+=<>()\[\]{}\\|$%^*~`\d]|\.(?!\w)")      # "Booking.com" is a name, "utils." not
 # When something happened, said after it: "last year", "in March", "two weeks ago".
 _WHEN = (r"(?:(?:last|this|next)\s+\w+|yesterday|today|recently|earlier|(?:about\s+)?(?:a|an|one|two|three|four|five|"
          r"six|a\s+few|several|\d+)\s+\w+\s+ago|(?:in|since|back\s+in)\s+(?-i:[A-Z]\w+|\d{4})(?:\s+\d{4})?)")
@@ -52,6 +56,9 @@ favorite favourite preferred""".split())
 _TOOL_ROLES = frozenset("editor ide shell terminal browser os distro language keyboard layout".split())
 _SAME_ROLE = {"boss": "manager", "company": "employer", "workplace": "employer", "hometown": "location",
               "city": "location", "home": "location"}
+
+
+_TITLE = re.compile(r"^(?-i:[A-Z][a-z]{0,3})\.$")
 
 
 def _name_word(word: str) -> bool:
@@ -72,7 +79,9 @@ def _name(text: str) -> tuple[str, str] | None:
     taken: list[str] = []
     for i, w in enumerate(words):
         bare = w.rstrip(",;:!?")
-        if _name_word(bare) and len(taken) < 5:
+        if _TITLE.match(bare) and i + 1 < len(words) and _name_word(words[i + 1].rstrip(",;:!?")) and len(taken) < 5:
+            taken.append(bare)                   # "Dr. Patel", "St. Louis", "J. Smith"
+        elif _name_word(bare) and len(taken) < 5:
             taken.append(bare)
             if bare != w:
                 break
@@ -199,21 +208,26 @@ def label_for(key: str) -> str | None:
 
 
 _REST = r"\s+(?P<rest>.+)$"
+# "I'm a data engineer at Spotify": a word that names a job by its ending or as a rank.
+_OCCUPATION = (r"(?!(?:member|customer|user|subscriber|beginner|newcomer|passenger|visitor|player|winner|speaker|"
+               r"believer|regular|viewer|reader|listener|buyer|seller|voter)\b)"
+               r"(?:[\w-]+(?:er|or|ist|ian|ant|ent|ect|eer)|lead|intern|head|vp|cto|ceo|cfo|pm|sre|dev)")
 _SAID_BY = ("user", "note")
 
 RULES: tuple[Rule, ...] = (
-    Rule("me-moved", "personal", rx(rf"{_PERFECT}\s+(?:moved|relocated|emigrated)\s+(?:back\s+|over\s+|house\s+)?to{_REST}"),
+    Rule("me-moved", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+(?:moved|relocated|emigrated)\s+(?:back\s+|over\s+|house\s+)?to{_REST}"),
          _moved, said_by=_SAID_BY, max_value_words=6),
     Rule("me-live", "personal",
-         rx(rf"^(?:i(?:\s+(?:now|currently|still))?\s+live|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:living|based|located|"
-            rf"settled)|my\s+(?:home|house|apartment|flat)\s+is\s+(?:now\s+)?)\s+in{_REST}"),
+         rx(rf"{_THEN}(?:i(?:\s+(?:now|currently|still))?\s+live|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:living|based|located|"
+            rf"settled)|my\s+(?:home|house|apartment|flat)\s+is(?:\s+now)?)\s+in{_REST}"),
          _place, said_by=_SAID_BY, max_value_words=6),
     Rule("me-work", "personal",
-         rx(rf"^(?:i(?:\s+(?:now|currently|still))?\s+work|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:working|employed)|"
+         rx(rf"{_THEN}(?:i(?:\s+(?:now|currently|still))?\s+work|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:working|employed)|"
             rf"{_PERFECT[1:]}\s+(?:started|got|took|accepted|landed)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:\w+\s+)?"
-            rf"(?:job|position|role|offer)|{_PERFECT[1:]}\s+started\s+(?:working\s+)?)\s+(?:at|for|by|with){_REST}"),
+            rf"(?:job|position|role|offer)|{_PERFECT[1:]}\s+started(?:\s+working)?|"
+            rf"i(?:'m|\s+am)\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){{0,3}}{_OCCUPATION})\s+(?:at|for|by|with){_REST}"),
          _employer, said_by=_SAID_BY, max_value_words=6),
-    Rule("me-joined", "personal", rx(rf"{_PERFECT}\s+joined{_REST}"), _joined, said_by=_SAID_BY, max_value_words=6),
+    Rule("me-joined", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+joined{_REST}"), _joined, said_by=_SAID_BY, max_value_words=6),
     Rule("me-left", "personal",
          rx(rf"(?:{_PERFECT}\s+(?:left|quit|resigned\s+from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?|"
             rf"^i\s+(?:no\s+longer|don'?t|do\s+not)\s+(?:work\s+(?:at|for)|live\s+in)\s+)(?P<rest>.+?)"
@@ -231,13 +245,13 @@ RULES: tuple[Rule, ...] = (
             rf"ditched)\s+using){_REST}"),
          _stopped, said_by=_SAID_BY, allow_negation=True, max_value_words=2),
     Rule("me-uses", "personal",
-         rx(rf"(?:^i(?:\s+(?:now|mostly|mainly|only|still|also))?\s+use|^i(?:'m|\s+am)\s+(?:now\s+)?using|"
-            rf"{_PERFECT}\s+(?:been\s+using|started\s+using|switched|changed|migrated|moved\s+over)"
-            rf"(?:\s+over)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to|{_PERFECT}\s+switched\s+to){_REST}"),
+         rx(rf"{_THEN}(?:i(?:\s+(?:now|mostly|mainly|only|still|also))?\s+use|i(?:'m|\s+am)\s+(?:now\s+)?using|"
+            rf"{_PERFECT[1:]}\s+(?:been|started)\s+using|{_PERFECT[1:]}\s+(?:switched|changed|migrated|moved\s+over)"
+            rf"(?:\s+over)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to){_REST}"),
          _uses, said_by=_SAID_BY, max_value_words=2),
 )
 
-TRIGGERS = {"me-moved": ("moved", "relocated", "emigrated"), "me-live": (" in ",), "me-work": ("work", "employ", "job",
+TRIGGERS = {"me-moved": ("moved", "relocated", "emigrated"), "me-live": (" in ",), "me-work": ("work", "employ", "job", "m a", "m an",
             "position", "role", "offer", "started"), "me-joined": ("joined",),
             "me-left": ("left", "quit", "resigned", "longer", "n't", "not"), "my-role": ("my ",),
             "role-is-mine": (" my ",), "me-stopped": ("use", "using"),

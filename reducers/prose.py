@@ -10,6 +10,7 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # A sentence ends at . ! ? before any word, a lowercase one too ("Summaries
 # get cut off. max_tokens is now 2048"), except after an abbreviation.
 _SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bno\.)(?<!\bapprox\.)"
+                    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\bSt\.)"   # a title before a name
                     r"\s+(?=[\w\"'`*(\[])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _CLAUSE = re.compile(r"(?:,|(?<!\s))\s+(?:and then|and|but|also)\s+(?=\S)|;\s+|,\s+then\s+", re.I)

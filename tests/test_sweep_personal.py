@@ -161,6 +161,17 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("My boss is Li Wei.", (BOSS, "Li Wei")),
     ("I use neovim as my editor.", ("user: editor", "neovim")),
     ("My shell is zsh.", ("user: shell", "zsh")),
+    # a time or an aside said first, a home said as where it is, a job said with its title
+    ("These days I live in Nairobi.", (LOC, "Nairobi")),
+    ("Just so you know, I moved to Valencia.", (LOC, "Valencia")),
+    ("My home is in Leeds now.", (LOC, "Leeds")),
+    ("I just started at Datadog.", (JOB, "Datadog")),
+    ("I'm a software engineer at Spotify.", (JOB, "Spotify")),
+    ("I've been using Linear.", ("user: uses linear", "Linear")),
+    # names with a dot: a domain, a title (the sentence is not cut after "Dr.")
+    ("My employer is now Booking.com.", (JOB, "Booking.com")),
+    ("My supervisor is Dr. Patel.", ("user: supervisor", "Dr. Patel")),
+    ("I moved to St. Louis.", (LOC, "St. Louis")),
 ])
 def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
@@ -169,9 +180,31 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
 @pytest.mark.parametrize("text", [
     "I joined Zoom.", "I joined the call late.", "My guess is Python.", "My favorite editor is Helix maybe.",
     "I left the meeting early.", "I'm using grep to find it.", "I use pytest -k slow.",
+    "I'm a member at Costco.", "I'm a bit stuck at Step 3.", "I wish I lived in Kyoto.", "I'm moving to Prague next week.",
+    "I'm considering joining Figma.", "When I lived in Paris I used Vim.", "My wife works at Pfizer.",
 ])
 def test_what_only_looks_like_a_personal_fact_is_none(text):
     assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
+
+
+# Dialogue in other languages: the rules read English sentence shapes, and
+# a line in German, Spanish, Chinese or Japanese must not be half-read as
+# one (a name taken for a value, a word for a key).
+OTHER_LANGUAGES = [
+    "Ich bin letzten Monat nach Berlin gezogen.", "Ich arbeite jetzt bei Siemens.", "Mein Chef ist Herr Müller.",
+    "Wir haben von Postgres auf MySQL umgestellt.", "Ich benutze kein Vim mehr, nur noch Neovim.",
+    "Der Port ist jetzt 8080.", "Entscheidung: Wir nehmen Redis für den Cache.",
+    "Me mudé a Madrid el año pasado.", "Ahora trabajo en Telefónica.", "Mi jefa es Lucía.", "Ya no uso vim.",
+    "El puerto es 8080 ahora.", "Si me mudara a París, ¿sería más caro?", "Mi nombre es Ana.",
+    "我上个月搬到了上海。", "我现在在腾讯工作。", "我的经理是王伟。", "我们从Postgres换成了MySQL。", "数据库主机：db-prod-01",
+    "先月、東京に引っ越しました。", "今はソニーで働いています。", "私のマネージャーは田中さんです。", "ポートは今8080です。",
+    "名前：山田太郎",
+]
+
+
+@pytest.mark.parametrize("text", OTHER_LANGUAGES)
+def test_a_line_in_another_language_makes_no_fact(text):
+    assert prose_facts(text, "user") == []
 
 
 def _personal(key: str, value: str, n: int, delete: bool = False, replaces: str | None = None) -> FactCandidate:
