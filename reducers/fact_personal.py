@@ -202,9 +202,12 @@ def keyed_by_value(key: str) -> str | None:
 
 
 def label_for(key: str) -> str | None:
-    """How a personal fact is shown: "user: uses" for a tool (its key names
-    the first tool said, its value the one used now)."""
-    return TOOL_KEY.rstrip() if key.startswith(TOOL_KEY) else None
+    """How a personal fact is shown under "About the user": "location",
+    "manager"; "uses" for a tool (its key names the first tool said, its
+    value the one used now)."""
+    if key.startswith(TOOL_KEY):
+        return TOOL_KEY.removeprefix(KEY).rstrip()
+    return key.removeprefix(KEY) if key.startswith(KEY) else None
 
 
 _REST = r"\s+(?P<rest>.+)$"

@@ -41,6 +41,7 @@ from reducers.fact_builders import (AUXILIARY, always_never, decided, fixed, iss
                                     value_only)
 from reducers.fact_personal import RULES as PERSONAL_RULES, TRIGGERS as PERSONAL_TRIGGERS, label_for
 from reducers.prose import clauses, sentences
+from reducers.secret_keys import names_something_else
 
 SPEAKER_WEIGHT = {"user": 1.0, "note": 1.0, "assistant": 0.75, "tool": 0.8}
 TYPE_WEIGHT = {"decision": 0.8, "preference": 0.8, "personal": 0.8, "config": 0.7, "architecture": 0.7, "issue": 0.6,
@@ -351,9 +352,23 @@ def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactC
     return None
 
 
+# A credential said in prose ("the API key is Xk29…", "my password is …")
+# that the redactor's `name = value` shapes did not catch: never a fact, so
+# never in the digest a person pastes into CLAUDE.md.
+_SECRET_WORD = re.compile(r"\b(?:password|passphrase|passcode|secret|api key|apikey|access key|private key|"
+                          r"credentials?|token|pin)\b(?P<rest>.*)$")
+
+
+def names_a_secret(subject: str) -> bool:
+    """"api key", "db password", "github token"; not "token ttl" or
+    "password reset url" (a secret's setting, not the secret)."""
+    m = _SECRET_WORD.search(subject)
+    return m is not None and not names_something_else(m.group("rest"))
+
+
 def _plausible(rule: Rule, key: str, value: str) -> bool:
     subject = key.split(": ", 1)[1] if ": " in key else key
-    if not good_subject(subject) or not good_value(value):
+    if not good_subject(subject) or not good_value(value) or names_a_secret(subject):
         return False
     if len(value.split()) > rule.max_value_words:
         return False

@@ -124,6 +124,7 @@ def test_a_story_told_over_sessions_gives_one_decision_per_personal_statement(na
     assert {f["key"]: f["value"] for f in facts(store)} == expected_live
 
     digest = cli("digest").out
+    assert ("## About the user" in digest) == bool(expected_live)
     for key, value in expected_live.items():
         assert f": {value} (" in digest, (key, digest)
     superseded = {v for a, _, v in wanted if v} - set(expected_live.values())
@@ -185,6 +186,18 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
 ])
 def test_what_only_looks_like_a_personal_fact_is_none(text):
     assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
+
+
+@pytest.mark.parametrize("text", ["My password is Swordfish.", "The API key is Xk29fj3kLm.", "Our api token is Abcdef.",
+                                  "Set the github token to Ghp9x.", "My PIN is Tiger."])
+def test_a_credential_said_in_prose_is_never_a_fact(text):
+    """The redactor reads `name = value`; "the API key is X" reaches the
+    sweep as said, and a fact would put it in the digest."""
+    assert prose_facts(text, "user") == []
+
+
+def test_a_secret_s_setting_is_still_a_fact():
+    assert [(f.key, f.value) for f in prose_facts("The token TTL is 3600s.", "user")] == [("token ttl", "3600s")]
 
 
 # Dialogue in other languages: the rules read English sentence shapes, and

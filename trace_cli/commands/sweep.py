@@ -9,7 +9,8 @@ from trace_cli.options import JsonOpt, WaitOpt
 
 sweep_app = typer.Typer(
     help=("Consolidate what was logged since the last sweep: extract facts (decisions, settings, "
-          "preferences, architecture, implementation, issues, tasks) with rules — no model, no spend — "
+          "preferences, architecture, implementation, issues, tasks, what the user says about themselves) "
+          "with rules — no model, no spend — "
           "reconcile them into the ledger (ADD, UPDATE/SUPERSEDE, DELETE only with --allow-delete, NONE), "
           "find episodes, and reflect on weak recalls. The log is never modified. One sweep runs at a "
           "time (exit 4; --wait). Killed at any point, the next run finishes or redoes it exactly.\n\n"
