@@ -190,6 +190,20 @@ def _stopped(m: re.Match, sentence: str):
     return tool_key(found[0]), found[0], found[0], True
 
 
+# Labels under which "I …" is still the speaker's own: "Quick context: I moved
+# to Lisbon". Any other label may name who said it ("Bob: I work at Initech",
+# "He wrote: …", "Email from Dana: …"): a line quoted, not the user's news.
+_OWN_LABEL_WORDS = frozenset("""reminder context update note fyi btw ps heads up background news fun fact about me also
+for the record side correction quick personal small big good some recap intro introduction info
+life admin""".split())
+
+
+def said_in_own_words(label: str) -> bool:
+    """Whether a sentence's label ("Quick context:") leaves its "I …" the speaker's."""
+    words = re.findall(r"[a-z]+", label.lower())
+    return bool(words) and all(w in _OWN_LABEL_WORDS for w in words)
+
+
 def tool_key(name: str) -> str:
     return TOOL_KEY + norm_key(name).split()[0]
 

@@ -39,7 +39,7 @@ from reducers.fact_shapes import (CHANGE_VERB, COMPONENT, END, HEDGE, IMPERATIVE
 from reducers.fact_builders import (AUXILIARY, always_never, decided, fixed, issue, named_setting, not_done, preference,
                                     removed, retracted, subject_value, suffixed, todo, value_of,
                                     value_only)
-from reducers.fact_personal import RULES as PERSONAL_RULES, TRIGGERS as PERSONAL_TRIGGERS, label_for
+from reducers.fact_personal import RULES as PERSONAL_RULES, TRIGGERS as PERSONAL_TRIGGERS, label_for, said_in_own_words
 from reducers.prose import clauses, sentences
 from reducers.secret_keys import names_something_else
 
@@ -304,7 +304,8 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
             found = _clause_fact(cut + (end if end in "?!." else ""), cut, speaker, weight)     # a question stays one
         labelled = _LABEL.match(body)
         if found is None and labelled:            # "Planning note: the deadline is Thursday"
-            found = _clause_fact(sentence[labelled.end():], body[labelled.end():], speaker, weight)
+            found = _clause_fact(sentence[labelled.end():], body[labelled.end():], speaker, weight,
+                                 personal=said_in_own_words(body[:labelled.end()]))
         if found is None and verb and _VERBLESS_CHANGE.match(body):
             found = _clause_fact(sentence, f"{verb} {body}", speaker, weight)     # the clause as said is its text
         lead = _LEADING_CHANGE.search(body)
@@ -318,15 +319,16 @@ def _read_prose(text: str, speaker: str) -> list[FactCandidate]:
     return out
 
 
-def _clause_fact(sentence: str, body: str, speaker: str, weight: float) -> FactCandidate | None:
+def _clause_fact(sentence: str, body: str, speaker: str, weight: float, personal: bool = True) -> FactCandidate | None:
     """The first rule's fact in one clause (`body`, matched; `sentence`, as
-    said: judged and kept as the fact's text), or None."""
+    said: judged and kept as the fact's text), or None. `personal`: whether
+    an "I …" here is the speaker's own (not after "Bob:" or "He wrote:")."""
     low = body.lower()
     present = {t for t in _ALL_TRIGGERS if t in low}
     if not present:
         return None
     for rule in RULES:
-        if present.isdisjoint(_TRIGGERS[rule.name]):
+        if present.isdisjoint(_TRIGGERS[rule.name]) or (rule.type == "personal" and not personal):
             continue
         m = rule.pattern.search(body)
         if m is None or not _admissible(rule, sentence, speaker):

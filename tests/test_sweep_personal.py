@@ -188,6 +188,19 @@ def test_what_only_looks_like_a_personal_fact_is_none(text):
     assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
 
 
+@pytest.mark.parametrize("text", ["He said: I moved to Lisbon last week.", "Bob: I work at Initech now.",
+                                  "Email from Dana: I moved to Berlin last week.", "Customer wrote: My manager is Tom."])
+def test_a_line_labelled_with_who_said_it_is_not_the_user_s_own_news(text):
+    assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
+
+
+@pytest.mark.parametrize("text,expected", [("Quick context: I moved to Lisbon.", (LOC, "Lisbon")),
+                                           ("Background: I work at Acme.", (JOB, "Acme")),
+                                           ("Reminder: Dana is my manager.", (BOSS, "Dana"))])
+def test_a_label_that_only_introduces_the_line_leaves_it_the_user_s(text, expected):
+    assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
+
+
 @pytest.mark.parametrize("text", ["My password is Swordfish.", "The API key is Xk29fj3kLm.", "Our api token is Abcdef.",
                                   "Set the github token to Ghp9x.", "My PIN is Tiger."])
 def test_a_credential_said_in_prose_is_never_a_fact(text):
