@@ -195,7 +195,8 @@ def _stopped(m: re.Match, sentence: str):
 # "He wrote: …", "Email from Dana: …"): a line quoted, not the user's news.
 _OWN_LABEL_WORDS = frozenset("""reminder context update note fyi btw ps heads up background news fun fact about me also
 for the record side correction quick personal small big good some recap intro introduction info
-life admin""".split())
+life admin
+for you your the a an my on of to""".split())                  # "Context for you:", "A note on me:"
 
 
 def said_in_own_words(label: str) -> bool:
@@ -232,7 +233,7 @@ _OCCUPATION = (r"(?!(?:member|customer|user|subscriber|beginner|newcomer|passeng
 _SAID_BY = ("user", "note")
 
 RULES: tuple[Rule, ...] = (
-    Rule("me-moved", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+(?:moved|relocated|emigrated)\s+(?:back\s+|over\s+|house\s+)?to{_REST}"),
+    Rule("me-moved", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+(?:moved|relocated|emigrated)\s+(?:back\s+|house\s+)?to{_REST}"),
          _moved, said_by=_SAID_BY, max_value_words=6),
     Rule("me-live", "personal",
          rx(rf"{_THEN}(?:i(?:\s+(?:now|currently|still))?\s+live|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:living|based|located|"

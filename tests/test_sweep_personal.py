@@ -169,6 +169,7 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("I just started at Datadog.", (JOB, "Datadog")),
     ("I'm a software engineer at Spotify.", (JOB, "Spotify")),
     ("I've been using Linear.", ("user: uses linear", "Linear")),
+    ("I've moved over to Zed.", ("user: uses zed", "Zed")),          # a tool switched to, not a place
     # names with a dot: a domain, a title (the sentence is not cut after "Dr.")
     ("My employer is now Booking.com.", (JOB, "Booking.com")),
     ("My supervisor is Dr. Patel.", ("user: supervisor", "Dr. Patel")),
@@ -196,7 +197,8 @@ def test_a_line_labelled_with_who_said_it_is_not_the_user_s_own_news(text):
 
 @pytest.mark.parametrize("text,expected", [("Quick context: I moved to Lisbon.", (LOC, "Lisbon")),
                                            ("Background: I work at Acme.", (JOB, "Acme")),
-                                           ("Reminder: Dana is my manager.", (BOSS, "Dana"))])
+                                           ("Reminder: Dana is my manager.", (BOSS, "Dana")),
+                                           ("Context for you: I've just relocated to Kyoto.", (LOC, "Kyoto"))])
 def test_a_label_that_only_introduces_the_line_leaves_it_the_user_s(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
 
