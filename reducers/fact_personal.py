@@ -32,7 +32,7 @@ _ADV = r"(?:\s+(?:just|recently|finally|now|officially|actually|already|also|eve
 # A time said first ("These days I live in …", "As of May, I work for …").
 _THEN = (r"^(?:(?:these\s+days|nowadays|currently|now|lately|recently|as\s+of\s+[^,]{1,30}|since\s+[^,]{1,30}|"
          r"just\s+so\s+you\s+know|for\s+(?:context|the\s+record|what\s+it'?s\s+worth)|by\s+the\s+way|as\s+you\s+know|"
-         r"(?:quick|small|personal|big|good)\s+(?:update|news)),?\s+)?")
+         r"(?:quick|small|personal|big|good)\s+(?:update|news)|no),?\s+)?")         # "No, I work at Globex, not Acme"
 _PERFECT = rf"^i(?:'ve|\s+have)?{_ADV}"
 _CONNECTORS = frozenset("de da do dos das del della di du la le los las el am an der den van von of upon on sur "
                         "y e".split())
@@ -145,7 +145,8 @@ def _left(m: re.Match, sentence: str):
     then = _name(rest[4:]) if rest.lower().startswith("for ") else None
     if then is not None:
         return KEY + "employer", then[0], gone, False
-    return (KEY + "employer", gone, gone, True) if _WHEN_TAIL.match(rest) else None
+    key = KEY + ("location" if m.group("home") or m.group("home2") else "employer")
+    return (key, gone, gone, True) if _WHEN_TAIL.match(rest) else None
 
 
 def _role(m: re.Match, sentence: str):
@@ -248,7 +249,8 @@ RULES: tuple[Rule, ...] = (
     Rule("me-joined", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+joined{_REST}"), _joined, said_by=_SAID_BY, max_value_words=6),
     Rule("me-left", "personal",
          rx(rf"(?:{_PERFECT}\s+(?:left|quit|resigned\s+from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?|"
-            rf"^i\s+(?:no\s+longer|don'?t|do\s+not)\s+(?:work\s+(?:at|for)|live\s+in)\s+)(?P<rest>.+?)"
+            rf"^i\s+(?:no\s+longer|don'?t|do\s+not)\s+(?:work\s+(?:at|for)|(?P<home>live\s+in))\s+|"
+            rf"^i(?:'m|\s+am)\s+no\s+longer\s+(?:at|with|working\s+(?:at|for)|employed\s+by|(?P<home2>living\s+in))\s+)(?P<rest>.+?)"
             rf"(?:\s+(?:anymore|any\s+more))?$"),
          _left, said_by=_SAID_BY, allow_negation=True, max_value_words=6),
     Rule("my-role", "personal",
@@ -260,7 +262,7 @@ RULES: tuple[Rule, ...] = (
          _role_named_first, said_by=_SAID_BY, allow_negation=True, max_value_words=3),
     Rule("me-stopped", "personal",
          rx(rf"(?:^i\s+(?:no\s+longer|don'?t|do\s+not)\s+use|{_PERFECT}\s+(?:stopped|quit|gave\s+up|given\s+up|"
-            rf"ditched)\s+using){_REST}"),
+            rf"ditched)\s+using|^i(?:'m|\s+am)\s+(?:no\s+longer|not)\s+using(?=.*\b(?:anymore|any\s+more)$)){_REST}"),
          _stopped, said_by=_SAID_BY, allow_negation=True, max_value_words=2),
     Rule("me-uses", "personal",
          rx(rf"{_THEN}(?:i(?:\s+(?:now|mostly|mainly|only|still|also))?\s+use|i(?:'m|\s+am)\s+(?:now\s+)?using|"

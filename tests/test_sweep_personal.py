@@ -241,6 +241,21 @@ def _personal(key: str, value: str, n: int, delete: bool = False, replaces: str 
                          source={"id": f"e{n}", "seq": n, "session_id": f"s{n}", "ts": f"2026-06-0{n}T09:00:00Z"})
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("I'm no longer at Acme.", (JOB, "Acme")),
+    ("I no longer live in Lisbon.", (LOC, "Lisbon")),
+    ("I'm no longer living in Lisbon.", (LOC, "Lisbon")),
+    ("I'm not using vim anymore.", ("user: uses vim", "vim")),
+])
+def test_a_leaving_said_this_way_is_a_removal_of_its_value(text, expected):
+    assert [(f.key, f.value, f.replaces, f.delete) for f in prose_facts(text, "user")] == [(*expected, expected[1], True)]
+
+
+def test_a_correction_that_opens_with_no_is_read():
+    assert [(f.key, f.value) for f in prose_facts("No, I work at Globex, not Acme.", "user")] == [(JOB, "Globex")]
+    assert prose_facts("I'm not using vim.", "user") == []          # not using it now is not having stopped
+
+
 def test_a_leaving_removes_the_fact_that_holds_its_value_whatever_its_key():
     """"I left Lisbon" is said with the employer rule's words; the value
     names the place lived in, and that is the fact removed."""
