@@ -123,7 +123,9 @@ def _place(m: re.Match, sentence: str):
 
 def _employer(m: re.Match, sentence: str):
     found = _name(m.group("rest"))
-    return (KEY + "employer", found[0], None, False) if found else None
+    if found is None or found[1][:1].isdigit():
+        return None                              # "I started at Step 2": a numbered thing, not a company
+    return KEY + "employer", found[0], None, False
 
 
 def _joined(m: re.Match, sentence: str):
@@ -241,10 +243,14 @@ RULES: tuple[Rule, ...] = (
             rf"settled)|my\s+(?:home|house|apartment|flat)\s+is(?:\s+now)?)\s+in{_REST}"),
          _place, said_by=_SAID_BY, max_value_words=6),
     Rule("me-work", "personal",
-         rx(rf"{_THEN}(?:i(?:\s+(?:now|currently|still))?\s+work|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:working|employed)|"
+         # "with" names a place of work only after a job ("an offer with Globex"):
+         # "I work with Dana" is a colleague
+         rx(rf"{_THEN}(?:(?:i(?:\s+(?:now|currently|still))?\s+work|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?working|"
+            rf"{_PERFECT[1:]}\s+(?:been|started)\s+working|{_PERFECT[1:]}\s+started)(?:\s+\w+ly)?\s+(?:at|for)|"
+            rf"i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?employed\s+(?:at|by)|"
             rf"{_PERFECT[1:]}\s+(?:started|got|took|accepted|landed)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:\w+\s+)?"
-            rf"(?:job|position|role|offer)|{_PERFECT[1:]}\s+started(?:\s+working)?|"
-            rf"i(?:'m|\s+am)\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){{0,3}}{_OCCUPATION})\s+(?:at|for|by|with){_REST}"),
+            rf"(?:job|position|role|offer)\s+(?:at|with)|"
+            rf"i(?:'m|\s+am)\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){{0,3}}{_OCCUPATION}\s+(?:at|for|with)){_REST}"),
          _employer, said_by=_SAID_BY, max_value_words=6),
     Rule("me-joined", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+joined{_REST}"), _joined, said_by=_SAID_BY, max_value_words=6),
     Rule("me-left", "personal",
@@ -254,7 +260,8 @@ RULES: tuple[Rule, ...] = (
             rf"(?:\s+(?:anymore|any\s+more))?$"),
          _left, said_by=_SAID_BY, allow_negation=True, max_value_words=6),
     Rule("my-role", "personal",
-         rx(rf"^my\s+(?:new\s+|current\s+)?(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|'s)\s+(?:now\s+)?{_REST[3:]}"),
+         rx(rf"^my\s+(?:new\s+|current\s+)?(?P<noun>[a-z]+(?:\s+[a-z]+)?)(?:\s+of\s+choice)?\s+(?:is|'s)\s+(?:now\s+)?"
+            rf"{_REST[3:]}"),
          _role, said_by=_SAID_BY, max_value_words=6),
     Rule("role-is-mine", "personal",
          rx(r"^(?P<val>[^\s,;]+(?:\s+[^\s,;]+){0,2}?)\s+is\s+(?:now\s+)?(?P<gone>no\s+longer\s+)?my\s+(?:new\s+)?"

@@ -174,6 +174,10 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("My employer is now Booking.com.", (JOB, "Booking.com")),
     ("My supervisor is Dr. Patel.", ("user: supervisor", "Dr. Patel")),
     ("I moved to St. Louis.", (LOC, "St. Louis")),
+    ("I've been working at Unilever since January.", (JOB, "Unilever")),
+    ("I work remotely for GitLab.", (JOB, "GitLab")),
+    ("I got a job with Stripe.", (JOB, "Stripe")),
+    ("My editor of choice is Kakoune.", ("user: editor", "Kakoune")),
 ])
 def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
@@ -184,6 +188,7 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
     "I left the meeting early.", "I'm using grep to find it.", "I use pytest -k slow.",
     "I'm a member at Costco.", "I'm a bit stuck at Step 3.", "I wish I lived in Kyoto.", "I'm moving to Prague next week.",
     "I'm considering joining Figma.", "When I lived in Paris I used Vim.", "My wife works at Pfizer.",
+    "I work with Dana.", "I am working with Bob.", "I started at Step 2.",     # a colleague, a numbered step
 ])
 def test_what_only_looks_like_a_personal_fact_is_none(text):
     assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
