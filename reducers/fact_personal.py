@@ -34,8 +34,11 @@ _THEN = (r"^(?:(?:these\s+days|nowadays|currently|now|lately|recently|as\s+of\s+
          r"just\s+so\s+you\s+know|for\s+(?:context|the\s+record|what\s+it'?s\s+worth)|by\s+the\s+way|as\s+you\s+know|"
          r"(?:quick|small|personal|big|good)\s+(?:update|news)|no),?\s+)?")         # "No, I work at Globex, not Acme"
 _PERFECT = rf"^i(?:'ve|\s+have)?{_ADV}"
-_CONNECTORS = frozenset("de da do dos das del della di du la le los las el am an der den van von of upon on sur "
+_CONNECTORS = frozenset("de da do dos das del della di du la le los las el am der den van von of upon sur "
                         "y e".split())
+# A name after "of"/"upon" that is a date, not the rest of a place's name: "Lisbon of May".
+_CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may "
+                      "june july august september october november december".split())
 _DETERMINERS = frozenset("the a an this that these those it its them my your our his her their some any both all "
                          "each every something anything nothing one another other same".split())
 _CODE_CHARS = re.compile(r"[_/@:#+=<>()\[\]{}\\|$%^*~`\d]|\.(?!\w)")      # "Booking.com" is a name, "utils." not
@@ -85,7 +88,8 @@ def _name(text: str) -> tuple[str, str] | None:
             taken.append(bare)
             if bare != w:
                 break
-        elif taken and bare.lower() in _CONNECTORS and i + 1 < len(words) and _name_word(words[i + 1]):
+        elif taken and bare.lower() in _CONNECTORS and i + 1 < len(words) and _name_word(words[i + 1]) \
+                and words[i + 1].rstrip(",;:!?.").lower() not in _CALENDAR:
             taken.append(bare.lower())
         else:
             break

@@ -178,6 +178,11 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("I work remotely for GitLab.", (JOB, "GitLab")),
     ("I got a job with Stripe.", (JOB, "Stripe")),
     ("My editor of choice is Kakoune.", ("user: editor", "Kakoune")),
+    # a day after the name is when, not part of it; a name's own joining word is kept
+    ("I moved to Lisbon on Friday.", (LOC, "Lisbon")),
+    ("I started at Acme on Monday.", (JOB, "Acme")),
+    ("I work at Bank of America.", (JOB, "Bank of America")),
+    ("I moved to Newcastle upon Tyne.", (LOC, "Newcastle upon Tyne")),
 ])
 def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
