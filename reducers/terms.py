@@ -40,6 +40,7 @@ _DELIMITERS = re.compile(r"[\"'`<>()\[\]{},;|]+")
 _MAYBE_STRUCTURAL = frozenset("/\\.:=@#_-0123456789")
 _STRUCTURAL = re.compile(r"[/\\.:=@#_\-]|[A-Za-z][0-9]|[0-9][A-Za-z]")
 _EDGE_PUNCT = ".,:;!?*"
+_NAMING = re.compile(r"[^\W_]")       # a letter or digit
 _PART_SPLIT = re.compile(r"[/\\=@:,?&#]+")
 _HEX = re.compile(r"^[0-9a-f]{7,}$")
 _SHORT_PREFIXES = (7, 8, 10, 12)
@@ -154,6 +155,8 @@ def exact_query_terms(query: str) -> list[str]:
     out: dict[str, None] = {}
     for m in _CANDIDATE.finditer(query):
         token = m.group(0).strip(_EDGE_PUNCT)
-        if len(token) >= 3 and _STRUCTURAL.search(token):
+        # A run of punctuation alone (`---`, `===`, `#::`) names nothing: a
+        # query of only such runs has nothing to search for (exit 3).
+        if len(token) >= 3 and _STRUCTURAL.search(token) and _NAMING.search(token):
             out.setdefault(token.lower()[:MAX_TERM_CHARS])
     return list(out)

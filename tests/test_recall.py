@@ -104,6 +104,32 @@ def test_an_exact_string_returns_every_occurrence_newest_first(tmp_path):
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
+@pytest.mark.parametrize("error", ["Could not connect to server: Connection refused",
+                                   "can't open file 'settings.toml': No such file",
+                                   "does not exist in the current schema"])
+def test_an_error_text_that_opens_with_a_negated_auxiliary_is_an_exact_string(tmp_path, error):
+    """"Could not ...", "can't ...", "does not ..." read as statements, not
+    questions: every occurrence comes back, newest first."""
+    from trace_cli.bench.needles import build_session
+    session = build_session(turns=60, needles=0, seed=17)
+    for i in range(13):
+        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
+    session.write_openai(tmp_path / "s.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "s.jsonl")]))
+    hits = store.recall(error, k=15).hits
+    holding = [h for h in hits if error in h.text]
+    assert len(holding) == 13 and hits[:13] == holding and all(h.scores.get("exact") for h in holding)
+    assert [h.seq for h in holding] == sorted((h.seq for h in holding), reverse=True)
+
+
+def test_a_question_that_opens_with_an_auxiliary_is_not_an_exact_string():
+    from stores.recall.exact import looks_exact
+    assert not looks_exact("could you check the build logs")
+    assert not looks_exact("does the proxy retry on 502")
+    assert looks_exact("does not retry on 502")
+
+
 def test_filters_run_inside_the_index(needle_store):
     store, recaller, session = needle_store
     q = session.needles[3].query
@@ -166,7 +192,8 @@ def test_cli_usage_errors(tmp_path):
     assert cli("recall", "x", "--min-score", "1.5").code == 2
 
 
-@pytest.mark.parametrize("query", ["the of and to", "?!...", "what is it", "** ,, --"])
+@pytest.mark.parametrize("query", ["the of and to", "?!...", "what is it", "** ,, --", "?!... ---", "=== ###",
+                                   "the ---", "#::"])
 def test_a_query_of_only_stop_words_or_punctuation_is_a_clear_note_and_exit_3(tmp_path, query):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
     run = cli("recall", query)

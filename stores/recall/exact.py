@@ -16,8 +16,12 @@ from reducers.terms import exact_query_terms, words
 
 OCCURRENCE_LIMIT = 200          # events holding every term, newest first, that may be checked...
 MAX_MISSES = 20                 # ...until this many of them turn out not to hold the whole string
-_QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-                       r"should|would|will|has|have|had)\b", re.IGNORECASE)
+# A leading auxiliary asks a question unless a negation follows it: "could
+# not connect to server", "can't open file", "does not exist" are error
+# texts, the strings people paste to find every occurrence.
+_QUESTION = re.compile(r"^\s*(?:(?:what|which|who|whom|whose|when|where|why|how)\b|"
+                       r"(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|had)\b"
+                       r"(?!\s+not\b|['\u2019]t\b))", re.IGNORECASE)
 
 
 def looks_exact(query: str) -> bool:
