@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from reducers.cjk import spaced
+
 MAX_TERM_CHARS = 256
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are aren as at be because been before being below
@@ -47,7 +49,9 @@ _SHORT_PREFIXES = (7, 8, 10, 12)
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    """The words of `text`, lowercased; a CJK run as its character pairs
+    (reducers/cjk.py), as the index holds it."""
+    return _WORD.findall(spaced(text).lower())
 
 
 def query_words(query: str) -> list[str]:
