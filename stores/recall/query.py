@@ -31,6 +31,15 @@ def require_rerank(wanted: bool) -> None:
         require()
 
 
+def require_session(session: str | None) -> None:
+    """An empty session (`--session "$SID"` with SID unset, `"session": ""`
+    in a --queries line or a tool call) is a usage error: it must not
+    search every session."""
+    if session is not None and not session.strip():
+        raise UsageError("--session is empty: give a session id or a unique prefix of one "
+                         "(`trace sessions` lists them)")
+
+
 @dataclass
 class RecallQuery:
     query: str
@@ -63,6 +72,7 @@ class RecallQuery:
             warnings.append(f"query of {len(self.query)} characters is over {MAX_QUERY_CHARS}: "
                             f"searching its first {TRUNCATED_QUERY_CHARS}")
             self.query = self.query[:TRUNCATED_QUERY_CHARS]
+        require_session(self.session)
         if self.mode not in MODES:
             raise UsageError(f"unknown --mode {self.mode!r}; choose one of: {', '.join(MODES)}")
         if self.hops not in (1, 2):
