@@ -14,6 +14,7 @@ import re
 # katakana too) and Hangul syllables.
 _RUN = re.compile("[\u3005\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
                   "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+")
+_FIRST = "\u3005"
 
 
 def pairs(run: str) -> list[str]:
@@ -24,7 +25,8 @@ def pairs(run: str) -> list[str]:
 def spaced(text: str) -> str:
     """`text` with every CJK run replaced by its pairs, spaced apart (the
     rest unchanged): what a word tokenizer then splits into searchable
-    words. ASCII text is returned as it is, at the cost of one check."""
-    if text.isascii():
+    words. Text with no character as high as the first CJK one is returned
+    as it is, at the cost of one or two C-speed passes."""
+    if text.isascii() or max(text) < _FIRST:
         return text
     return _RUN.sub(lambda m: f" {' '.join(pairs(m.group()))} ", text)
