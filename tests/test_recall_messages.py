@@ -50,6 +50,12 @@ def test_an_empty_session_through_the_python_api_is_a_usage_error(home):
         Store().recall("deploy", session="")
 
 
+def test_one_kind_given_as_a_string_through_the_python_api_is_that_kind(home):
+    from stores.store import Store
+    hits = Store().recall("deploy", kinds="user").hits
+    assert hits and {h.kind for h in hits} == {"user"}
+
+
 @pytest.mark.parametrize("args,said", [
     (["recall"], 'say what to recall: trace recall "docker ssl error", or --queries FILE for many'),
     (["recall", ""], "empty query: say what to recall"),

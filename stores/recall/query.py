@@ -80,6 +80,8 @@ class RecallQuery:
         if self.k < 1:
             raise UsageError(f"-k {self.k}: give how many hits to return, at least 1")
         self.k = min(self.k, MAX_K)
+        if isinstance(self.kinds, str):       # kinds="tool_result" from the Python API: one kind, not its letters
+            self.kinds = [self.kinds]
         for kind in self.kinds or ():
             if kind not in KINDS:
                 raise UsageError(f"unknown --kind {kind!r}; valid kinds: {', '.join(KINDS)}")
