@@ -110,14 +110,7 @@ def test_an_exact_string_returns_every_occurrence_newest_first(tmp_path):
 def test_an_error_text_that_opens_with_a_negated_auxiliary_is_an_exact_string(tmp_path, error):
     """"Could not ...", "can't ...", "does not ..." read as statements, not
     questions: every occurrence comes back, newest first."""
-    from trace_cli.bench.needles import build_session
-    session = build_session(turns=60, needles=0, seed=17)
-    for i in range(13):
-        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
-    session.write_openai(tmp_path / "s.jsonl")
-    store = Store(tmp_path / "store")
-    list(store.ingest([str(tmp_path / "s.jsonl")]))
-    hits = store.recall(error, k=15).hits
+    hits = repeated_error_recaller(tmp_path, error).recall(RecallQuery(query=error, k=15))
     holding = [h for h in hits if error in h.text]
     assert len(holding) == 13 and hits[:13] == holding and all(h.scores.get("exact") for h in holding)
     assert [h.seq for h in holding] == sorted((h.seq for h in holding), reverse=True)
