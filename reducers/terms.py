@@ -48,16 +48,17 @@ _HEX = re.compile(r"^[0-9a-f]{7,}$")
 _SHORT_PREFIXES = (7, 8, 10, 12)
 
 
-def words(text: str) -> list[str]:
+def words(text: str, pairs: bool = True) -> list[str]:
     """The words of `text`, lowercased; a CJK run as its character pairs
-    (reducers/cjk.py), as the index holds it."""
-    return _WORD.findall(spaced(text).lower())
+    (reducers/cjk.py), as the index holds it, or with `pairs=False` whole,
+    as written (a topic hint a reader can read back)."""
+    return _WORD.findall((spaced(text) if pairs else text).lower())
 
 
-def query_words(query: str) -> list[str]:
+def query_words(query: str, pairs: bool = True) -> list[str]:
     """The content words of a query, stopwords dropped (unless nothing else
     is left), for the stemmed body field."""
-    all_words = words(query)
+    all_words = words(query, pairs)
     content = [w for w in all_words if w not in STOPWORDS]
     return content or all_words
 
