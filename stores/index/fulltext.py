@@ -96,6 +96,10 @@ class FulltextIndex(FulltextSearch):
             return None
         return row[0] if row else None
 
+    def built_schema(self) -> str | None:
+        """The schema version the index was built with (None: no index)."""
+        return self._meta("schema")
+
     @property
     def watermark(self) -> int:
         """Last seq indexed, or -1 when the index is missing, foreign or of
