@@ -116,6 +116,29 @@ def test_an_error_text_that_opens_with_a_negated_auxiliary_is_an_exact_string(tm
     assert [h.seq for h in holding] == sorted((h.seq for h in holding), reverse=True)
 
 
+def test_long_outputs_that_hold_an_error_text_s_words_but_not_the_text_are_not_its_occurrences(tmp_path):
+    """30 newer long outputs (artifact-backed) hold every word of the error
+    scattered; 5 older events hold the error itself: those 5 are the exact
+    occurrences, and no long output is taken for one."""
+    import random
+    from trace_cli.bench.needles import build_session, flood
+    rng, error = random.Random(3), "could not connect to server: Connection refused"
+    session = build_session(turns=120, needles=0, seed=8)
+    results = [4 * t + 2 for t in range(120)]
+    for t in results[5:10]:
+        session.messages[t]["content"] += f"\n{error}"
+    for t in results[40:70]:
+        session.messages[t]["content"] = (f"could {flood(rng, 900)} server not {flood(rng, 900)} connect to "
+                                          f"refused {flood(rng, 900)} connection")
+    session.write_openai(tmp_path / "s.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "s.jsonl")]))
+    assert store.show(str(results[40] + 1)).events[0].get("artifact")          # the long outputs are artifacts
+    hits = store.recall(error, k=10).hits
+    exact = [h for h in hits if h.scores.get("exact")]
+    assert len(exact) == 5 and all(error in h.text for h in exact) and hits[:5] == exact
+
+
 def test_a_question_that_opens_with_an_auxiliary_is_not_an_exact_string():
     from stores.recall.exact import looks_exact
     assert not looks_exact("could you check the build logs")
