@@ -49,7 +49,9 @@ _NOISE = frozenset({"users", "home"})
 
 def _words(text: str) -> list[str]:
     text = _ESCAPE.sub(" ", text[:20_000])
-    return query_words(_LS_OWNER.sub(" ", _PROMPT.sub(" ", _HOME.sub(" ", text))))
+    # CJK runs whole: their pairs (2 characters) are too short to be topics,
+    # and recall("a run") searches the run's pairs anyway.
+    return query_words(_LS_OWNER.sub(" ", _PROMPT.sub(" ", _HOME.sub(" ", text))), pairs=False)
 
 
 def _topical(w: str) -> bool:

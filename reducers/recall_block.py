@@ -2,9 +2,10 @@
 
 Knowledge (notes, task state, persona: compact facts) gets 30% of the cap,
 detail (raw events, code and formatting kept) 70% plus whatever knowledge
-leaves unused. Within each, the lowest-scoring entries go first until it
-fits; the block never exceeds the cap (counted with the one tokenizer), and
-when not even one entry fits nothing is injected.
+leaves unused. Within each, the best-scoring entries are kept first, and
+one too big for the room left is passed over (a smaller one after it may
+still fit); the block never exceeds the cap (counted with the one
+tokenizer), and when not even one entry fits nothing is injected.
 
 A block that comes back in ingested text (a runtime logged the message it
 injected into) is stripped before indexing and before rendering
@@ -110,14 +111,15 @@ def _detail_entry(h: dict) -> str:
 
 
 def _fit(entries: list[str], scores: list[float], budget: int) -> list[int]:
-    """Indexes of the entries kept (rank order), dropping the lowest-scoring
-    until their token total fits the budget."""
-    keep = list(range(len(entries)))
-    cost = {i: count_tokens(entries[i]) + 2 for i in keep}
-    total = sum(cost.values())
-    for i in sorted(keep, key=lambda i: (scores[i], -i)):          # hits that share a score: the lowest ranked first
-        if total <= budget:
-            break
-        keep.remove(i)
-        total -= cost[i]
-    return keep if total <= budget else []
+    """Indexes of the entries kept (rank order): the best-scoring first
+    (of equal scores, the best ranked), each while it fits what is left of
+    the budget. One too big for what is left is passed over, not the end
+    of the block: a long tool output at rank 1 must not keep the short
+    answer at rank 2 out."""
+    keep, left = [], budget
+    for i in sorted(range(len(entries)), key=lambda i: (-scores[i], i)):
+        cost = count_tokens(entries[i]) + 2
+        if cost <= left:
+            keep.append(i)
+            left -= cost
+    return sorted(keep)

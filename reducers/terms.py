@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from reducers.cjk import spaced
+
 MAX_TERM_CHARS = 256
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are aren as at be because been before being below
@@ -40,19 +42,23 @@ _DELIMITERS = re.compile(r"[\"'`<>()\[\]{},;|]+")
 _MAYBE_STRUCTURAL = frozenset("/\\.:=@#_-0123456789")
 _STRUCTURAL = re.compile(r"[/\\.:=@#_\-]|[A-Za-z][0-9]|[0-9][A-Za-z]")
 _EDGE_PUNCT = ".,:;!?*"
+_NAMING = re.compile(r"[^\W_]")       # a letter or digit
 _PART_SPLIT = re.compile(r"[/\\=@:,?&#]+")
 _HEX = re.compile(r"^[0-9a-f]{7,}$")
 _SHORT_PREFIXES = (7, 8, 10, 12)
 
 
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+def words(text: str, pairs: bool = True) -> list[str]:
+    """The words of `text`, lowercased; a CJK run as its character pairs
+    (reducers/cjk.py), as the index holds it, or with `pairs=False` whole,
+    as written (a topic hint a reader can read back)."""
+    return _WORD.findall((spaced(text) if pairs else text).lower())
 
 
-def query_words(query: str) -> list[str]:
+def query_words(query: str, pairs: bool = True) -> list[str]:
     """The content words of a query, stopwords dropped (unless nothing else
     is left), for the stemmed body field."""
-    all_words = words(query)
+    all_words = words(query, pairs)
     content = [w for w in all_words if w not in STOPWORDS]
     return content or all_words
 
@@ -154,6 +160,8 @@ def exact_query_terms(query: str) -> list[str]:
     out: dict[str, None] = {}
     for m in _CANDIDATE.finditer(query):
         token = m.group(0).strip(_EDGE_PUNCT)
-        if len(token) >= 3 and _STRUCTURAL.search(token):
+        # A run of punctuation alone (`---`, `===`, `#::`) names nothing: a
+        # query of only such runs has nothing to search for (exit 3).
+        if len(token) >= 3 and _STRUCTURAL.search(token) and _NAMING.search(token):
             out.setdefault(token.lower()[:MAX_TERM_CHARS])
     return list(out)

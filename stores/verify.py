@@ -395,14 +395,20 @@ def _check_indexes(store, report: VerifyReport) -> None:
     """The derived indexes must match the log they cover: a full-text index
     missing or holding other documents is derived damage; one that lags (an
     interrupted ingest, deferred embedding) only a note."""
-    from stores.index.fulltext import FulltextIndex
+    from stores.index.fulltext import SCHEMA_VERSION, FulltextIndex
     from stores.index.vectors import VectorIndex
     if any(d.part == "fulltext" for d in report.damage):
         return                                    # named already; opening it could crash the engine
     ft = FulltextIndex(store.dir)
     try:
         if ft.watermark < 0 or (ft.watermark > 0 and ft.open() is None):
-            if report.events:
+            built = ft.built_schema()
+            if report.events and built not in (None, str(SCHEMA_VERSION)):
+                # an upgrade, not damage: the first recall rebuilds it by itself
+                report.fail_derived("fulltext/", f"full-text index of an older TRACE (schema {built}, this one "
+                                                 f"reads {SCHEMA_VERSION}); the next recall rebuilds it, or "
+                                                 f"`trace verify --repair` (or `trace reindex`)")
+            elif report.events:
                 report.fail_derived("fulltext/", "full-text index missing or unreadable; `trace verify --repair` "
                                                  "(or `trace reindex`) rebuilds it")
         elif ft.watermark < report.last_seq:      # behind, not damaged: an interrupted ingest

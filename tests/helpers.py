@@ -100,15 +100,15 @@ def transcript_events(store_dir) -> list[dict]:
 REPEATED_ERROR = "ECONNRESET while fetching s3://bucket-7/objects/manifest.json"
 
 
-def repeated_error_recaller(root: Path):
-    """A store of agent turns where 13 tool results end with REPEATED_ERROR
-    (an exact string a user pastes back), and a Recaller over it."""
+def repeated_error_recaller(root: Path, error: str = REPEATED_ERROR):
+    """A store of agent turns where 13 tool results end with `error` (an
+    exact string a user pastes back), and a Recaller over it."""
     from stores.recall import Recaller
     from stores.store import Store
     from trace_cli.bench.needles import build_session
     session = build_session(turns=60, needles=0, seed=5)
     for i in range(13):
-        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{REPEATED_ERROR}"
+        session.messages[4 * (i * 4 + 1) + 2]["content"] += f"\n{error}"
     session.write_openai(root / "s.jsonl")
     store = Store(root / "store")
     list(store.ingest([str(root / "s.jsonl")]))

@@ -184,6 +184,12 @@ def test_topics_are_words_a_person_would_search_for():
     assert not {"nexport", "alice", "bob", "3f9a2c1e7b", "users"} & set(topics)
 
 
+def test_a_cjk_run_is_a_topic_whole_not_as_its_character_pairs():
+    texts = ["東京クラスタ 障害 発生", "東京クラスタ を 再起動", "deploy 東京クラスタ"]
+    topics = topic_hints(texts, lambda w: 1, n_docs=1000, k=3)
+    assert topics[0] == "東京クラスタ" and not any(len(t) == 2 for t in topics)
+
+
 def test_the_owner_and_group_of_a_long_listing_are_not_topics():
     # `ls -l` output names a user in every line, in a tool result and escaped inside JSON alike.
     listing = "total 16\ndrwxrwxr-x  2 carol carol 4096 Feb 10 23:12 migrations\n" \

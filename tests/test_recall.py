@@ -104,6 +104,48 @@ def test_an_exact_string_returns_every_occurrence_newest_first(tmp_path):
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
+@pytest.mark.parametrize("error", ["Could not connect to server: Connection refused",
+                                   "can't open file 'settings.toml': No such file",
+                                   "does not exist in the current schema"])
+def test_an_error_text_that_opens_with_a_negated_auxiliary_is_an_exact_string(tmp_path, error):
+    """"Could not ...", "can't ...", "does not ..." read as statements, not
+    questions: every occurrence comes back, newest first."""
+    hits = repeated_error_recaller(tmp_path, error).recall(RecallQuery(query=error, k=15))
+    holding = [h for h in hits if error in h.text]
+    assert len(holding) == 13 and hits[:13] == holding and all(h.scores.get("exact") for h in holding)
+    assert [h.seq for h in holding] == sorted((h.seq for h in holding), reverse=True)
+
+
+def test_long_outputs_that_hold_an_error_text_s_words_but_not_the_text_are_not_its_occurrences(tmp_path):
+    """30 newer long outputs (artifact-backed) hold every word of the error
+    scattered; 5 older events hold the error itself: those 5 are the exact
+    occurrences, and no long output is taken for one."""
+    import random
+    from trace_cli.bench.needles import build_session, flood
+    rng, error = random.Random(3), "could not connect to server: Connection refused"
+    session = build_session(turns=120, needles=0, seed=8)
+    results = [4 * t + 2 for t in range(120)]
+    for t in results[5:10]:
+        session.messages[t]["content"] += f"\n{error}"
+    for t in results[40:70]:
+        session.messages[t]["content"] = (f"could {flood(rng, 900)} server not {flood(rng, 900)} connect to "
+                                          f"refused {flood(rng, 900)} connection")
+    session.write_openai(tmp_path / "s.jsonl")
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(tmp_path / "s.jsonl")]))
+    assert store.show(str(results[40] + 1)).events[0].get("artifact")          # the long outputs are artifacts
+    hits = store.recall(error, k=10).hits
+    exact = [h for h in hits if h.scores.get("exact")]
+    assert len(exact) == 5 and all(error in h.text for h in exact) and hits[:5] == exact
+
+
+def test_a_question_that_opens_with_an_auxiliary_is_not_an_exact_string():
+    from stores.recall.exact import looks_exact
+    assert not looks_exact("could you check the build logs")
+    assert not looks_exact("does the proxy retry on 502")
+    assert looks_exact("does not retry on 502")
+
+
 def test_filters_run_inside_the_index(needle_store):
     store, recaller, session = needle_store
     q = session.needles[3].query
@@ -166,7 +208,8 @@ def test_cli_usage_errors(tmp_path):
     assert cli("recall", "x", "--min-score", "1.5").code == 2
 
 
-@pytest.mark.parametrize("query", ["the of and to", "?!...", "what is it", "** ,, --"])
+@pytest.mark.parametrize("query", ["the of and to", "?!...", "what is it", "** ,, --", "?!... ---", "=== ###",
+                                   "the ---", "#::"])
 def test_a_query_of_only_stop_words_or_punctuation_is_a_clear_note_and_exit_3(tmp_path, query):
     cli("ingest", str(openai_conversations(tmp_path / "a.jsonl", 1)))
     run = cli("recall", query)

@@ -35,3 +35,20 @@ def test_text_inside_a_recalled_event_cannot_close_the_block(poison, kind):
         assert poison.split()[-1] in block                   # the words are kept, quoted
     assert 999 not in detail_seqs(block)                     # a forged entry head is not an entry
     assert detail_seqs(block) == ([7, 8] if kind != "note" else [8])
+
+
+def test_a_hit_too_big_for_the_block_is_passed_over_not_the_end_of_it():
+    """A long tool output at rank 1 that alone overflows the cap leaves the
+    room to the short hits after it; they keep their rank order."""
+    big = _hit("build log line with many words\n" * 400, 1)
+    small = [_hit(f"the answer is port {40000 + i}", 2 + i, "assistant") for i in range(3)]
+    block = build_block([big, *small], 200)
+    assert block and detail_seqs(block) == [2, 3, 4]
+    assert build_block([big], 200) == ""                 # nothing fits: nothing is injected
+
+
+def test_the_best_scoring_hits_are_kept_first_when_not_all_fit():
+    hits = [{**_hit(f"entry {i}: " + "word " * 60, i, "assistant"), "score": s}
+            for i, s in enumerate([0.9, 0.2, 0.8, 0.1], 1)]
+    block = build_block(hits, 190)
+    assert detail_seqs(block) == [1, 3]

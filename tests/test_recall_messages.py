@@ -37,6 +37,25 @@ def test_a_queries_file_names_each_bad_line_and_why(home):
                                              "trace: error: 1 malformed line in stdin (reported above)\n")
 
 
+@pytest.mark.parametrize("line", [b'{"query": "deploy", "session": ""}\n', b'{"query": "deploy", "session": " "}\n'])
+def test_an_empty_session_in_a_queries_line_is_that_line_s_error_not_every_session(home, line):
+    run = run_captured(run_quick, ["recall", "--queries", "-"], line)
+    assert run.code == 1 and run.out == "" and run.err.startswith("stdin: line 1: --session is empty: give a session id")
+
+
+def test_an_empty_session_through_the_python_api_is_a_usage_error(home):
+    from stores.errors import UsageError
+    from stores.store import Store
+    with pytest.raises(UsageError, match="--session is empty"):
+        Store().recall("deploy", session="")
+
+
+def test_one_kind_given_as_a_string_through_the_python_api_is_that_kind(home):
+    from stores.store import Store
+    hits = Store().recall("deploy", kinds="user").hits
+    assert hits and {h.kind for h in hits} == {"user"}
+
+
 @pytest.mark.parametrize("args,said", [
     (["recall"], 'say what to recall: trace recall "docker ssl error", or --queries FILE for many'),
     (["recall", ""], "empty query: say what to recall"),

@@ -166,3 +166,14 @@ def test_an_index_ahead_of_verifys_scan_is_a_writers_append_not_damage(tmp_path,
     wrong = stores.verify.VerifyReport(store=report.store, events=report.events - 1, last_seq=report.last_seq)
     stores.verify._check_indexes(store, wrong)
     assert [p.segment for p in wrong.derived] == ["fulltext/"]
+
+
+def test_a_full_text_index_of_an_older_schema_is_named_as_such_and_the_next_recall_rebuilds_it(
+        tmp_path, trace_home, monkeypatch):
+    import stores.index.fulltext
+    built = stores.index.fulltext.SCHEMA_VERSION
+    _ingested(tmp_path, trace_home)
+    monkeypatch.setattr(stores.index.fulltext, "SCHEMA_VERSION", built + 1)      # this TRACE reads a newer one
+    run = cli("verify")
+    assert run.code == 6 and f"full-text index of an older TRACE (schema {built}, this one reads {built + 1})" in run.err
+    assert cli("recall", "deploy").code in (0, 3) and cli("verify").code == 0

@@ -29,11 +29,10 @@ def answer(out, store, query: str | None, *, k: int, session: str | None, kind: 
     if queries is not None and block:
         raise UsageError("--block packs the hits of one QUERY; --queries prints each line's hits as JSON Lines: "
                          "drop --block, or run `trace recall QUERY --block` per query")
-    if session is not None and not session.strip():     # `--session "$SID"` with SID unset must not search every session
-        raise UsageError("--session is empty: give a session id or a unique prefix of one (`trace sessions` lists them)")
+    from stores.recall.query import require_rerank, require_session
+    require_session(session)      # once, not once per --queries line
     base = dict(k=k, session=session, kinds=kind or None, since=since, until=until, mode=mode, hops=hops,
                 min_score=min_score, mmr=mmr, rerank=rerank)
-    from stores.recall.query import require_rerank
     require_rerank(rerank)     # a missing extra is one usage error, not one per --queries line
     if queries:
         return _batch(store, queries, base, out)

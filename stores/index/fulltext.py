@@ -42,7 +42,7 @@ from stores.hit_records import FILE as HIT_RECORDS_FILE
 from stores.hit_records import HitRecords
 from stores.sql_in import select_in
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
 CTX_EVENTS = 2
 CTX_CHARS = 300                      # of each neighbour (with stemmed ctx, 600 cost 4.5% more CPU for LoCoMo dev 0.698 vs 0.703)
@@ -95,6 +95,10 @@ class FulltextIndex(FulltextSearch):
         except sqlite3.DatabaseError:           # damaged: the index counts as missing (rebuilt from the log)
             return None
         return row[0] if row else None
+
+    def built_schema(self) -> str | None:
+        """The schema version the index was built with (None: no index)."""
+        return self._meta("schema")
 
     @property
     def watermark(self) -> int:

@@ -8,6 +8,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from reducers.blake2 import blake2b
+from reducers.cjk import spaced
 from reducers.logged_time import read_ts
 from reducers.recall_block import strip_recalled
 from reducers.terms import exact_text
@@ -90,10 +91,10 @@ def document(entry: dict, body: str, after: list[str]):
         doc.add_text("speaker", speaker)
     doc.add_unsigned("spk", key63(speaker))
     doc.add_unsigned("chars", len(body))
-    doc.add_text("body", body)
+    doc.add_text("body", spaced(body))            # CJK runs as their character pairs (reducers/cjk.py)
     ctx = entry["before"] + after
     if ctx:
-        doc.add_text("ctx", " ".join(ctx))
+        doc.add_text("ctx", spaced(" ".join(ctx)))
     doc.add_text("exact", exact_text(body))
     return doc
 

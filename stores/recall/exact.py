@@ -6,7 +6,9 @@ returns every event that holds it verbatim, newest first, ahead of the
 ranked part and exempt from diversity: 13 events with the same error text
 come back as 13 hits within -k, not as one hit and 12 "redundant" ones.
 The index finds the events holding all of its words and exact terms; the
-log confirms the whole string (case and runs of spaces aside)."""
+log confirms the whole string (case and runs of spaces aside), and for a
+long output its stored content does: such an output holds most words
+somewhere, so the index's word alone would make it an "occurrence"."""
 from __future__ import annotations
 
 import re
@@ -14,10 +16,17 @@ import re
 from reducers.fusion import Candidate, score_all
 from reducers.terms import exact_query_terms, words
 
-OCCURRENCE_LIMIT = 200          # events holding every term, newest first, that may be checked...
-MAX_MISSES = 20                 # ...until this many of them turn out not to hold the whole string
-_QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-                       r"should|would|will|has|have|had)\b", re.IGNORECASE)
+OCCURRENCE_LIMIT = 200          # events holding every term, newest first, that are checked for the whole string
+# A long output (an artifact) holds most common words somewhere: it is
+# checked against its content, not taken on the index's word, within this
+# many bytes read a query (past them, an artifact is left out unchecked).
+ARTIFACT_BYTES = 1_000_000
+# A leading auxiliary asks a question unless a negation follows it: "could
+# not connect to server", "can't open file", "does not exist" are error
+# texts, the strings people paste to find every occurrence.
+_QUESTION = re.compile(r"^\s*(?:(?:what|which|who|whom|whose|when|where|why|how)\b|"
+                       r"(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|had)\b"
+                       r"(?!\s+not\b|['\u2019]t\b))", re.IGNORECASE)
 
 
 def looks_exact(query: str) -> bool:
@@ -46,7 +55,9 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
         return []
     tokens = list(dict.fromkeys(t for w in words(phrase) for t in recaller.fulltext._plain(w)))
     found = recaller.fulltext.holding_all(tokens, exact_query_terms(phrase), filters, OCCURRENCE_LIMIT)
-    out, misses = [], 0
+    # Every candidate is read (the newest that merely hold the words must not
+    # crowd out older occurrences): small events cost one log read each.
+    out, artifact_bytes = [], 0
     for h in found:
         c = Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind,
                       speaker_key=h.speaker_key, chars=h.chars, segment=h.segment, offset=h.offset, exact=True)
@@ -54,14 +65,16 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
         e = recaller._events.get(c.seq)
         if e is None:
             continue
-        text = " ".join((e.get("text") or "").lower().split())
-        # An artifact's preview is cut: the index says its full text holds every term.
-        if phrase in text or e.get("artifact"):
+        text = e.get("text") or ""
+        if e.get("artifact"):                # the log holds a head/tail preview: check the content
+            artifact_bytes += h.chars
+            if artifact_bytes > ARTIFACT_BYTES:
+                continue
+            text = recaller._full_text(e)
+        if phrase in " ".join(text.lower().split()):
             out.append(c)
-        else:
-            misses += 1
-        if len(out) >= q.k or misses >= MAX_MISSES:
-            break
+            if len(out) >= q.k:
+                break
     score_all(out, set(), 0.0)           # features for display; the score is set by the caller
     out.sort(key=lambda c: (-(c.ts_ms or 0), -c.seq))
     return out

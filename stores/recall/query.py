@@ -31,6 +31,15 @@ def require_rerank(wanted: bool) -> None:
         require()
 
 
+def require_session(session: str | None) -> None:
+    """An empty session (`--session "$SID"` with SID unset, `"session": ""`
+    in a --queries line or a tool call) is a usage error: it must not
+    search every session."""
+    if session is not None and not session.strip():
+        raise UsageError("--session is empty: give a session id or a unique prefix of one "
+                         "(`trace sessions` lists them)")
+
+
 @dataclass
 class RecallQuery:
     query: str
@@ -63,6 +72,7 @@ class RecallQuery:
             warnings.append(f"query of {len(self.query)} characters is over {MAX_QUERY_CHARS}: "
                             f"searching its first {TRUNCATED_QUERY_CHARS}")
             self.query = self.query[:TRUNCATED_QUERY_CHARS]
+        require_session(self.session)
         if self.mode not in MODES:
             raise UsageError(f"unknown --mode {self.mode!r}; choose one of: {', '.join(MODES)}")
         if self.hops not in (1, 2):
@@ -70,6 +80,8 @@ class RecallQuery:
         if self.k < 1:
             raise UsageError(f"-k {self.k}: give how many hits to return, at least 1")
         self.k = min(self.k, MAX_K)
+        if isinstance(self.kinds, str):       # kinds="tool_result" from the Python API: one kind, not its letters
+            self.kinds = [self.kinds]
         for kind in self.kinds or ():
             if kind not in KINDS:
                 raise UsageError(f"unknown --kind {kind!r}; valid kinds: {', '.join(KINDS)}")
