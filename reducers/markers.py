@@ -109,6 +109,22 @@ def marker_text(seq_from: int, seq_to: int, ts_from: str | None, ts_to: str | No
             f"{_topics_and_directive(topics, directive)}]")
 
 
+def pointer_of(marker: dict) -> dict:
+    """The marker as a pack shows it. A pointer marker's text is its pointer;
+    a baseline's (`--strategy truncate` leaves no text, `narrative` a
+    summary) gets the pointer built from its ranges after it, so the events
+    it hides stay reachable from every pack that holds it. The logged marker
+    is not changed."""
+    info = (marker.get("meta") or {}).get("marker") or {}
+    if info.get("strategy", "pointer") == "pointer" or not info.get("ranges"):
+        return marker
+    ranges = [(a, b) for a, b in info["ranges"]]
+    pointer = marker_text(ranges[0][0], ranges[-1][1], info.get("ts_from"), info.get("ts_to"),
+                          int(info.get("count") or 0), list(info.get("topics") or ()), marker.get("session_id"),
+                          ranges)
+    return {**marker, "text": f"{marker.get('text') or ''} {pointer}".strip()}
+
+
 def _topics_and_directive(topics: list[str], show: str) -> str:
     """` Topics: a, b. Use recall("a b") or SHOW.`; with no topic words
     (a span of numbers, emoji, hashes) only SHOW: a recall of nothing finds

@@ -173,6 +173,32 @@ def test_baselines_run_in_the_same_code_path(tmp_path):
     assert cli("compact", "--session", "truncate", "--strategy", "magic").code == 2
 
 
+@pytest.mark.parametrize("strategy", ["truncate", "narrative"])
+def test_a_baseline_compaction_on_a_store_still_leaves_every_evicted_event_reachable(tmp_path, strategy):
+    """The baselines write markers with no pointer (truncate: no text,
+    narrative: a summary). The pack and the post-compaction hook context
+    still point at what such a marker hides: `trace show` with the ranges
+    they print brings back every event the pack left out."""
+    from stores.context import push_pack
+    from stores.hooks.reinjection import session_memory
+    from tests.pack_checks import check_pack
+    build_session(turns=30, needles=3).write_openai(tmp_path / "s.jsonl")
+    cli("ingest", str(tmp_path / "s.jsonl"), "--session", "b")
+    r = cli("compact", "--session", "b", "--budget", "1200", "--strategy", strategy).lines()[0]
+    assert r["evicted"] > 0
+    ranges = r["new_markers"][0]["ranges"]
+    store = Store()
+    events = [e for e in store.events() if e["session_id"] == "b"]
+    for budget in (1200, 8000):
+        result = push_pack(store, "b", budget=budget, recall=False)
+        found = check_pack(result, events, budget)
+        markers = next(m.content for m in result.pack.messages if m.part == "markers")
+        assert f"trace show {ranges[0][0]}.." in markers and found["missing"] >= r["evicted"]
+    assert f"trace show {ranges[0][0]}.." in session_memory(store, "b")
+    if strategy == "narrative":                     # the baseline's own text is still what it wrote
+        assert r["new_markers"][0]["text"] in markers
+
+
 def test_show_marker_lists_what_it_evicted(tmp_path):
     build_session(turns=20, needles=2).write_openai(tmp_path / "s.jsonl")
     cli("ingest", str(tmp_path / "s.jsonl"), "--session", "m")

@@ -73,6 +73,18 @@ def test_compact_auto_runs_only_past_the_ceiling_and_window_must_hold_the_budget
     assert small.code == 2 and "--window" in small.err
 
 
+@pytest.mark.parametrize("budget", [1, 50, 200])
+def test_window_with_a_budget_at_or_under_the_default_headroom_still_compacts(tmp_path, budget):
+    """`context` has no --headroom, so its automatic compaction must not fail
+    on compaction's default one: the call compacts and renders, or names the
+    smallest pack, never a usage error about an option it does not take."""
+    _ingest(tmp_path, "tiny", turns=20)
+    run = cli("context", "--session", "tiny", "--budget", str(budget), "--window", str(budget * 3))
+    assert "--headroom" not in run.err
+    assert run.code == 0 or (run.code == 1 and "raise --budget to at least" in run.err), run.err
+    assert [e for e in _events("tiny") if e["kind"] == "marker"]          # it compacted first
+
+
 def test_a_long_never_compacted_session_compacts_from_its_tail(tmp_path, trace_home):
     _ingest(tmp_path, "bulk", turns=500)
     done = compact(Store(), "bulk", budget=2000, reflect=False)

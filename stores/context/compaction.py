@@ -32,6 +32,7 @@ from stores.errors import UsageError
 from stores.index.fulltext import FulltextIndex
 
 TOPIC_SAMPLE = 512
+HEADROOM = 200                    # tokens left free under the budget by default
 REFLECTION_SAMPLE = 5
 
 
@@ -55,7 +56,7 @@ class CompactResult(Result):
     stopped: str | None = None        # why it could not reach the budget
     auto: dict | None = None          # {window, working_set_tokens, triggered} with --auto
 
-def compact(store, session_id: str, *, budget: int = 4000, headroom: int = 200, hot_tail: int = 3,
+def compact(store, session_id: str, *, budget: int = 4000, headroom: int = HEADROOM, hot_tail: int = 3,
             strategy: str = "pointer", dry_run: bool = False, wait: float = 0.0,
             reflect: bool = True, protected: frozenset[str] = frozenset(PROTECTED_TOOLS),
             auto: bool = False, window: int | None = None) -> CompactResult:

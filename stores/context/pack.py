@@ -235,12 +235,14 @@ def _recalled_block(recaller, view, q: str, *, session: str | None, min_score: f
 
 def _auto_compact(store, session_id: str, budget: int, window: int, hot_tail: int, protected, result) -> None:
     from stores.context.cache_file import WINDOW_CEILING, working_set_tokens
-    from stores.context.compaction import compact
+    from stores.context.compaction import HEADROOM, compact
     result.working_set_tokens = working_set_tokens(store, session_id)
     if result.working_set_tokens <= WINDOW_CEILING * window:
         return
     try:
-        done = compact(store, session_id, budget=budget, hot_tail=hot_tail, reflect=False,
+        # context has no --headroom: a budget at or under the default one keeps a tenth of itself free
+        headroom = HEADROOM if budget > HEADROOM else budget // 10
+        done = compact(store, session_id, budget=budget, headroom=headroom, hot_tail=hot_tail, reflect=False,
                        protected=frozenset(protected))
     except StoreLocked:
         result.notes.append("another writer holds the store: rendered without compacting first")

@@ -7,6 +7,7 @@ unread is named, not read: the pack's elision marker points at it."""
 from __future__ import annotations
 
 from reducers.cache import Coverage, live_markers
+from reducers.markers import pointer_of
 from reducers.render import SessionView
 from stores.context.reading import SessionReader
 from stores.context.widen import widen_results
@@ -22,7 +23,7 @@ FIXED_KINDS = frozenset({"system", "persona", "task_state", "note", "marker"})
 def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, notes_cap: int,
               protected) -> SessionView:
     reader = SessionReader(store, ft, session_id)
-    markers = live_markers(reader.read(reader.of_kinds(["marker"])))
+    markers = [pointer_of(m) for m in live_markers(reader.read(reader.of_kinds(["marker"])))]
     coverage = Coverage(markers)
     view = SessionView(session_id, markers=markers)
     # a runtime notice compaction evicted is its marker's to name

@@ -3,6 +3,9 @@ are in the log and how to reach them, its live markers, notes, working
 state and digest lines — pointers and facts, not a summary."""
 from __future__ import annotations
 
+from reducers.cache import live_markers
+from reducers.markers import pointer_of
+
 HEADER = "[TRACE memory: this session's full history is kept verbatim and can be recalled]"
 
 
@@ -21,8 +24,7 @@ def session_memory(store, session_id: str, max_chars: int = 9_000) -> str:
             markers.append(e)
     if not count:
         return ""
-    replaced = {r for m in markers for r in ((m.get("meta") or {}).get("marker") or {}).get("replaces", [])}
-    markers = [m for m in markers if m["id"] not in replaced]
+    markers = [pointer_of(m) for m in live_markers(markers)]
     when = lambda e: (e.get("ts") or e.get("ingested_at") or "")[:16].replace("T", " ")
     lines = [HEADER,
              f"Session {session_id}: {count} events in the log, seq {first['seq']}–{last['seq']} "
