@@ -31,7 +31,7 @@ _TIME = re.compile(
 _NUMBER = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred"
                      r"|thousand|dozen|first|second|third)\b", re.I)
 _QUOTE = re.compile("[\"\u201c][^\"\u201d]{2,60}[\"\u201d]")
-_ASKS = re.compile(r"\?(?:\s|$|[\"')\]])")
+ASKS_PATTERN = re.compile(r"\?(?:\s|$|[\"')\]])")           # a '?' ending a clause (not a URL's)
 
 _WHEN_Q = re.compile(r"^\s*(?:when|how long|what (?:year|month|date|day|time)|since when|which (?:year|month|day)"
                      r"|in what year|how many (?:years|months|weeks|days))\b", re.I)
@@ -46,7 +46,7 @@ def line_traits(text: str, kind: str) -> int:
         return 0
     head = text[:SCAN_CHARS]
     return ((TIME if _TIME.search(head) else 0) | (NUMBER if _NUMBER.search(head) else 0)
-            | (ASKS if _ASKS.search(head) else 0) | (QUOTE if _QUOTE.search(head) else 0))
+            | (ASKS if ASKS_PATTERN.search(head) else 0) | (QUOTE if _QUOTE.search(head) else 0))
 
 
 def question_form(query: str) -> int:
