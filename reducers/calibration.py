@@ -36,26 +36,26 @@ mentions."""
 from __future__ import annotations
 
 import math
-import re
+
+from reducers.turn_traits import ASKS_PATTERN, SCAN_CHARS
 
 WINDOW = 10
-TAU = 0.6
+TAU = 0.85
 QUERY_FEATURES = ("top", "gap", "top_coverage", "coverage3", "named_top", "named_lead", "names", "unknown_words",
                   "unknown_ids", "named_cover_lead", "asks_top", "statement_lead")
 LEAD_CAP = 5.0              # statement_lead's range, and its value when only one side has a statement
-_ASKS = re.compile(r"\?(?:\s|$|[\"')\]])")
 # Fitted by `trace bench fit` (logistic regression, dev data, no-answer queries included).
-ANSWER_WEIGHTS = {"top": 0.2401, "gap": 0.253, "top_coverage": -2.773, "coverage3": 1.2735, "named_top": -0.1111,
-                  "named_lead": -0.2763, "names": -1.7459, "unknown_words": -2.7397, "unknown_ids": -2.226,
-                  "named_cover_lead": 2.5897, "asks_top": -0.6141, "statement_lead": 0.4545}
-ANSWER_BIAS = -0.5311
+ANSWER_WEIGHTS = {"top": 0.2349, "gap": 0.2803, "top_coverage": -0.8802, "coverage3": -0.5642, "named_top": -1.1375,
+                  "named_lead": -0.1394, "names": -2.0423, "unknown_words": -2.7567, "unknown_ids": -2.2915,
+                  "named_cover_lead": 2.9408, "asks_top": -0.4118, "statement_lead": 0.4213}
+ANSWER_BIAS = 0.4936
 
 
 def asks_question(text: str, kind: str) -> bool:
     """Whether a dialogue line asks a question (a '?' ending a clause): the
     line that asks is rarely the one that answers. Tool output is never a
     question (URLs and patterns hold '?')."""
-    return kind in ("user", "assistant") and _ASKS.search(text[:2000]) is not None
+    return kind in ("user", "assistant") and ASKS_PATTERN.search(text[:SCAN_CHARS]) is not None
 
 
 def query_features(zs: list[float], coverages: list[float], named_flags: list[bool], names_speaker: bool,

@@ -32,6 +32,12 @@ Each candidate gets a logit, a weighted sum of what recall knows about it:
     x_date       how close its time is to a date the query names ("on 16
                  November, 2023", "in May"): 1 inside, fading after and
                  before (reducers/query_dates.py); 0 when the query names none
+    x_time_when, x_count_number, x_quoted_what  1 when the line names a
+                 time and the query asks when, holds a number and the query
+                 asks how many, quotes text and the query asks what / which /
+                 who (reducers/turn_traits.py: bits the index keeps per line)
+    x_named_asks 1 for the named speaker's line that asks a question: the
+                 line that asks is rarely the one that answers
 (Neighbour and session scores are relative to the query's best: a long
 query's BM25 is large everywhere, and a pushed context's query holds the
 user's last lines, which are in the log next to their own neighbours.)
@@ -53,16 +59,18 @@ from operator import attrgetter, mul
 from dataclasses import dataclass
 
 from reducers.query_dates import date_closeness
+from reducers.turn_traits import ASKS, COUNT, NUMBER, QUOTE, TIME, WHAT, WHEN
 
 BM25_SCALE = 20.0
 # Fitted by `trace bench fit` (listwise on LoCoMo dev + needles, then R@10);
 # only their ratios matter: reducers/calibration.py turns z into probabilities.
-WEIGHTS = {"bm25": 0.7653, "coverage": 4.9469, "vector": 2.0413, "speaker": 2.7964, "near": 0.5102, "far": 0.8008,
-           "substance": 0.4061, "near_vector": 2.9231, "session": 1.7173, "bm25_rel": 1.0406, "top_lexical": 2.0522,
-           "date": 4.0, "recency": 0.1}
+WEIGHTS = {"bm25": 0.3459, "coverage": 4.0574, "vector": 2.0842, "speaker": 2.9008, "near": 1.3614, "far": 0.55,
+           "substance": 0.2841, "near_vector": 1.7868, "session": 1.7451, "bm25_rel": 0.7471, "top_lexical": 0.992,
+           "date": 4.5914, "time_when": 2.5272, "count_number": 2.2664, "named_asks": -0.6704, "quoted_what": 1.8235,
+           "recency": 0.1}
 BIAS = 0.0
 FEATURES = ("bm25", "coverage", "vector", "speaker", "near", "far", "substance", "near_vector", "session",
-            "bm25_rel", "top_lexical", "date")
+            "bm25_rel", "top_lexical", "date", "time_when", "count_number", "named_asks", "quoted_what")
 SUBSTANCE_CHARS = 400
 W_REC = 0.1
 HALF_LIFE_DAYS = 30.0
@@ -89,6 +97,7 @@ class Candidate:
     hop: int = 1
     segment: int = 0            # where the event lives in the log
     offset: int = 0
+    traits: int = 0             # what the line says (reducers/turn_traits.py), from the index
     held: float = 0.0                           # IDF of the query terms the event holds
     cosine: float | None = None
     task: float = 1.0
@@ -106,10 +115,11 @@ class Candidate:
 
 
 def score_all(cands: list[Candidate], named: set[int], total_idf: float,
-              weights: dict | None = None, bias: float | None = None, spans: list = ()) -> list[Candidate]:
+              weights: dict | None = None, bias: float | None = None, spans: list = (), form: int = 0) -> list[Candidate]:
     """Fill every candidate's features and logit; best first. `named`: the
     speaker keys the query names; `total_idf`: the query's IDF, all terms;
-    `spans`: the dates it names (reducers/query_dates.py).
+    `spans`: the dates it names (reducers/query_dates.py); `form`: its
+    form's bits (reducers/turn_traits.py question_form).
     (Plain locals, no per-candidate dicts: this runs for a few hundred
     candidates in every query.)"""
     cosines = sorted(c.cosine for c in cands if c.cosine is not None)
@@ -135,8 +145,14 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
     inv_sub = 1.0 / SUBSTANCE_CHARS
     cap = SUBSTANCE_CHARS
     exp = math.exp
+    # Which of a line's traits answer this question's form (turn_traits.matches, unrolled)
+    time_bit = TIME if form & WHEN else 0
+    number_bit = NUMBER if form & COUNT else 0
+    quote_bit = QUOTE if form & WHAT else 0
     for c in cands:
         gp, bm = c.gp, c.bm25
+        traits = c.traits
+        is_named = 1.0 if c.speaker_key in named and c.speaker_key else 0.0
         top = best2[gp >> 32]
         held = c.held * inv_total
         chars = c.chars
@@ -145,7 +161,7 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
         c.f = (bm * inv_scale,
                held if held < 1.0 else 1.0,
                cos - median if cos is not None else 0.0,
-               1.0 if c.speaker_key in named and c.speaker_key else 0.0,
+               is_named,
                (get(gp - 1, 0.0) + get(gp + 1, 0.0)) * inv_total,
                (get(gp - 2, 0.0) + get(gp + 2, 0.0)) * inv_total,
                (chars if chars < cap else cap) * inv_sub,
@@ -153,7 +169,11 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
                (top[1] if bm >= top[0] else top[0]) * inv_total,
                bm * inv_top,
                1.0 if bm > 0 and bm >= top_bm25 else 0.0,
-               date_closeness(c.ts_ms, spans) if spans else 0.0)
+               date_closeness(c.ts_ms, spans) if spans else 0.0,
+               1.0 if traits & time_bit else 0.0,
+               1.0 if traits & number_bit else 0.0,
+               is_named if traits & ASKS else 0.0,
+               1.0 if traits & quote_bit else 0.0)
         ts = c.ts_ms
         if ts and newest:
             age = newest - ts

@@ -51,7 +51,7 @@ def _columns(ft: FulltextIndex) -> dict[int, tuple]:
 
 
 def _as_columns(record) -> tuple:
-    return tuple(Record(*record[:8]))         # HIT_COLUMNS is the records' own order
+    return tuple(Record(*record[:len(Record._fields)]))       # HIT_COLUMNS is the records' own order
 
 
 def test_every_indexed_event_has_a_record_equal_to_its_columns(store):

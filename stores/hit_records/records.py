@@ -1,6 +1,6 @@
 """A hit's numbers in one place: `fulltext/hits.bin`, one fixed-size record
 per seq (where the event is in the log, its session ordinal and position,
-time, speaker key, length, kind), derived from the full-text index's fast
+time, speaker key, length, kind, traits), derived from the full-text index's fast
 columns.
 
 Why: Tantivy answers a column read for a batch of hits in ~70 µs at 7-8
@@ -11,7 +11,7 @@ weighed).
 
 Layout: record `seq` at byte seq × 64 (the slot of seq 0 is the header:
 magic, the seq up to which the file is complete, a CRC). A record is seq,
-segment, offset, gp, ts, speaker key, chars, kind code and a CRC-32 of the
+segment, offset, gp, ts, speaker key, chars, kind code, traits and a CRC-32 of the
 rest: a reader trusts a record only when its seq and CRC agree and the
 header vouches for it; anything else (no file, a torn or damaged record, a
 seq past the header) and the reader reads the columns instead, so the
@@ -37,11 +37,11 @@ from stores.integrity.regular_files import open_regular
 
 FILE = "hits.bin"
 SIZE = 64
-_BODY = struct.Struct("<QQQQqQII")          # seq, seg, off, gp, ts, spk, chars, kno: 56 bytes
-_RECORD = struct.Struct("<QQQQqQIII4x")     # the body, its CRC-32, padding to SIZE
+_BODY = struct.Struct("<QQQQqQIII")         # seq, seg, off, gp, ts, spk, chars, kno, traits: 60 bytes
+_RECORD = struct.Struct("<QQQQqQIIII")      # the body and its CRC-32: SIZE
 _HEADER = struct.Struct("<8sQI")            # magic, complete up to seq, CRC-32 of the two
-_MAGIC = b"TRHITS01"
-COLUMNS = ("seq", "seg", "off", "gp", "ts", "spk", "chars", "kno")
+_MAGIC = b"TRHITS02"                        # 02: the traits column
+COLUMNS = ("seq", "seg", "off", "gp", "ts", "spk", "chars", "kno", "traits")
 PAGE = 65_536                               # seqs read from the index per query while catching up
 
 
@@ -54,6 +54,7 @@ class Record(NamedTuple):
     spk: int
     chars: int
     kno: int
+    traits: int
 
 
 class HitRecords:
@@ -83,7 +84,7 @@ class HitRecords:
             for seq in seqs:
                 at = seq * SIZE
                 record = unpack(data, at)
-                if record[0] != seq or crc32(view[at:at + body]) != record[8]:
+                if record[0] != seq or crc32(view[at:at + body]) != record[9]:
                     return None
                 out.append(record)
         except struct.error:

@@ -14,7 +14,8 @@ reading it lives in fast (columnar) fields read in one batch per query —
 where the event is in the log (`seg`, `off`), its place in its session
 (`pos`, and `gp` = the session's ordinal in this index << 32 | pos, so the
 events around one are a range of one column), its kind (`kno`), speaker
-(`spk`, a 63-bit key of the label), time and length (`chars`). A stored-document fetch cost ~4 µs a hit and a Python
+(`spk`, a 63-bit key of the label), time, length (`chars`) and what a dialogue line says (`traits`: a time, a
+number, a question, quoted text; reducers/turn_traits.py). A stored-document fetch cost ~4 µs a hit and a Python
 object per field; a column read is ~0.1 µs a hit, plus a fixed cost of
 ~70 µs a column at 1M events (Tantivy opens the column in every
 segment), so recall reads the `seq` column and takes the rest from the
@@ -42,7 +43,7 @@ from stores.hit_records import FILE as HIT_RECORDS_FILE
 from stores.hit_records import HitRecords
 from stores.sql_in import select_in
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14                 # 13: CJK runs as character pairs; 14: the traits column
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
 CTX_EVENTS = 2
 CTX_CHARS = 300                      # of each neighbour (with stemmed ctx, 600 cost 4.5% more CPU for LoCoMo dev 0.698 vs 0.703)

@@ -12,6 +12,7 @@ from reducers.cjk import spaced
 from reducers.logged_time import read_ts
 from reducers.recall_block import strip_recalled
 from reducers.terms import exact_text
+from reducers.turn_traits import line_traits
 from stores.index.fulltext_search import KIND_CODES
 
 
@@ -91,6 +92,7 @@ def document(entry: dict, body: str, after: list[str]):
         doc.add_text("speaker", speaker)
     doc.add_unsigned("spk", key63(speaker))
     doc.add_unsigned("chars", len(body))
+    doc.add_unsigned("traits", line_traits(body, entry["kind"]))
     doc.add_text("body", spaced(body))            # CJK runs as their character pairs (reducers/cjk.py)
     ctx = entry["before"] + after
     if ctx:
@@ -114,6 +116,7 @@ def schema():
     sb.add_text_field("speaker", tokenizer_name="raw", index_option="basic")
     sb.add_unsigned_field("spk", fast=True)
     sb.add_unsigned_field("chars", fast=True)
+    sb.add_unsigned_field("traits", fast=True)     # what a dialogue line says (reducers/turn_traits.py)
     # No positions: every query is terms, never phrases (positions cost
     # indexing time and a third of the index).
     # Not stemmed: stemming every token cost a third of Tantivy's indexing CPU

@@ -37,6 +37,7 @@ class FulltextHit:
     ts_ms: int
     speaker_key: int = 0        # key63 of the speaker label, 0 for none
     chars: int = 0              # length of the indexed text
+    traits: int = 0             # what a dialogue line says (reducers/turn_traits.py)
 
 
 @dataclass(slots=True, frozen=True)
@@ -343,8 +344,9 @@ class FulltextSearch:
         rows = self._hit_records().read(seqs)
         if rows is None:                      # the same numbers, column by column
             rows = zip(seqs, *(searcher.fast_field_values(name, addrs) for name in HIT_COLUMNS[1:]))
-        # a row is laid out as stores/hit_records Record: seq, seg, off, gp, ts, spk, chars, kno
-        return [FulltextHit(r[0], score, r[1], r[2], r[3], KIND_NAMES.get(r[7], ""), r[4], r[5] or 0, r[6] or 0)
+        # a row is laid out as stores/hit_records Record: seq, seg, off, gp, ts, spk, chars, kno, traits
+        return [FulltextHit(r[0], score, r[1], r[2], r[3], KIND_NAMES.get(r[7], ""), r[4], r[5] or 0, r[6] or 0,
+                            r[8] or 0)
                 for (score, _), r in zip(scored, rows)]
 
     def speaker_known(self, label: str) -> bool:

@@ -60,7 +60,8 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
     out, artifact_bytes = [], 0
     for h in found:
         c = Candidate(seq=h.seq, gp=h.gp, ts_ms=h.ts_ms, kind=h.kind,
-                      speaker_key=h.speaker_key, chars=h.chars, segment=h.segment, offset=h.offset, exact=True)
+                      speaker_key=h.speaker_key, chars=h.chars, segment=h.segment, offset=h.offset, traits=h.traits,
+                      exact=True)
         recaller._read([c])
         e = recaller._events.get(c.seq)
         if e is None:

@@ -41,6 +41,7 @@ from reducers.snippets import snippet, weigh
 from reducers.truncate import with_match
 from reducers.speakers import named_speakers
 from reducers.terms import exact_query_terms, query_words, words
+from reducers.turn_traits import question_form
 from stores.errors import IntegrityError
 from stores.index.fulltext import FulltextIndex
 from stores.index.fulltext_documents import key63
@@ -282,7 +283,8 @@ class Recaller:
             # its place in the log but loses part of its probability.
             mark = marks.get(c.seq)
             c.sup = SUPERSEDED if mark == "UPDATE" else DELETED if mark == "DELETE" else 0.0
-        ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms), spans=named_spans(q.query))
+        ranked = score_all(list(cands.values()), named, sum(t.idf for t in qterms), spans=named_spans(q.query),
+                           form=question_form(q.query))
         tasks, boosts = self._open_tasks.known(), self.tuning
         if tasks or boosts:
             # The task lifts a logit by at most log 1.25, the reflection's
@@ -429,8 +431,8 @@ class Recaller:
         return self._tuning
 
 def _candidate(h: FulltextHit, hop: int) -> Candidate:
-    # positional, in Candidate's order (seq, gp, ts_ms, kind, bm25, speaker_key, chars, hop, segment, offset)
-    return Candidate(h.seq, h.gp, h.ts_ms, h.kind, h.score, h.speaker_key, h.chars, hop, h.segment, h.offset)
+    # positional, in Candidate's order (seq, gp, ts_ms, kind, bm25, speaker_key, chars, hop, segment, offset, traits)
+    return Candidate(h.seq, h.gp, h.ts_ms, h.kind, h.score, h.speaker_key, h.chars, hop, h.segment, h.offset, h.traits)
 
 
 def _snippet_terms(qterms: list[QueryTerm], typed: list[str]) -> dict[str, float]:

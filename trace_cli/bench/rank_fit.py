@@ -39,7 +39,7 @@ from trace_cli.bench.needles import SERVICES, build_session
 NEEDLE_SEEDS = 9000
 OBJECTIVE = {"lc": 1.0, "needles": 0.5, "ctxq": 0.5, "selfshort": 0.3}
 K = 10
-POOL_VERSION = 2             # rows gained whether each candidate asks a question
+POOL_VERSION = 3             # rows gained whether each candidate asks a question (2), its traits and the query's form (3)
 
 
 def pool(recaller, query: str, mode: str, session: str | None, is_right: Callable[[str], bool]) -> dict:
@@ -48,6 +48,7 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
     from reducers.query_dates import named_spans
     from reducers.speakers import named_speakers
     from reducers.terms import exact_query_terms, query_words, words
+    from reducers.turn_traits import question_form
     from stores.index.fulltext_documents import key63
     from stores.recall import RecallQuery
     q = RecallQuery(query=query, k=K, mode=mode, session=session)
@@ -67,9 +68,9 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
             continue
         text = recaller._full_text(e)
         rows.append([c.seq, c.gp, c.ts_ms, c.kind, c.bm25, c.held, c.cosine, int(c.speaker_key in named),
-                     c.chars, int(is_right(text)), int(asks_question(e.get("text") or "", c.kind))])
+                     c.chars, int(is_right(text)), int(asks_question(e.get("text") or "", c.kind)), c.traits])
     unknown = recaller.fulltext.unknown_shares(qwords, qexact, qterms)
-    return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown),
+    return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown), "form": question_form(query),
             "spans": [list(s) for s in named_spans(query)], "rows": rows}
 
 
@@ -166,11 +167,11 @@ def matrices(queries: list[dict]):
     out = []
     for q in queries:
         cands, ys = [], {}
-        for seq, gp, ts, kind, bm25, held, cos, named, chars, y, _asks in q["rows"]:
+        for seq, gp, ts, kind, bm25, held, cos, named, chars, y, _asks, traits in q["rows"]:
             cands.append(Candidate(seq=seq, gp=gp, ts_ms=ts, kind=kind, bm25=bm25, held=held, cosine=cos,
-                                   speaker_key=named, chars=chars))
+                                   speaker_key=named, chars=chars, traits=traits))
             ys[seq] = y
-        ranked = score_all(cands, {1}, q["idf"], spans=[Span(*s) for s in q.get("spans", [])])
+        ranked = score_all(cands, {1}, q["idf"], spans=[Span(*s) for s in q.get("spans", [])], form=q["form"])
         X = np.array([list(c.f) + [c.rec] for c in ranked]) if ranked else np.zeros((0, len(FEATURES) + 1))
         y = np.array([ys[c.seq] for c in ranked], dtype=float)
         out.append((X, y, ranked))
