@@ -56,11 +56,6 @@ def _table() -> dict[int, str]:
     return {ord(ch): folded for ch in chars if (folded := _fold_char(ch)) != ch}
 
 
-@lru_cache(maxsize=1)
-def _same_length_table() -> dict[int, str]:
-    return {code: folded for code, folded in _table().items() if len(folded) == 1}
-
-
 def fold(text: str) -> str:
     """`text` with its Latin and Greek letters (and ё) folded as above, the
     rest unchanged. ASCII text, and text with nothing to fold, comes back
@@ -72,11 +67,19 @@ def fold(text: str) -> str:
     return text.translate(_table())
 
 
-def fold_in_place(text: str) -> str:
-    """fold() for finding a folded word's place in the text: every
-    character stays one character (ß, æ and the ligatures, which fold to
-    two, stay as they are; a lone mark stays), so an offset in the result
-    is the same offset in `text`."""
+def fold_mapped(text: str) -> tuple[str, list[int] | None]:
+    """fold() for finding a folded word's place in `text` (no composition
+    first): the folded text, and for each of its characters the offset in
+    `text` it came from, or None when every offset is the same in both
+    (nothing folded to two characters or to none: ß, æ, the ligatures and
+    lone marks do)."""
     if text.isascii() or not _FOLDABLE.search(text):
-        return text
-    return text.translate(_same_length_table())
+        return text, None
+    table = _table()
+    folded = text.translate(table)
+    if len(folded) == len(text) and not _MARK.search(text):
+        return folded, None
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        origin.extend([i] * len(table.get(ord(ch), ch)))
+    return folded, origin

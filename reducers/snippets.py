@@ -5,7 +5,7 @@ import re
 from bisect import bisect_left
 from math import fsum
 
-from reducers.folding import fold_in_place
+from reducers.folding import fold, fold_mapped
 
 WIDTH = 240
 MAX_SPOTS = 64          # occurrences of a term kept as anchors; a term found more often is looked up per window
@@ -23,9 +23,12 @@ def snippet(text: str, terms: list[str] | dict[str, float], width: int = WIDTH,
     many hits of one query). Cut at word boundaries, with … where cut."""
     if len(text) <= width:
         return text.strip()
-    low = fold_in_place(text.lower())      # "creme" finds "crème" (the index folds both: reducers/folding.py)
+    # "creme" finds "crème", "strasse" "Straße" (the index folds both: reducers/folding.py)
+    low, origin = fold_mapped(text.lower())
     worth = terms if isinstance(terms, dict) else weigh(terms, weights)
     start = _best_start(low, worth, width)
+    if origin is not None:
+        start = origin[start] if start < len(origin) else len(text)
     end = min(start + width, len(text))
     start = max(end - width, 0)
     if start > 0:
@@ -45,7 +48,7 @@ def weigh(terms: list[str], weights: list[float] | None = None) -> dict[str, flo
     only the shorter is looked for."""
     worth: dict[str, float] = {}
     for i, term in enumerate(terms):
-        term = fold_in_place(term.lower())
+        term = fold(term.lower())
         if term and term not in worth:
             worth[term] = weights[i] if weights is not None else 1.0 / (1 + i)
     return {t: w for t, w in worth.items() if not any(u != t and u in t and worth[u] >= w for u in worth)}
