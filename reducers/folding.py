@@ -9,7 +9,8 @@ Latin letters with no decomposition take their usual ASCII spelling (ß ->
 ss, æ -> ae, ø -> o, ł -> l, đ -> d, þ -> th, dotless ı -> i); Greek final
 ς is σ (an upper-case query lowercases to σ mid-word and ς at the end);
 Cyrillic ё is е (the two are written interchangeably), while й, ї, ў stay
-letters of their own. Everything else is left as it is: other Cyrillic,
+letters of their own; full-width Latin letters, digits and signs (as CJK
+input methods type them: "ｒｅｐｌｉｃａ") are their ASCII ones. Everything else is left as it is: other Cyrillic,
 Arabic, Hebrew, Indic scripts, kana (a voicing mark makes another
 syllable) and the CJK runs reducers/cjk.py pairs. Combining marks
 U+0300-U+036F left after composition (text in decomposed form, or a mark
@@ -30,8 +31,10 @@ _LATIN_LETTERS = {"ß": "ss", "ẞ": "ss", "æ": "ae", "Æ": "ae", "œ": "oe", "
 _OTHER_LETTERS = {"ς": "σ", "ё": "е", "Ё": "е"}
 # Where the folded letters live: Latin-1 Supplement to Latin Extended-B,
 # the marks, Greek and Coptic, Latin Extended Additional, Greek Extended,
-# Latin ligatures, and ё.
-_RANGES = ((0x00C0, 0x024F), _MARKS, (0x0370, 0x03FF), (0x1E00, 0x1EFF), (0x1F00, 0x1FFF), (0xFB00, 0xFB06))
+# Latin ligatures, full-width ASCII, and ё.
+_FULL_WIDTH = (0xFF01, 0xFF5E)
+_RANGES = ((0x00C0, 0x024F), _MARKS, (0x0370, 0x03FF), (0x1E00, 0x1EFF), (0x1F00, 0x1FFF), (0xFB00, 0xFB06),
+           _FULL_WIDTH)
 _FOLDABLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _RANGES) + "ёЁ]")
 _MARK = re.compile(f"[{chr(_MARKS[0])}-{chr(_MARKS[1])}]")
 
@@ -44,6 +47,8 @@ def _fold_char(ch: str) -> str:
     code = ord(ch)
     if _MARKS[0] <= code <= _MARKS[1]:
         return ""
+    if _FULL_WIDTH[0] <= code <= _FULL_WIDTH[1]:
+        ch = chr(code - _FULL_WIDTH[0] + 0x21)
     lower = ch.lower()
     bare = "".join(c for c in unicodedata.normalize("NFD", lower) if not _MARKS[0] <= ord(c) <= _MARKS[1])
     bare = unicodedata.normalize("NFC", bare)
