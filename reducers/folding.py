@@ -51,8 +51,8 @@ def _fold_char(ch: str) -> str:
         ch = chr(code - _FULL_WIDTH[0] + 0x21)
     lower = ch.lower()
     bare = "".join(c for c in unicodedata.normalize("NFD", lower) if not _MARKS[0] <= ord(c) <= _MARKS[1])
-    bare = unicodedata.normalize("NFC", bare)
-    return _OTHER_LETTERS.get(bare, bare) if bare else lower
+    bare = unicodedata.normalize("NFC", bare)        # ǽ -> æ, then as æ is
+    return "".join(_LATIN_LETTERS.get(c) or _OTHER_LETTERS.get(c, c) for c in bare) if bare else lower
 
 
 @lru_cache(maxsize=1)

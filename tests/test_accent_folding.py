@@ -30,7 +30,7 @@ FACTS = [  # (what a tool printed, mid-way through a long output; a query typed 
     ("ΛΟΓΑΡΙΑΣΜΩΝ", "λογαριασμων"), ("λογαριασμών", "λογαριασμων"), ("ΟΔΟΣ οδός", "οδοσ οδοσ"),
     ("Việt Nam", "viet nam"), ("Straße Æsir Øre Łódź", "strasse aesir ore lodz"), ("ﬁle", "file"),
     ("e\u0301te\u0301", "ete"),                      # decomposed accents, as macOS writes file names
-    ("ёлка", "елка"), ("ｒｅｐｌｉｃａ １７", "replica 17"),
+    ("ёлка", "елка"), ("ｒｅｐｌｉｃａ １７", "replica 17"), ("Ǽ ǿ", "ae o"),
 ])
 def test_latin_and_greek_letters_lose_their_accents_and_case(text, folded):
     assert fold(text).lower() == folded
