@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from reducers.folding import fold, fold_mapped
+from reducers.folding import _table, fold, fold_mapped
 from reducers.snippets import snippet
 from stores.errors import UsageError
 from stores.store import Store
@@ -22,6 +22,7 @@ FACTS = [  # (what a tool printed, mid-way through a long output; a query typed 
     ("Η ενημέρωση των λογαριασμών ολοκληρώθηκε: 66120.", "ΛΟΓΑΡΙΑΣΜΩΝ ΕΝΗΜΕΡΩΣΗ", "66120"),
     ("Cuộc họp ở Hà Nội bắt đầu lúc 31577.", "cuoc hop ha noi", "31577"),
     ("Die Straße zum Lager heißt Nordring 27734.", "strasse heisst", "27734"),
+    ("The cafe resume sits in drawer 55120.", "CAFÉ résumé", "55120"),      # and the other way round
 ]
 
 
@@ -35,6 +36,10 @@ FACTS = [  # (what a tool printed, mid-way through a long output; a query typed 
 def test_latin_and_greek_letters_lose_their_accents_and_case(text, folded):
     assert fold(text).lower() == folded
     assert fold(fold(text)) == fold(text)
+
+
+def test_folding_twice_is_folding_once():
+    assert all(fold(folded) == folded for folded in _table().values())
 
 
 @pytest.mark.parametrize("text", [
