@@ -106,3 +106,21 @@ def test_an_exact_string_typed_without_accents_is_an_occurrence_of_the_accented_
 def test_a_lone_surrogate_through_the_python_api_is_a_usage_error(store):
     with pytest.raises(UsageError, match=r"^query 'abc \\ud800 def' is not valid UTF-8; pass text in UTF-8$"):
         store.recall("abc \ud800 def")
+
+
+def test_a_speaker_named_without_accents_is_that_speaker(tmp_path):
+    import json
+    lines = [("Zoë", "I adopted a cat from the shelter last spring."), ("Marco", "I adopted a dog from the shelter."),
+             ("Zoë", "The cat sleeps all day."), ("Marco", "The dog runs all day."),
+             ("Élodie Martin", "I adopted nothing, I travel too much."), ("Élodie Martin", "Paris again next week.")]
+    path = tmp_path / "talk.jsonl"
+    path.write_text("".join(json.dumps({"type": "user", "sessionId": "talk", "uuid": f"u{i}",
+                                        "timestamp": f"2026-01-01T00:00:0{i}Z",
+                                        "message": {"role": "user", "content": f"{name}: {text}"}},
+                                       ensure_ascii=False) + "\n" for i, (name, text) in enumerate(lines)))
+    store = Store(tmp_path / "store")
+    list(store.ingest([str(path)]))
+    for query, name in (("what did zoe adopt", "Zoë"), ("what did ZOË adopt", "Zoë"),
+                        ("what did elodie martin adopt", "Élodie Martin")):
+        top = store.recall(query, k=3, mode="fulltext").hits[0]
+        assert top.text.startswith(f"{name}:") and top.scores["speaker"] > 0, (query, top.text)
