@@ -5,6 +5,8 @@ import re
 from bisect import bisect_left
 from math import fsum
 
+from reducers.folding import fold, fold_mapped
+
 WIDTH = 240
 MAX_SPOTS = 64          # occurrences of a term kept as anchors; a term found more often is looked up per window
 
@@ -13,7 +15,7 @@ def snippet(text: str, terms: list[str] | dict[str, float], width: int = WIDTH,
             weights: list[float] | None = None) -> str:
     """A window of about `width` characters where the most of the query
     meets: the one holding the greatest weight of distinct terms
-    (case-insensitive, as substrings), and of equal weights the one where
+    (case- and accent-insensitive, as substrings), and of equal weights the one where
     they sit closest together, then the first. Terms come most telling
     first; without `weights` each counts less than the one before it, so a
     window with the rarest term and another beats a window with the
@@ -21,9 +23,12 @@ def snippet(text: str, terms: list[str] | dict[str, float], width: int = WIDTH,
     many hits of one query). Cut at word boundaries, with … where cut."""
     if len(text) <= width:
         return text.strip()
-    low = text.lower()
+    # "creme" finds "crème", "strasse" "Straße" (the index folds both: reducers/folding.py)
+    low, origin = fold_mapped(text.lower())
     worth = terms if isinstance(terms, dict) else weigh(terms, weights)
     start = _best_start(low, worth, width)
+    if origin is not None:
+        start = origin[start] if start < len(origin) else len(text)
     end = min(start + width, len(text))
     start = max(end - width, 0)
     if start > 0:
@@ -43,7 +48,7 @@ def weigh(terms: list[str], weights: list[float] | None = None) -> dict[str, flo
     only the shorter is looked for."""
     worth: dict[str, float] = {}
     for i, term in enumerate(terms):
-        term = term.lower()
+        term = fold(term.lower())
         if term and term not in worth:
             worth[term] = weights[i] if weights is not None else 1.0 / (1 + i)
     return {t: w for t, w in worth.items() if not any(u != t and u in t and worth[u] >= w for u in worth)}

@@ -28,3 +28,17 @@ class StoreLocked(TraceError):
 
 class IntegrityError(TraceError):
     exit_code = 5
+
+
+def require_utf8(text: str, what: str) -> None:
+    """A usage error when `text` holds a lone surrogate (bytes that were not
+    UTF-8, or half of a pair passed through the Python API): nothing past
+    this point could write or search it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:            # bytes read from argv (surrogateescape) are shown as the bytes they were
+            shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            shown = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise UsageError(f"{what} '{shown}' is not valid UTF-8; pass text in UTF-8") from None

@@ -17,7 +17,7 @@ try:                                   # newer typer vendors its own click
 except ImportError:                    # pragma: no cover - older typer
     from click.exceptions import ClickException, NoArgsIsHelpError
 
-from stores.errors import UsageError
+from stores.errors import UsageError, require_utf8
 from trace_cli.app_state import AppState
 from trace_cli.invocation import guarded, started
 
@@ -160,8 +160,7 @@ def _check_arguments(args: list[str]) -> None:
             arg.encode("utf-8")
         except UnicodeEncodeError:
             if not os.path.exists(arg):
-                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                raise UsageError(f"argument '{shown}' is not valid UTF-8; pass text in UTF-8") from None
+                require_utf8(arg, "argument")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from reducers.blake2 import blake2b
 from reducers.cjk import spaced
+from reducers.folding import fold
 from reducers.logged_time import read_ts
 from reducers.recall_block import strip_recalled
 from reducers.terms import exact_text
@@ -93,11 +94,13 @@ def document(entry: dict, body: str, after: list[str]):
     doc.add_unsigned("spk", key63(speaker))
     doc.add_unsigned("chars", len(body))
     doc.add_unsigned("traits", line_traits(body, entry["kind"]))
-    doc.add_text("body", spaced(body))            # CJK runs as their character pairs (reducers/cjk.py)
+    # CJK runs as their character pairs (reducers/cjk.py), accents and case
+    # folded (reducers/folding.py): a query is folded the same way
+    doc.add_text("body", fold(spaced(body)))
     ctx = entry["before"] + after
     if ctx:
-        doc.add_text("ctx", spaced(" ".join(ctx)))
-    doc.add_text("exact", exact_text(body))
+        doc.add_text("ctx", fold(spaced(" ".join(ctx))))
+    doc.add_text("exact", fold(exact_text(body)))
     return doc
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reducers.event_kinds import KINDS
+from reducers.folding import fold
 from stores.hit_records import COLUMNS as HIT_COLUMNS, HitRecords
 from stores.index.spellings import spellings, word_analyzer
 from stores.index.tantivy_queries import any_of, any_spelling, bm25_idf, holding, scored_by, seqs_query
@@ -171,10 +172,11 @@ class FulltextSearch:
         return max(COMMON_MIN_DOCS, int(n_docs * COMMON_SHARE))
 
     def _plain(self, word: str) -> list[str]:
-        """A word as the index's tokenizer splits it (lowercased, not stemmed)."""
+        """A word as the index holds it: folded (reducers/folding.py), split
+        by the index's tokenizer, lowercased, not stemmed."""
         if self._plain_analyzer is None:
             self._plain_analyzer = word_analyzer(stem=False)
-        return self._plain_analyzer.analyze(word)
+        return self._plain_analyzer.analyze(fold(word))
 
     def _names_query(self, schema, names) -> object | None:
         """Events whose body holds one of these names whole (a tool's name
@@ -184,7 +186,7 @@ class FulltextSearch:
         None when there are no names."""
         import tantivy
         queries = []
-        for name in dict.fromkeys(n.lower() for n in names):
+        for name in dict.fromkeys(fold(n.lower()) for n in names):
             words = self._plain(name)
             if words == [name]:
                 queries.append(tantivy.Query.term_query(schema, "body", name))
@@ -371,7 +373,7 @@ class FulltextSearch:
                 seen.add(key)
                 together = min(sum(df for _, df in forms), n_docs)
                 out.append(QueryTerm(key, bm25_idf(together, n_docs), False, tuple(forms), together))
-        for term in dict.fromkeys(exact):
+        for term in dict.fromkeys(fold(e) for e in exact):
             df = searcher.doc_freq("exact", term)
             if df:
                 out.append(QueryTerm(frozenset((term,)), bm25_idf(df, n_docs), True, (), df))
@@ -384,12 +386,12 @@ class FulltextSearch:
         known = {f for t in terms for f in t.forms}
         tokens = list(dict.fromkeys(t for w in words for t in self._plain(w)))
         missing = sum(1 for tok in tokens if known.isdisjoint(spellings(tok)))
-        ids = list(dict.fromkeys(exact))
+        ids = list(dict.fromkeys(fold(e) for e in exact))
         return missing / len(tokens) if tokens else 0.0, sum(1 for e in ids if e not in known) / len(ids) if ids else 0.0
 
     def holding_all(self, tokens: list[str], exact: list[str], filters: Filters | None,
                     limit: int) -> list[FulltextHit]:
-        """Events that hold every token (as written) and every exact term,
+        """Events that hold every token (as _plain gives it) and every exact term,
         newest first: the candidates for a query that is an exact string."""
         import tantivy
         index = self.open()
@@ -397,7 +399,7 @@ class FulltextSearch:
             return []
         schema = index.schema
         parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "body", t)) for t in tokens]
-        parts += [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "exact", t)) for t in exact]
+        parts += [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "exact", fold(t))) for t in exact]
         parts += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
                   for f in _filter_queries(schema, filters)]
         searcher = index.searcher()
@@ -406,7 +408,7 @@ class FulltextSearch:
 
     def doc_freq(self, term: str) -> int:
         index = self.open()
-        return index.searcher().doc_freq("exact", term) if index is not None else 0
+        return index.searcher().doc_freq("exact", fold(term)) if index is not None else 0
 
     def holds_names(self, names: list[str]) -> bool:
         """Whether any event's body holds one of these tool names whole."""

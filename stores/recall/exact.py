@@ -6,13 +6,16 @@ returns every event that holds it verbatim, newest first, ahead of the
 ranked part and exempt from diversity: 13 events with the same error text
 come back as 13 hits within -k, not as one hit and 12 "redundant" ones.
 The index finds the events holding all of its words and exact terms; the
-log confirms the whole string (case and runs of spaces aside), and for a
+log confirms the whole string (case, accents and runs of spaces aside:
+"creme brulee" is an occurrence of "Crème Brûlée", as the index folds
+both; reducers/folding.py), and for a
 long output its stored content does: such an output holds most words
 somewhere, so the index's word alone would make it an "occurrence"."""
 from __future__ import annotations
 
 import re
 
+from reducers.folding import fold
 from reducers.fusion import Candidate, score_all
 from reducers.terms import exact_query_terms, words
 
@@ -50,7 +53,7 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
     """The events holding the query verbatim, newest first (at most q.k)."""
     if not looks_exact(q.query):
         return []
-    phrase = phrase_of(q.query)
+    phrase = fold(phrase_of(q.query))
     if len(phrase) < 3:
         return []
     tokens = list(dict.fromkeys(t for w in words(phrase) for t in recaller.fulltext._plain(w)))
@@ -72,7 +75,7 @@ def occurrences(recaller, q, filters) -> list[Candidate]:
             if artifact_bytes > ARTIFACT_BYTES:
                 continue
             text = recaller._full_text(e)
-        if phrase in " ".join(text.lower().split()):
+        if phrase in fold(" ".join(text.lower().split())):
             out.append(c)
             if len(out) >= q.k:
                 break

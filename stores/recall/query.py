@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from reducers.event_kinds import KINDS
 from reducers.logged_time import read_ts
 from reducers.terms import STOPWORDS, exact_query_terms, words
-from stores.errors import NoResult, UsageError
+from stores.errors import NoResult, UsageError, require_utf8
 from stores.index.fulltext_search import Filters
 
 MAX_QUERY_CHARS = 10_000        # a longer query is cut...
@@ -68,6 +68,7 @@ class RecallQuery:
         warnings = []
         if not self.query or not self.query.strip():
             raise UsageError("empty query: say what to recall, e.g. trace recall \"docker ssl error\"")
+        require_utf8(self.query, "query")             # the CLI and MCP refuse it before it gets here
         if len(self.query) > MAX_QUERY_CHARS:
             warnings.append(f"query of {len(self.query)} characters is over {MAX_QUERY_CHARS}: "
                             f"searching its first {TRUNCATED_QUERY_CHARS}")
