@@ -53,6 +53,27 @@ def test_a_sound_graph_passes_and_rotted_links_are_named(tmp_path, trace_home):
     assert "header" in hnsw_problem(path, dim + 1)               # not the layout this dimension gives
 
 
+def test_a_file_cut_inside_an_element_s_upper_levels_is_named_as_cut_short(tmp_path, trace_home):
+    """Which elements reach the upper levels varies from build to build (the
+    graph is built by threads): the cut lands inside one that does."""
+    import numpy as np
+    _, path = _store(tmp_path, trace_home)
+    dim = json.loads((path.parent / "meta.json").read_text())["dim"]
+    data = path.read_bytes()
+    _, _, count, size, *_ = HEADER.unpack_from(data, 0)
+    start = HEADER.size + count * size
+    words = np.frombuffer(data[start:], dtype=np.uint32).tolist()
+    at, inside = 0, None
+    for _ in range(count):
+        n_bytes = words[at]
+        if n_bytes:
+            inside = start + 4 * (at + 1) + 4           # past its size and its first link count
+        at += 1 + n_bytes // 4
+    assert inside is not None, "no element reached an upper level"
+    path.write_bytes(data[:inside])
+    assert "ends part-way" in hnsw_problem(path, dim)
+
+
 def test_random_rot_is_either_named_or_harmless_to_the_check(tmp_path, trace_home):
     _, path = _store(tmp_path, trace_home)
     dim = json.loads((path.parent / "meta.json").read_text())["dim"]

@@ -49,8 +49,10 @@ def hnsw_problem(path: Path, dim: int) -> str | None:
         at += 1
         if not n_bytes:
             continue
-        if n_bytes % (4 * per_level) or n_bytes // (4 * per_level) > maxlevel or at + n_bytes // 4 > len(words):
+        if n_bytes % (4 * per_level) or n_bytes // (4 * per_level) > maxlevel:
             return "has an upper-level link list of a size it cannot have"
+        if at + n_bytes // 4 > len(words):            # a size it can have, cut short: a truncated file
+            return "ends part-way through its upper levels"
         for start in range(at, at + n_bytes // 4, per_level):
             n = words[start] & 0xFFFF
             if n > max_m or any(i >= count for i in words[start + 1:start + 1 + n]):
