@@ -1,0 +1,93 @@
+"""Which logged events lie on an abandoned branch of their conversation.
+
+A source that keeps its conversation as a tree (Claude Code: each record
+names the one it follows, `source.parent`) forks when the user rewinds or
+edits an earlier prompt: the record before it gets a second child. The
+conversation the model is in is the branch that goes on to the newest
+record; the other children, and everything under them, are history that
+never happened for it. The log keeps them (lossless); a pack leaves them
+out and its pointer names them.
+
+Only a fork the user made counts: the winning child must be a prompt the
+user typed (parallel tool results, sub-agent lines, hook output sharing a
+parent are not a rewind). Events without `source.parent` (other formats,
+stores ingested before it was recorded) are never abandoned: linear, as
+they always were."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+
+def _edge(e: dict) -> tuple[str, str | None] | None:
+    """(node, parent) of an event that takes part in a tree, else None."""
+    source = e.get("source")
+    if type(source) is not dict or (e.get("meta") or {}).get("sidechain"):
+        return None
+    node = source.get("uuid")
+    if type(node) is not str or not node:
+        return None
+    parent = source.get("parent")
+    return node, parent if type(parent) is str else None
+
+
+def abandoned_seqs(events: list[dict]) -> set[int]:
+    """The seqs of the events (any order) that lie under a rewound fork's
+    losing children."""
+    nodes: dict[str, list[dict]] = defaultdict(list)
+    parent_of: dict[str, str] = {}
+    for e in events:
+        edge = _edge(e)
+        if edge is None:
+            continue
+        node, parent = edge
+        nodes[node].append(e)
+        if parent is not None and parent != node:
+            parent_of.setdefault(node, parent)
+    if not parent_of:
+        return set()
+    children: dict[str, list[str]] = defaultdict(list)
+    for node, parent in parent_of.items():
+        children[parent].append(node)
+    forks = {p: kids for p, kids in children.items() if len(kids) > 1}
+    if not forks:
+        return set()
+    newest = _newest_under(nodes, children)
+    lost: list[str] = []
+    for kids in forks.values():
+        live = max(kids, key=lambda k: newest[k])
+        if any(e["kind"] == "user" for e in nodes[live]):
+            lost += [k for k in kids if k != live]
+    out: set[int] = set()
+    seen: set[str] = set()
+    while lost:
+        node = lost.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        out.update(e["seq"] for e in nodes[node])
+        lost += children.get(node, ())
+    return out
+
+
+def _newest_under(nodes: dict[str, list[dict]], children: dict[str, list[str]]) -> dict[str, int]:
+    """Each node's newest seq, its descendants' included (iteratively: a
+    tree may be thousands deep)."""
+    newest: dict[str, int] = {n: max(e["seq"] for e in evs) for n, evs in nodes.items()}
+    order: list[str] = []
+    stack = [n for n in nodes]
+    state: dict[str, int] = {}
+    while stack:
+        n = stack.pop()
+        if state.get(n) == 2:
+            continue
+        if state.get(n) == 1:
+            state[n] = 2
+            order.append(n)
+            continue
+        state[n] = 1
+        stack.append(n)
+        stack += [c for c in children.get(n, ()) if state.get(c) is None]
+    for n in order:                              # children before parents
+        for c in children.get(n, ()):
+            newest[n] = max(newest.get(n, 0), newest.get(c, 0))
+    return newest

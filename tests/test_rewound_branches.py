@@ -1,0 +1,121 @@
+"""A conversation the user rewound (an edited prompt, a rewind to an
+earlier point) is a tree in the source: the log keeps every branch, the
+push pack shows only the live one (the branch that goes on to the newest
+record) and its pointer names the abandoned events as such."""
+from __future__ import annotations
+
+import json
+
+from reducers.branches import abandoned_seqs
+from stores.context import push_pack
+from stores.store import Store
+from tests.helpers import cli
+from tests.pack_checks import check_pack
+
+_T = "2025-07-01T10:{:02d}:00.000Z"
+
+
+def _line(kind: str, uuid: str, parent: str | None, minute: int, content, **extra) -> dict:
+    rec = {"type": kind, "timestamp": _T.format(minute), "parentUuid": parent, "isSidechain": False,
+           "sessionId": "rw", "uuid": uuid, **extra}
+    if kind == "assistant":
+        rec["message"] = {"id": extra.pop("mid", f"msg_{uuid}"), "role": "assistant", "content": content}
+        rec.pop("mid", None)
+    elif kind == "user":
+        rec["message"] = {"role": "user", "content": content}
+    return rec
+
+
+def _text(t: str) -> list[dict]:
+    return [{"type": "text", "text": t}]
+
+
+def _rewound_session() -> list[dict]:
+    """Two attempts from one point: the first's answer streams over two
+    lines (thinking, then text: one event), a progress line sits between
+    records, and the first attempt went on for a second turn before the
+    user went back."""
+    return [
+        _line("user", "u1", None, 0, _text("Start the migration plan")),
+        _line("assistant", "a1", "u1", 1, _text("Ready to plan")),
+        _line("user", "b1u", "a1", 2, _text("Use the zebra database engine")),
+        _line("assistant", "b1t", "b1u", 3, [{"type": "thinking", "thinking": "zebra thoughts", "signature": "s"}],
+              mid="m_b1"),
+        _line("assistant", "b1a", "b1t", 3, _text("Zebra answer accepted"), mid="m_b1"),
+        {"type": "progress", "uuid": "pg", "parentUuid": "b1a", "sessionId": "rw", "timestamp": _T.format(4),
+         "data": {"type": "hook_progress"}},
+        _line("user", "b1u2", "pg", 5, _text("Zebra follow-up question")),
+        _line("assistant", "b1a2", "b1u2", 6, _text("Zebra follow-up answer")),
+        _line("user", "b2u", "a1", 10, _text("Use the otter database engine")),
+        _line("assistant", "b2a", "b2u", 11, [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                "input": {"command": "ls"}}]),
+        _line("user", "b2r", "b2a", 12, [{"type": "tool_result", "tool_use_id": "t1", "content": "otter.sql"}]),
+        _line("assistant", "b2a2", "b2r", 13, _text("Otter plan ready")),
+    ]
+
+
+def _write(tmp_path, records: list[dict], name: str = "rw.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _events(session: str) -> list[dict]:
+    return [e for e in Store().events() if e["session_id"] == session]
+
+
+def test_the_pack_shows_the_live_branch_and_points_at_the_rewound_one(tmp_path):
+    path = _write(tmp_path, _rewound_session())
+    assert cli("ingest", str(path)).code == 0
+    events = _events("rw")
+    zebra = [e["seq"] for e in events if "ebra" in e["text"] and e["kind"] != "task_state"]
+    assert len(zebra) == 4                                    # the log keeps the abandoned branch whole
+    result = push_pack(Store(), "rw", budget=4000, recall=False)
+    said = [m for m in result.to_dict()["messages"] if m["part"] not in ("markers", "task")]
+    text = "\n".join(m["content"] or "" for m in said)
+    assert "ebra" not in text
+    assert "Use the otter database engine" in text and "Otter plan ready" in text and "Ready to plan" in text
+    assert not set(zebra) & set(result.pack.event_seqs)
+    assert "rewound branch" in result.pack.elision.text
+    check_pack(result, events, 4000)                          # every left-out event reachable from the pointer
+    hits = cli("recall", "zebra follow-up", "--mode", "fulltext").lines()
+    assert any("Zebra follow-up" in h["text"] for h in hits)  # recall still finds the abandoned branch
+
+
+def test_re_ingest_adds_nothing_and_the_pack_is_the_same(tmp_path):
+    path = _write(tmp_path, _rewound_session())
+    cli("ingest", str(path))
+    before = push_pack(Store(), "rw", budget=4000, recall=False).pack.event_seqs
+    again = cli("ingest", str(path), "--recheck", "--verbose").lines()[0]
+    assert again["added"] == 0
+    assert push_pack(Store(), "rw", budget=4000, recall=False).pack.event_seqs == before
+
+
+def test_events_logged_without_their_parent_render_as_a_line_as_before(tmp_path, monkeypatch):
+    """A store ingested before the parent was recorded (as this reader did
+    then: no `source.parent`): nothing tells the branches apart, so nothing
+    is left out for being on one."""
+    from reducers.formats.claude_code_tree import Tree
+    monkeypatch.setattr(Tree, "parent_of", lambda self, rec: None)
+    cli("ingest", str(_write(tmp_path, _rewound_session())))
+    events = _events("rw")
+    assert not any("parent" in e["source"] for e in events)
+    pack = push_pack(Store(), "rw", budget=4000, recall=False).pack
+    assert pack.elision is None and len(pack.event_seqs) == len(events)
+
+
+def test_parallel_results_and_sub_agents_sharing_a_parent_are_no_rewind():
+    def ev(seq, kind, uuid, parent, **meta):
+        return {"seq": seq, "kind": kind, "source": {"uuid": uuid, "parent": parent}, "meta": meta}
+    # two results answering calls of one message, written as children of the same line
+    parallel = [ev(1, "user", "u", None), ev(2, "tool_call", "c", "u"), ev(3, "tool_result", "r1", "c"),
+                ev(4, "tool_result", "r2", "c"), ev(5, "assistant", "a", "r2")]
+    assert abandoned_seqs(parallel) == set()
+    sidechain = [ev(1, "user", "u", None), ev(2, "assistant", "a", "u"), ev(3, "user", "s", "a", sidechain=True),
+                 ev(4, "user", "u2", "a")]
+    assert abandoned_seqs(sidechain) == set()
+    edited = [ev(1, "user", "u", None), ev(2, "assistant", "a", "u"), ev(3, "user", "x", "a"),
+              ev(4, "assistant", "xa", "x"), ev(5, "user", "y", "a"), ev(6, "assistant", "ya", "y")]
+    assert abandoned_seqs(edited) == {3, 4}
+    # the newest branch is the live one, whichever order its fork's children were logged in
+    assert abandoned_seqs([*edited, ev(7, "user", "x2", "xa")]) == {5, 6}
