@@ -10,9 +10,14 @@ out and its pointer names them.
 
 Only a fork the user made counts: the winning child must be a prompt the
 user typed (parallel tool results, sub-agent lines, hook output sharing a
-parent are not a rewind). Events without `source.parent` (other formats,
-stores ingested before it was recorded) are never abandoned: linear, as
-they always were."""
+parent are not a rewind). Events without `source.parent`
+(stores ingested before it was recorded) are linear, as they always were.
+
+Two formats say which branch is live themselves: a ChatGPT export marks
+each message off its `current_node` branch `meta.branch: "alternate"`,
+and Gemini CLI logs `$rewindTo` as a `rewind` notice naming the first
+message it withdrew (that message and every one after it, up to the
+notice, are gone from the model's history)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -31,8 +36,39 @@ def _edge(e: dict) -> tuple[str, str | None] | None:
 
 
 def abandoned_seqs(events: list[dict]) -> set[int]:
-    """The seqs of the events (any order) that lie under a rewound fork's
-    losing children."""
+    """The seqs of the events (any order; one session's) that lie on an
+    abandoned branch."""
+    return _off_the_tree(events) | _alternates(events) | _withdrawn(events)
+
+
+def _alternates(events: list[dict]) -> set[int]:
+    return {e["seq"] for e in events if (e.get("meta") or {}).get("branch") == "alternate"}
+
+
+def _withdrawn(events: list[dict]) -> set[int]:
+    """Events a rewind notice withdrew: from the first event of the message
+    it names to the notice. A target not among `events` names nothing
+    (never a guess at where it began)."""
+    rewinds = [(e["seq"], (e.get("meta") or {}).get("rewind_to")) for e in events
+               if e["kind"] == "system" and (e.get("meta") or {}).get("subtype") == "rewind"]
+    rewinds = [(seq, target) for seq, target in rewinds if type(target) is str and target]
+    if not rewinds:
+        return set()
+    first: dict[str, int] = {}
+    for e in events:
+        uuid = e["source"].get("uuid") if type(e.get("source")) is dict else None
+        if type(uuid) is str and (uuid not in first or e["seq"] < first[uuid]):
+            first[uuid] = e["seq"]
+    out: set[int] = set()
+    for seq, target in rewinds:
+        start = first.get(target)
+        if start is not None and start < seq:
+            out.update(e["seq"] for e in events if start <= e["seq"] < seq)
+    return out
+
+
+def _off_the_tree(events: list[dict]) -> set[int]:
+    """The events under a rewound fork's losing children."""
     nodes: dict[str, list[dict]] = defaultdict(list)
     parent_of: dict[str, str] = {}
     for e in events:

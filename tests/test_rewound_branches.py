@@ -119,3 +119,52 @@ def test_parallel_results_and_sub_agents_sharing_a_parent_are_no_rewind():
     assert abandoned_seqs(edited) == {3, 4}
     # the newest branch is the live one, whichever order its fork's children were logged in
     assert abandoned_seqs([*edited, ev(7, "user", "x2", "xa")]) == {5, 6}
+
+
+def _pack_text(session: str) -> tuple[str, object]:
+    result = push_pack(Store(), session, budget=4000, recall=False)
+    said = [m for m in result.to_dict()["messages"] if m["part"] not in ("markers", "task")]
+    return "\n".join(m["content"] or "" for m in said), result
+
+
+def test_a_chatgpt_export_packs_the_branch_its_current_node_ends(tmp_path):
+    def node(nid, parent, children, role=None, words=None):
+        message = None if role is None else {"id": nid, "author": {"role": role}, "create_time": 1740823200.0,
+                                             "content": {"content_type": "text", "parts": [words]},
+                                             "status": "finished_successfully", "recipient": "all"}
+        return nid, {"id": nid, "message": message, "parent": parent, "children": children}
+    mapping = dict([node("root", None, ["u1"]), node("u1", "root", ["a1"], "user", "Plan the garden beds"),
+                    node("a1", "u1", ["u2", "u3"], "assistant", "Raised beds suit the plot"),
+                    node("u2", "a1", ["a2"], "user", "Plant walrus tomatoes"),
+                    node("a2", "u2", [], "assistant", "Walrus tomatoes need sun"),
+                    node("u3", "a1", ["a3"], "user", "Plant basil instead"),
+                    node("a3", "u3", [], "assistant", "Basil by the door")])
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"title": "Garden", "conversation_id": "garden-1", "current_node": "a3",
+                                 "create_time": 1740823200.0, "mapping": mapping}]))
+    assert cli("ingest", str(path)).code == 0
+    (session,) = {e["session_id"] for e in Store().events()}
+    events = _events(session)
+    assert sum("alrus" in e["text"] for e in events if e["kind"] != "task_state") == 2   # kept in the log
+    text, result = _pack_text(session)
+    assert "alrus" not in text and "Plant basil instead" in text and "Raised beds" in text
+    assert "rewound branch" in result.pack.elision.text
+    check_pack(result, events, 4000)
+
+
+def test_a_gemini_rewind_leaves_the_withdrawn_messages_out_of_the_pack(tmp_path):
+    def msg(mid, kind, words, minute):
+        return {"id": mid, "timestamp": f"2026-06-14T08:{minute:02d}:00Z", "type": kind, "content": words}
+    lines = [{"sessionId": "gem-1", "projectHash": "p", "startTime": "2026-06-14T08:00:00Z"},
+             msg("m1", "user", "Name the backup bucket", 0), msg("m2", "gemini", "Bucket is nightly-archive", 1),
+             msg("m3", "user", "Delete the walrus bucket", 2), msg("m4", "gemini", "Walrus bucket deleted", 3),
+             {"$rewindTo": "m3"},
+             msg("m5", "user", "Rotate the backup keys", 4), msg("m6", "gemini", "Keys rotated", 5)]
+    path = tmp_path / "session-gem.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert cli("ingest", str(path)).code == 0
+    events = _events("gem-1")
+    assert sum("alrus" in e["text"] for e in events if e["kind"] != "task_state") == 2
+    text, result = _pack_text("gem-1")
+    assert "alrus" not in text and "Rotate the backup keys" in text and "nightly-archive" in text
+    check_pack(result, events, 4000)
