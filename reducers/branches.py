@@ -8,9 +8,12 @@ record; the other children, and everything under them, are history that
 never happened for it. The log keeps them (lossless); a pack leaves them
 out and its pointer names them.
 
-Only a fork the user made counts: the winning child must be a prompt the
-user typed (parallel tool results, sub-agent lines, hook output sharing a
-parent are not a rewind). Events without `source.parent`
+Only a fork the user made counts: both children must be prompts the user
+typed (parallel tool results, sub-agent lines, hook output, an interrupted
+call's result sharing a parent are not a rewind). The reader also marks
+the prompt that rewinds with the source lines of the branch it left
+(`meta.rewinds`): that finds the branch when only its end was read, its
+fork being older than what a small pack reads. Events without `source.parent`
 (stores ingested before it was recorded) are linear, as they always were.
 
 Two formats say which branch is live themselves: a ChatGPT export marks
@@ -38,7 +41,36 @@ def _edge(e: dict) -> tuple[str, str | None] | None:
 def abandoned_seqs(events: list[dict]) -> set[int]:
     """The seqs of the events (any order; one session's) that lie on an
     abandoned branch."""
-    return _off_the_tree(events) | _alternates(events) | _withdrawn(events)
+    return _off_the_tree(events) | _rewound_lines(events) | _alternates(events) | _withdrawn(events)
+
+
+class RewoundLines:
+    """The source lines rewinding prompts left (`meta.rewinds`), per source
+    file; learnt from events as they are read."""
+
+    def __init__(self, events: list[dict] = ()):
+        self.spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for e in events:
+            self.learn(e)
+
+    def learn(self, e: dict) -> None:
+        span = (e.get("meta") or {}).get("rewinds")
+        path = e["source"].get("path") if type(e.get("source")) is dict else None
+        if type(path) is str and type(span) is list and len(span) == 2 and all(type(n) is int for n in span):
+            self.spans[path].append((span[0], span[1]))
+
+    def holds(self, e: dict) -> bool:
+        """Whether the event is of the main conversation on lines a rewind left."""
+        source = e.get("source")
+        if not self.spans or type(source) is not dict or (e.get("meta") or {}).get("sidechain"):
+            return False
+        line = source.get("line")
+        return type(line) is int and any(a <= line < b for a, b in self.spans.get(source.get("path"), ()))
+
+
+def _rewound_lines(events: list[dict]) -> set[int]:
+    lines = RewoundLines(events)
+    return {e["seq"] for e in events if lines.holds(e)} if lines.spans else set()
 
 
 def _alternates(events: list[dict]) -> set[int]:
@@ -90,9 +122,10 @@ def _off_the_tree(events: list[dict]) -> set[int]:
     newest = _newest_under(nodes, children)
     lost: list[str] = []
     for kids in forks.values():
+        prompts = [k for k in kids if any(e["kind"] == "user" for e in nodes[k])]
         live = max(kids, key=lambda k: newest[k])
-        if any(e["kind"] == "user" for e in nodes[live]):
-            lost += [k for k in kids if k != live]
+        if live in prompts:
+            lost += [k for k in prompts if k != live]
     out: set[int] = set()
     seen: set[str] = set()
     while lost:

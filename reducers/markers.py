@@ -153,8 +153,9 @@ def elision_text(ranges: list[tuple[int, int]], topics: list[str], session_id: s
     if rewound:
         named = ", ".join(f"{a}–{b}" if a != b else f"{a}" for a, b in rewound[:REWOUND_NAMED])
         more = f" and {len(rewound) - REWOUND_NAMED} more" if len(rewound) > REWOUND_NAMED else ""
-        branch = (f" Events {named}{more} are a rewound branch: an earlier attempt the user went back from, "
-                  f"not part of this conversation.")
+        one = len(rewound) == 1 and rewound[0][0] == rewound[0][1]
+        branch = (f" {'Event' if one else 'Events'} {named}{more} {'is' if one else 'are'} a rewound branch: "
+                  f"an earlier attempt the user went back from, not part of this conversation.")
     return f"[Not in this pack: {span} of this session.{branch}{_topics_and_directive(topics, show)}]"
 
 

@@ -168,3 +168,46 @@ def test_a_gemini_rewind_leaves_the_withdrawn_messages_out_of_the_pack(tmp_path)
     text, result = _pack_text("gem-1")
     assert "alrus" not in text and "Rotate the backup keys" in text and "nightly-archive" in text
     check_pack(result, events, 4000)
+
+
+def test_a_long_rewound_branch_stays_out_of_a_pack_that_reads_only_its_end(tmp_path):
+    """The fork is far older than what a small pack reads: the rewinding
+    prompt names the source lines it left, so the branch's end is known
+    as abandoned too, and is read past for the live history before it."""
+    records = [_line("user", "u0", None, 0, _text("Start planning the storage layout")),
+               _line("assistant", "a0", "u0", 1, _text("Ready to plan the storage layout"))]
+    prev = "a0"
+    for t in range(25):                                   # about 6,500 tokens
+        records += [_line("user", f"x{t}", prev, 2, _text(f"Zebra step {t}: " + "zebra words " * 60)),
+                    _line("assistant", f"y{t}", f"x{t}", 3, _text(f"Zebra reply {t}: " + "zebra text " * 60))]
+        prev = f"y{t}"
+    records += [_line("user", "b1", "a0", 50, _text("Use the otter approach instead")),
+                _line("assistant", "b2", "b1", 51, _text("Otter approach ready"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    events = _events("rw")
+    for budget in (600, 1500, 6000):
+        result = push_pack(Store(), "rw", budget=budget, recall=False)
+        said = [m for m in result.to_dict()["messages"] if m["part"] not in ("markers", "task")]
+        assert not any("Zebra" in (m["content"] or "") for m in said), budget
+        assert "Use the otter approach instead" in str(said)
+        check_pack(result, events, budget)
+    assert "Start planning the storage layout" in str(push_pack(Store(), "rw", budget=1500, recall=False)
+                                                     .to_dict()["messages"])
+
+
+def test_an_interrupted_call_is_no_rewind(tmp_path):
+    """Claude Code writes an interrupted call's result and the interruption
+    notice as two children of the call's line: neither is left out."""
+    records = [_line("user", "u0", None, 0, _text("List the files")),
+               _line("assistant", "c1", "u0", 1, [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                   "input": {"command": "ls"}}]),
+               _line("user", "r1", "c1", 2, [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                              "content": "The user doesn't want to proceed with this tool use."}]),
+               _line("user", "i1", "c1", 2, _text("[Request interrupted by user for tool use]")),
+               _line("user", "u2", "i1", 3, _text("Try the docs folder")),
+               _line("assistant", "a2", "u2", 4, _text("The docs folder holds two guides"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    events = _events("rw")
+    assert not any("rewinds" in (e.get("meta") or {}) for e in events)
+    pack = push_pack(Store(), "rw", budget=4000, recall=False).pack
+    assert pack.elision is None

@@ -7,7 +7,14 @@ newest record (reducers/branches.py).
 The parent is named as an event of the log knows it: a line that made no
 event (progress, a snapshot, a repeat) stands for its own parent, and a
 line whose blocks all merged into the event before it (a streamed
-message's later lines) stands for that event's line."""
+message's later lines) stands for that event's line.
+
+A typed prompt whose parent already has a typed prompt as its child is a
+rewind (or an edited prompt): it carries `meta.rewinds: [first, line]`,
+the source lines from that earlier prompt up to itself, which hold the
+abandoned branch (what lies between them is no ancestor of it). The pack
+leaves those lines' events out however little of the session it reads;
+the tree (source.parent) finds the forks a restarted parse cannot see."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -24,6 +31,7 @@ class Tree:
         self.stand_in: OrderedDict[str, str | None] = OrderedDict()   # line uuid -> the event uuid it stands for
         self.last: Draft | None = None                                # the newest draft made
         self.last_node: str | None = None                             # the uuid of the line that made it
+        self.first_child: OrderedDict[str, tuple[int, bool]] = OrderedDict()  # node -> (line, a prompt?) of its first child
 
     def parent_of(self, rec: dict) -> str | None:
         for name in ("parentUuid", "logicalParentUuid"):
@@ -55,8 +63,21 @@ class Tree:
         if own is not None:
             for d in drafts:
                 d.parent = parent
+            if self.last_node == own and parent is not None and not at.sidechain:
+                self._child(parent, at, drafts)
         self.last = drafts[-1]
         return made
+
+    def _child(self, parent: str, at: Line, drafts: list[Draft]) -> None:
+        prompt = any(d.kind == "user" and not (d.meta or {}).get("injected") for d in drafts)
+        first = self.first_child.get(parent)
+        if first is None:
+            self.first_child[parent] = (at.line, prompt)
+            if len(self.first_child) > _REMEMBERED:
+                self.first_child.popitem(last=False)
+        elif prompt and first[1] and first[0] < at.line:
+            for d in drafts:
+                d.meta = {**(d.meta or {}), "rewinds": [first[0], at.line]}
 
     def _stand(self, uuid: str, for_uuid: str | None) -> None:
         self.stand_in[uuid] = for_uuid
