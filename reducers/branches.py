@@ -68,6 +68,12 @@ class RewoundLines:
         return type(line) is int and any(a <= line < b for a, b in self.spans.get(source.get("path"), ()))
 
 
+def off_branch(event: dict, rewound: RewoundLines) -> bool:
+    """Whether one event, met alone (a recall hit), lies on a branch the
+    rewinds known to `rewound`, or its source, say was left."""
+    return (event.get("meta") or {}).get("branch") == "alternate" or rewound.holds(event)
+
+
 def _rewound_lines(events: list[dict]) -> set[int]:
     lines = RewoundLines(events)
     return {e["seq"] for e in events if lines.holds(e)} if lines.spans else set()

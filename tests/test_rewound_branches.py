@@ -211,3 +211,28 @@ def test_an_interrupted_call_is_no_rewind(tmp_path):
     assert not any("rewinds" in (e.get("meta") or {}) for e in events)
     pack = push_pack(Store(), "rw", budget=4000, recall=False).pack
     assert pack.elision is None
+
+
+def test_recall_in_the_pack_does_not_bring_back_an_evicted_rewound_branch(tmp_path):
+    """Compaction evicts the abandoned attempt behind a marker; the pack's
+    recalled-context block must not quote it back as this conversation's
+    history (`trace recall` still finds it)."""
+    from stores.context import compact
+    records = [_line("user", "u0", None, 0, _text("Plan the database migration for billing")),
+               _line("assistant", "a0", "u0", 1, _text("Ready to plan the billing migration"))]
+    prev = "a0"
+    for t in range(6):
+        records += [_line("user", f"x{t}", prev, 2, _text(f"Migrate billing invoices with the zebra engine, step {t}")),
+                    _line("assistant", f"y{t}", f"x{t}", 3, _text(f"Billing invoices moved by the zebra engine {t}"))]
+        prev = f"y{t}"
+    records += [_line("user", "b1", "a0", 10, _text("Migrate the billing invoices with the otter engine instead")),
+                _line("assistant", "b2", "b1", 11, _text("Otter engine chosen for the billing invoices"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    compact(Store(), "rw", budget=300, reflect=False)
+    events = _events("rw")
+    rewound = {e["seq"] for e in events if "zebra" in e["text"] and e["kind"] in ("user", "assistant")}
+    result = push_pack(Store(), "rw", budget=3000, recall_min_score=None)
+    assert result.pack.recalled and not set(result.pack.recalled_seqs) & rewound
+    check_pack(result, events, 3000)
+    hits = cli("recall", "zebra engine billing invoices", "--mode", "fulltext").lines()
+    assert {h["seq"] for h in hits} & rewound
