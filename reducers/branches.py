@@ -20,7 +20,8 @@ Two formats say which branch is live themselves: a ChatGPT export marks
 each message off its `current_node` branch `meta.branch: "alternate"`,
 and Gemini CLI logs `$rewindTo` as a `rewind` notice naming the first
 message it withdrew (that message and every one after it, up to the
-notice, are gone from the model's history)."""
+notice, are gone from the model's history); the notice carries the
+withdrawn lines as `meta.rewinds` too, when the reader saw them."""
 from __future__ import annotations
 
 from collections import defaultdict

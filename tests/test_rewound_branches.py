@@ -236,3 +236,25 @@ def test_recall_in_the_pack_does_not_bring_back_an_evicted_rewound_branch(tmp_pa
     check_pack(result, events, 3000)
     hits = cli("recall", "zebra engine billing invoices", "--mode", "fulltext").lines()
     assert {h["seq"] for h in hits} & rewound
+
+
+def test_a_long_withdrawn_gemini_stretch_stays_out_of_a_small_pack(tmp_path):
+    lines = [{"sessionId": "gem-2", "projectHash": "p", "startTime": "2026-06-14T08:00:00Z"},
+             {"id": "m0", "timestamp": "2026-06-14T08:00:00Z", "type": "user", "content": "Name the backup bucket"}]
+    for t in range(30):
+        lines += [{"id": f"w{t}", "timestamp": "2026-06-14T08:01:00Z", "type": "user",
+                   "content": f"Walrus step {t}: " + "walrus words " * 60},
+                  {"id": f"v{t}", "timestamp": "2026-06-14T08:02:00Z", "type": "gemini",
+                   "content": f"Walrus reply {t}: " + "walrus text " * 60}]
+    lines += [{"$rewindTo": "w0"},
+              {"id": "m9", "timestamp": "2026-06-14T08:09:00Z", "type": "user", "content": "Rotate the backup keys"}]
+    path = tmp_path / "session-gem2.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    cli("ingest", str(path))
+    events = _events("gem-2")
+    for budget in (600, 1500):
+        result = push_pack(Store(), "gem-2", budget=budget, recall=False)
+        said = [m for m in result.to_dict()["messages"] if m["part"] not in ("markers", "task")]
+        assert not any("Walrus" in (m["content"] or "") for m in said), budget
+        assert "Rotate the backup keys" in str(said)
+        check_pack(result, events, budget)

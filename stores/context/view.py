@@ -41,7 +41,7 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
     if newest is None:
         return view
     target = max(READ_FACTOR * budget, MIN_READ_TOKENS)
-    conversation, unread = _tail(reader, coverage, newest, target, tool_max_tokens)
+    conversation, unread = _tail(reader, coverage, newest, target, tool_max_tokens, RewoundLines(view.system))
     have = {e["seq"] for e in conversation}
     extra = [e for e in reader.read(reader.protected_state(protected)) if e["seq"] not in coverage]
     if unread is not None and not any(e["kind"] == "user" for e in conversation):
@@ -61,7 +61,7 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
 
 
 def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
-          tool_max_tokens: int) -> tuple[list[dict], int | None]:
+          tool_max_tokens: int, rewound: RewoundLines) -> tuple[list[dict], int | None]:
     """Uncovered conversation events, newest first, until about `target`
     tokens as the pack would show them — and on until every result read has
     its call (a window never starts between a call and its result, or the
@@ -71,7 +71,7 @@ def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
     tokens, waiting, overrun = 0, set(), 0
     # A rewound branch the pack leaves out does not fill it: read on past it (up to a
     # bound) for the live history before it.
-    rewound, passed = RewoundLines(), 0
+    passed = 0
     for lo, hi in coverage.uncovered(0, newest):
         for page in reader.backwards(lo, hi):
             wanted = [loc for loc in page if loc.kind not in FIXED_KINDS]
