@@ -42,7 +42,9 @@ def _edge(e: dict) -> tuple[str, str | None] | None:
 def abandoned_seqs(events: list[dict]) -> set[int]:
     """The seqs of the events (any order; one session's) that lie on an
     abandoned branch."""
-    return _off_the_tree(events) | _rewound_lines(events) | _alternates(events) | _withdrawn(events)
+    declared = _off_the_declared_path(events)
+    tree = _off_the_tree(events) if declared is None else declared
+    return tree | _rewound_lines(events) | _alternates(events, declared is not None) | _withdrawn(events)
 
 
 class RewoundLines:
@@ -80,8 +82,43 @@ def _rewound_lines(events: list[dict]) -> set[int]:
     return {e["seq"] for e in events if lines.holds(e)} if lines.spans else set()
 
 
-def _alternates(events: list[dict]) -> set[int]:
-    return {e["seq"] for e in events if (e.get("meta") or {}).get("branch") == "alternate"}
+def _alternates(events: list[dict], declared: bool) -> set[int]:
+    """Events the reader marked off the current branch (with a declared
+    leaf, only those logged without their parent: stores from before)."""
+    return {e["seq"] for e in events if (e.get("meta") or {}).get("branch") == "alternate"
+            and not (declared and "parent" in (e.get("source") or {}))}
+
+
+def _off_the_declared_path(events: list[dict]) -> set[int] | None:
+    """With a leaf the source declared live (`meta.live_leaf`; the newest
+    one): the events with a parent that are not on the path up from it; None
+    without one. The path is walked through the events given; where it
+    leaves them (an ancestor not read), only events newer than where it
+    stopped are known to be off it (an ancestor is older than its child);
+    the older ones are taken as the reader marked them."""
+    leaves = [e for e in events if (e.get("meta") or {}).get("live_leaf") and _edge(e) is not None]
+    if not leaves:
+        return None
+    parent_of: dict[str, str | None] = {}
+    oldest: dict[str, int] = {}
+    for e in events:
+        edge = _edge(e)
+        if edge is not None:
+            parent_of.setdefault(edge[0], edge[1])
+            oldest[edge[0]] = min(oldest.get(edge[0], e["seq"]), e["seq"])
+    node: str | None = _edge(max(leaves, key=lambda e: e["seq"]))[0]
+    live: set[str] = set()
+    while node is not None and node in parent_of and node not in live:
+        live.add(node)
+        node = parent_of[node]
+    # Stopped at a node no event read stands for: the tree's root, or an ancestor older than
+    # what was read. Past the oldest node reached, the reader's own marks stand.
+    # A child of a node on the path (or of where it stopped) that is not on it is off it, however old.
+    known_from = 0 if node is None else min(oldest[n] for n in live)
+    forks = live | {node}
+    return {e["seq"] for e in events if (edge := _edge(e)) is not None and edge[1] is not None
+            and edge[0] not in live
+            and (e["seq"] > known_from or edge[1] in forks or (e.get("meta") or {}).get("branch") == "alternate")}
 
 
 def _withdrawn(events: list[dict]) -> set[int]:

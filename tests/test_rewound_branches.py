@@ -258,3 +258,51 @@ def test_a_long_withdrawn_gemini_stretch_stays_out_of_a_small_pack(tmp_path):
         assert not any("Walrus" in (m["content"] or "") for m in said), budget
         assert "Rotate the backup keys" in str(said)
         check_pack(result, events, budget)
+
+
+def test_a_chatgpt_re_export_after_going_back_to_another_branch_packs_that_branch(tmp_path):
+    """The first export's current branch is B; the user goes back to A and
+    goes on there: the second export's new leaf (under A) decides, though
+    A's older messages were logged as an alternate branch."""
+    def node(nid, parent, children, role=None, words=None):
+        message = None if role is None else {"id": nid, "author": {"role": role}, "create_time": 1740823200.0,
+                                             "content": {"content_type": "text", "parts": [words]},
+                                             "status": "finished_successfully", "recipient": "all"}
+        return nid, {"id": nid, "message": message, "parent": parent, "children": children}
+    mapping = dict([node("root", None, ["u1"]), node("u1", "root", ["a1"], "user", "Plan the garden beds"),
+                    node("a1", "u1", ["uA", "uB"], "assistant", "Raised beds suit the plot"),
+                    node("uA", "a1", ["aA"], "user", "Plant otter tomatoes"),
+                    node("aA", "uA", [], "assistant", "Otter tomatoes need sun"),
+                    node("uB", "a1", ["aB"], "user", "Plant walrus basil"),
+                    node("aB", "uB", [], "assistant", "Walrus basil by the door")])
+    path = tmp_path / "conversations.json"
+
+    def export(current: str) -> str:
+        path.write_text(json.dumps([{"title": "Garden", "conversation_id": "garden-2", "current_node": current,
+                                     "create_time": 1740823200.0, "mapping": mapping}]))
+        assert cli("ingest", str(path)).code == 0
+        (session,) = {e["session_id"] for e in Store().events()}
+        return session
+
+    session = export("aB")
+    assert "Plant otter tomatoes" not in _pack_text(session)[0]
+    mapping.update([node("uA2", "aA", ["aA2"], "user", "More otter tomatoes"),
+                    node("aA2", "uA2", [], "assistant", "Otter rows planted")])
+    mapping["aA"]["children"] = ["uA2"]
+    session = export("aA2")
+    text, result = _pack_text(session)
+    assert "Plant otter tomatoes" in text and "Otter tomatoes need sun" in text and "Otter rows planted" in text
+    assert "alrus" not in text
+    check_pack(result, _events(session), 4000)
+
+
+def test_a_declared_leaf_read_in_part_never_drops_what_may_be_its_history():
+    def ev(seq, uuid, parent, **meta):
+        return {"seq": seq, "kind": "user", "source": {"uuid": uuid, "parent": parent}, "meta": meta}
+    # the view holds an old prompt (read for the current turn) and the tail; the path from the
+    # leaf leaves what was read at "p3": the old prompt may be its ancestor, so it stays
+    read = [ev(2, "p1", "root"), ev(50, "x", "p3", branch="alternate"), ev(60, "p4", "p3"),
+            ev(61, "leaf", "p4", live_leaf=True), ev(55, "off", "p3")]
+    assert abandoned_seqs(read) == {50, 55}
+    # older than where the path stopped: the reader's mark is what is known
+    assert abandoned_seqs([*read, ev(40, "old-alt", "p0", branch="alternate")]) == {40, 50, 55}

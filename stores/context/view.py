@@ -61,7 +61,7 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
 
 
 def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
-          tool_max_tokens: int, rewound: RewoundLines) -> tuple[list[dict], int | None]:
+          tool_max_tokens: int, rewound: RewoundLines | None = None) -> tuple[list[dict], int | None]:
     """Uncovered conversation events, newest first, until about `target`
     tokens as the pack would show them — and on until every result read has
     its call (a window never starts between a call and its result, or the
@@ -71,7 +71,7 @@ def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
     tokens, waiting, overrun = 0, set(), 0
     # A rewound branch the pack leaves out does not fill it: read on past it (up to a
     # bound) for the live history before it.
-    passed = 0
+    rewound, passed = rewound or RewoundLines(), 0
     for lo, hi in coverage.uncovered(0, newest):
         for page in reader.backwards(lo, hi):
             wanted = [loc for loc in page if loc.kind not in FIXED_KINDS]
