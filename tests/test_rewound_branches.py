@@ -127,18 +127,21 @@ def _pack_text(session: str) -> tuple[str, object]:
     return "\n".join(m["content"] or "" for m in said), result
 
 
+def _node(nid, parent, children, role=None, words=None):
+    """One node of a ChatGPT export's message tree."""
+    message = None if role is None else {"id": nid, "author": {"role": role}, "create_time": 1740823200.0,
+                                         "content": {"content_type": "text", "parts": [words]},
+                                         "status": "finished_successfully", "recipient": "all"}
+    return nid, {"id": nid, "message": message, "parent": parent, "children": children}
+
+
 def test_a_chatgpt_export_packs_the_branch_its_current_node_ends(tmp_path):
-    def node(nid, parent, children, role=None, words=None):
-        message = None if role is None else {"id": nid, "author": {"role": role}, "create_time": 1740823200.0,
-                                             "content": {"content_type": "text", "parts": [words]},
-                                             "status": "finished_successfully", "recipient": "all"}
-        return nid, {"id": nid, "message": message, "parent": parent, "children": children}
-    mapping = dict([node("root", None, ["u1"]), node("u1", "root", ["a1"], "user", "Plan the garden beds"),
-                    node("a1", "u1", ["u2", "u3"], "assistant", "Raised beds suit the plot"),
-                    node("u2", "a1", ["a2"], "user", "Plant walrus tomatoes"),
-                    node("a2", "u2", [], "assistant", "Walrus tomatoes need sun"),
-                    node("u3", "a1", ["a3"], "user", "Plant basil instead"),
-                    node("a3", "u3", [], "assistant", "Basil by the door")])
+    mapping = dict([_node("root", None, ["u1"]), _node("u1", "root", ["a1"], "user", "Plan the garden beds"),
+                    _node("a1", "u1", ["u2", "u3"], "assistant", "Raised beds suit the plot"),
+                    _node("u2", "a1", ["a2"], "user", "Plant walrus tomatoes"),
+                    _node("a2", "u2", [], "assistant", "Walrus tomatoes need sun"),
+                    _node("u3", "a1", ["a3"], "user", "Plant basil instead"),
+                    _node("a3", "u3", [], "assistant", "Basil by the door")])
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps([{"title": "Garden", "conversation_id": "garden-1", "current_node": "a3",
                                  "create_time": 1740823200.0, "mapping": mapping}]))
@@ -264,17 +267,12 @@ def test_a_chatgpt_re_export_after_going_back_to_another_branch_packs_that_branc
     """The first export's current branch is B; the user goes back to A and
     goes on there: the second export's new leaf (under A) decides, though
     A's older messages were logged as an alternate branch."""
-    def node(nid, parent, children, role=None, words=None):
-        message = None if role is None else {"id": nid, "author": {"role": role}, "create_time": 1740823200.0,
-                                             "content": {"content_type": "text", "parts": [words]},
-                                             "status": "finished_successfully", "recipient": "all"}
-        return nid, {"id": nid, "message": message, "parent": parent, "children": children}
-    mapping = dict([node("root", None, ["u1"]), node("u1", "root", ["a1"], "user", "Plan the garden beds"),
-                    node("a1", "u1", ["uA", "uB"], "assistant", "Raised beds suit the plot"),
-                    node("uA", "a1", ["aA"], "user", "Plant otter tomatoes"),
-                    node("aA", "uA", [], "assistant", "Otter tomatoes need sun"),
-                    node("uB", "a1", ["aB"], "user", "Plant walrus basil"),
-                    node("aB", "uB", [], "assistant", "Walrus basil by the door")])
+    mapping = dict([_node("root", None, ["u1"]), _node("u1", "root", ["a1"], "user", "Plan the garden beds"),
+                    _node("a1", "u1", ["uA", "uB"], "assistant", "Raised beds suit the plot"),
+                    _node("uA", "a1", ["aA"], "user", "Plant otter tomatoes"),
+                    _node("aA", "uA", [], "assistant", "Otter tomatoes need sun"),
+                    _node("uB", "a1", ["aB"], "user", "Plant walrus basil"),
+                    _node("aB", "uB", [], "assistant", "Walrus basil by the door")])
     path = tmp_path / "conversations.json"
 
     def export(current: str) -> str:
@@ -286,8 +284,8 @@ def test_a_chatgpt_re_export_after_going_back_to_another_branch_packs_that_branc
 
     session = export("aB")
     assert "Plant otter tomatoes" not in _pack_text(session)[0]
-    mapping.update([node("uA2", "aA", ["aA2"], "user", "More otter tomatoes"),
-                    node("aA2", "uA2", [], "assistant", "Otter rows planted")])
+    mapping.update([_node("uA2", "aA", ["aA2"], "user", "More otter tomatoes"),
+                    _node("aA2", "uA2", [], "assistant", "Otter rows planted")])
     mapping["aA"]["children"] = ["uA2"]
     session = export("aA2")
     text, result = _pack_text(session)
