@@ -39,6 +39,11 @@ def _edge(e: dict) -> tuple[str, str | None] | None:
     return node, parent if type(parent) is str else None
 
 
+def _typed(e: dict) -> bool:
+    """A prompt the user typed (not a notice the harness wrote as the user)."""
+    return e["kind"] == "user" and not (e.get("meta") or {}).get("injected")
+
+
 def abandoned_seqs(events: list[dict]) -> set[int]:
     """The seqs of the events (any order; one session's) that lie on an
     abandoned branch."""
@@ -166,7 +171,7 @@ def _off_the_tree(events: list[dict]) -> set[int]:
     newest = _newest_under(nodes, children)
     lost: list[str] = []
     for kids in forks.values():
-        prompts = [k for k in kids if any(e["kind"] == "user" for e in nodes[k])]
+        prompts = [k for k in kids if any(_typed(e) for e in nodes[k])]
         live = max(kids, key=lambda k: newest[k])
         if live in prompts:
             lost += [k for k in prompts if k != live]

@@ -304,3 +304,16 @@ def test_a_declared_leaf_read_in_part_never_drops_what_may_be_its_history():
     assert abandoned_seqs(read) == {50, 55}
     # older than where the path stopped: the reader's mark is what is known
     assert abandoned_seqs([*read, ev(40, "old-alt", "p0", branch="alternate")]) == {40, 50, 55}
+
+
+def test_a_prompt_after_an_interruption_notice_with_the_same_parent_is_no_rewind(tmp_path):
+    """The harness's interruption notice is no prompt the user typed: a
+    prompt written as its sibling rewinds nothing."""
+    records = [_line("user", "u0", None, 0, _text("Summarise the log")),
+               _line("assistant", "a0", "u0", 1, _text("Reading the log now")),
+               _line("user", "i1", "a0", 2, _text("[Request interrupted by user]")),
+               _line("user", "u2", "a0", 3, _text("Only the errors, please")),
+               _line("assistant", "a2", "u2", 4, _text("Two errors in the log"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
+    assert push_pack(Store(), "rw", budget=4000, recall=False).pack.elision is None
