@@ -35,6 +35,7 @@ class Draft:
     merged_keys: list[str] = field(default_factory=list)
     source: dict | None = None          # the original `source` of a re-ingested exported event
     media: list[dict] | None = None     # image/document/audio blocks, kept whole as attachments
+    parent: str | None = None           # the source record this one follows (a conversation tree's edge)
 
     def all_keys(self) -> list[str]:
         return [self.key, *self.merged_keys] if self.merged_keys else [self.key]
@@ -78,6 +79,12 @@ def counted(items: Iterable, ctx: ParseContext) -> Iterator:
         ctx.ignored += 1
 
 
+def joins(prev: Draft | None, d: Draft) -> bool:
+    """Whether `d` merges into `prev`, the draft before it (merge_adjacent's rule)."""
+    return (prev is not None and bool(d.merge_group) and prev.merge_group == d.merge_group
+            and prev.kind == d.kind and prev.tool is None and d.tool is None)
+
+
 def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
     """Merge runs of adjacent drafts that share a merge_group (the blocks of
     one streamed assistant message) into one event; order is kept.
@@ -89,8 +96,7 @@ def merge_adjacent(drafts: list[Draft]) -> list[Draft]:
     copied: set[int] = set()
     for d in drafts:
         prev = out[-1] if out else None
-        if (prev is not None and d.merge_group and prev.merge_group == d.merge_group
-                and prev.kind == d.kind and prev.tool is None and d.tool is None):
+        if joins(prev, d):
             if id(prev) not in copied:
                 prev = out[-1] = replace(prev, merged_keys=list(prev.merged_keys))
                 copied.add(id(prev))

@@ -107,7 +107,7 @@ def _source_problem(source) -> str | None:
         return None
     if type(source) is not dict:
         return "source is not an object"
-    for name in ("key", "format", "path"):
+    for name in ("key", "format", "path", "parent"):
         if not _opt_ident(source.get(name)):
             return f"source.{name} is not a string of valid Unicode"
     if type(source.get("uuid")) not in (str, int, type(None)):

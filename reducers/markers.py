@@ -33,6 +33,7 @@ CANDIDATES = 24
 
 
 EXACT_RANGES = 3             # more ranges than this: the directive names the span and the session
+REWOUND_NAMED = 3            # rewound ranges an elision pointer names one by one
 # A backslash escape left in text (JSON inside a tool output): `\nexport`
 # must read as "export", not "nexport". Runs of backslashes are one escape.
 _ESCAPE = re.compile(r"(?<!\\)\\+(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbfv0])")
@@ -139,13 +140,23 @@ def time_span(ts_from: str | None, ts_to: str | None) -> str:
     return f"{_clock(ts_from, None)}–{_clock(ts_to, day)}"
 
 
-def elision_text(ranges: list[tuple[int, int]], topics: list[str], session_id: str) -> str:
+def elision_text(ranges: list[tuple[int, int]], topics: list[str], session_id: str,
+                 rewound: list[tuple[int, int]] = ()) -> str:
     """The pointer a render leaves for what it could not fit: every event of
     the session in these ranges is not in the pack, and `trace show` with
-    them prints exactly those (the pack's own events are outside them)."""
+    them prints exactly those (the pack's own events are outside them).
+    `rewound` names the ranges that hold a branch the user went back from,
+    so a reader does not take them for this conversation's history."""
     span = f"event {ranges[0][0]}" if ranges[0][0] == ranges[-1][1] else f"events {ranges[0][0]}–{ranges[-1][1]}"
     show = f"trace show {show_selector(ranges)} --session {session_id}"
-    return f"[Not in this pack: {span} of this session.{_topics_and_directive(topics, show)}]"
+    branch = ""
+    if rewound:
+        named = ", ".join(f"{a}–{b}" if a != b else f"{a}" for a, b in rewound[:REWOUND_NAMED])
+        more = f" and {len(rewound) - REWOUND_NAMED} more" if len(rewound) > REWOUND_NAMED else ""
+        one = len(rewound) == 1 and rewound[0][0] == rewound[0][1]
+        branch = (f" {'Event' if one else 'Events'} {named}{more} {'is' if one else 'are'} a rewound branch: "
+                  f"an earlier attempt the user went back from, not part of this conversation.")
+    return f"[Not in this pack: {span} of this session.{branch}{_topics_and_directive(topics, show)}]"
 
 
 def gaps(lo: int, hi: int, blockers: list[int]) -> list[tuple[int, int]]:

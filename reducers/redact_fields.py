@@ -82,7 +82,7 @@ def _walk(value: Any, depth: int) -> tuple[Any, int]:
     return value, 0
 
 
-_IDENTITY = ("session_id", "turn_id", "key", "uuid", "event_id")
+_IDENTITY = ("session_id", "turn_id", "key", "uuid", "parent", "event_id")
 _OTHERS = ("tool", "meta", "source", "artifact", "ts", "ingested_at")
 _GATE_MAX = 64 * 1024           # longer texts skip the batch gate (no copy of megabytes): searched one by one
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from reducers.branches import abandoned_seqs
 from reducers.fit import plan_order
-from reducers.markers import elision_text, gaps
+from reducers.markers import elision_text, gaps, merge_ranges
 from reducers.notices import system_shown
 from reducers.pack_messages import LEAD_IN, MESSAGE_OVERHEAD, Message, build_messages
 from reducers.pack_shrink import BudgetTooSmall, cut, shrink_protected
@@ -134,8 +135,10 @@ class Pack:
 
 def assemble(view: SessionView, budget: int, recalled_block: str = "",
              policy: RenderPolicy = RenderPolicy()) -> Pack:
-    fixed, not_shown = _fixed_parts(view, policy)
-    conv, dropped = prepare(view.conversation, policy)
+    # a rewound branch is history the model never had: out, named by the pointer
+    abandoned = abandoned_seqs([*view.conversation, *view.system])
+    fixed, not_shown = _fixed_parts(view, policy, abandoned)
+    conv, dropped = prepare(view.conversation, policy, abandoned)
     pinned = {i for i, e in enumerate(conv) if (e.get("meta") or {}).get("pinned")}
     order = plan_order(conv, pinned, budget, policy.query)
     actions = ([("remove", u) for u in order.history] + ([("recall", None)] if recalled_block else [])
@@ -158,7 +161,8 @@ def assemble(view: SessionView, budget: int, recalled_block: str = "",
         msgs = build_messages(kept)
         shown = {s for m in fixed for s in m.seqs if m.part != "markers"} | {s for m in msgs for s in m.seqs}
         missing = (known - shown) | dropped | not_shown | view.unread_seqs
-        elision = _elision(view, missing, shown, texts, policy.topics if topics is None else (lambda _: topics))
+        elision = _elision(view, missing, shown, texts, policy.topics if topics is None else (lambda _: topics),
+                           abandoned)
         head = [m for m in fixed if m.part != "markers"]
         marker_lines = [m.content for m in fixed if m.part == "markers"] + ([elision.text] if elision else [])
         if marker_lines:
@@ -247,11 +251,15 @@ def _coalesce(render, actions: list, conv: list[dict], applied: list[int], pack:
     return pack
 
 
-def prepare(events: list[dict], policy: RenderPolicy) -> tuple[list[dict], set[int]]:
+def prepare(events: list[dict], policy: RenderPolicy,
+            abandoned: set[int] | frozenset[int] = frozenset()) -> tuple[list[dict], set[int]]:
     """The conversation as the pack shows it, and the seqs it leaves out
-    (text that was only an old recalled block, results with no call)."""
+    (text that was only an old recalled block, results with no call, the
+    events of a rewound branch)."""
+    dropped = {e["seq"] for e in events if e["seq"] in abandoned}
+    events = [e for e in events if e["seq"] not in dropped]
     pins = latest_protected(events, set(policy.protected))
-    out, dropped = [], set()
+    out = []
     for i, e in enumerate(events):
         if i in pins:
             e = {**e, "meta": {**(e.get("meta") or {}), "pinned": True}}
@@ -273,12 +281,14 @@ def prepare(events: list[dict], policy: RenderPolicy) -> tuple[list[dict], set[i
     return clear_old_results(normal, policy.retention), dropped
 
 
-def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message], set[int]]:
+def _fixed_parts(view: SessionView, policy: RenderPolicy,
+                 abandoned: set[int]) -> tuple[list[Message], set[int]]:
     """System, task state, notes and logged markers; and the seqs of the
-    task states and notes they leave out (older ones, past the notes cap)."""
+    task states and notes they leave out (older ones, past the notes cap),
+    and of system lines on a rewound branch."""
     fixed: list[Message] = []
     not_shown: set[int] = set()
-    system = system_shown(view.system)
+    system = system_shown([e for e in view.system if e["seq"] not in abandoned])
     shown = {e["seq"] for e in system}
     not_shown.update(e["seq"] for e in view.system if e["seq"] not in shown)
     if system:
@@ -312,7 +322,7 @@ def _fixed_parts(view: SessionView, policy: RenderPolicy) -> tuple[list[Message]
 
 
 def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[int, str],
-             topics: Callable[[list[str]], list[str]]) -> Elision | None:
+             topics: Callable[[list[str]], list[str]], abandoned: set[int]) -> Elision | None:
     if not missing and view.unread_max is None:
         return None
     hi = max(max(missing, default=0), view.unread_max or 0)
@@ -326,4 +336,5 @@ def _elision(view: SessionView, missing: set[int], shown: set[int], texts: dict[
     if not ranges:
         return None
     hints = topics([texts[s] for s in sorted(missing) if s in texts][-TOPIC_SAMPLE:])
-    return Elision(ranges, hints, elision_text(ranges, hints, view.session_id), sorted(missing))
+    rewound = merge_ranges([(s, s) for s in abandoned & missing])
+    return Elision(ranges, hints, elision_text(ranges, hints, view.session_id, rewound), sorted(missing))

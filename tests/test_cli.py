@@ -269,7 +269,7 @@ def test_bad_input_through_the_command_line_is_one_line_and_writes_nothing(case,
             f.write("{oops\n")
         args.append("--strict")
     run = cli(*args)
-    expected_code, expected_lines = {"missing": (1, 1), "empty": (0, 0), "unknown format": (1, 1),
+    expected_code, expected_lines = {"missing": (1, 1), "empty": (3, 1), "unknown format": (1, 1),
                                      "strict": (1, 2)}[case]            # strict: the bad line, then the verdict
     assert run.code == expected_code and run.err.count("\n") == expected_lines, run.err
     assert "Traceback" not in run.err and "please report" not in run.err

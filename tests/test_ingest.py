@@ -570,12 +570,42 @@ def test_a_file_with_no_readable_record_names_its_first_problem(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["auto", "openai", "claude-code", "trace"])
-def test_input_with_no_record_is_said_whether_or_not_the_format_is_named(tmp_path, fmt):
-    blank = tmp_path / "blank.jsonl"
+def test_empty_input_is_nothing_found_whether_or_not_the_format_is_named(tmp_path, fmt):
+    """A zero-byte file, a file of blank lines, an empty pipe: as `ingest
+    --help` and the CLI contract say, one JSON line per input on stdout,
+    the reason once on stderr, exit 3 (nothing found); no error."""
+    blank, zero = tmp_path / "blank.jsonl", tmp_path / "zero.jsonl"
     blank.write_text("\n\n  \n")
-    for args, shown in (([str(blank)], str(blank)), (["-"], "-")):          # a file of blank lines, an empty pipe
+    zero.write_bytes(b"")
+    for args, shown in (([str(blank)], str(blank)), ([str(zero)], str(zero)), (["-"], "-")):
         run = cli("--store", str(tmp_path / f"s-{shown[-1]}"), "ingest", "--format", fmt, *args, stdin=b"")
-        assert run.code == 1 and f"{shown}: no JSON records found" in run.err, (args, run.err)
+        assert run.code == 3, (args, run.code, run.out, run.err)
+        (line,) = run.lines()
+        assert line["source"] == shown and line["empty"] is True and line["errors"] == line["added"] == 0
+        assert "error" not in line                                          # said once: on stderr
+        assert run.err == f"{shown}: empty (no JSON records found); nothing to ingest\n", run.err
+    again = cli("--store", str(tmp_path / "s-l"), "ingest", str(zero))   # still empty the next time: said again
+    assert again.code == 3 and again.lines()[0]["empty"] is True
+
+
+def test_an_empty_input_beside_a_transcript_is_said_and_the_run_succeeds(tmp_path):
+    zero = tmp_path / "zero.jsonl"
+    zero.write_bytes(b"")
+    run = cli("ingest", str(zero), str(openai_conversations(tmp_path / "a.jsonl", 1)))
+    assert run.code == 0 and [r["empty"] for r in run.lines()] == [True, False]
+    assert "zero.jsonl: empty" in run.err
+
+
+def test_a_directory_of_empty_files_is_nothing_found_and_quiet_per_file(tmp_path):
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "new-session.jsonl").write_bytes(b"")          # a session file the agent has not written to yet
+    run = cli("ingest", str(folder))
+    assert run.code == 3 and run.out == ""
+    assert run.err == "trace: nothing to ingest: the 1 transcript file(s) found are empty\n"
+    openai_conversations(folder / "a.jsonl", 1)
+    run = cli("ingest", str(folder))
+    assert run.code == 0 and [r["source"] for r in run.lines()] == [str(folder / "a.jsonl")]
 
 
 def test_the_trace_sample_ingests_as_the_events_it_holds(tmp_path, samples):

@@ -131,7 +131,7 @@ def test_a_closed_stdout_is_one_line_not_a_traceback(tmp_path, command):
 
 @pytest.mark.parametrize("command, code, said", [
     ("note add -c context -", 2, "empty note"),
-    ("ingest -", 1, "no JSON records found"),
+    ("ingest -", 3, "no JSON records found"),
     ("recall --queries -", 3, "no query in stdin"),
     ("anatomy record - --session s", 1, "the input is empty"),
 ])

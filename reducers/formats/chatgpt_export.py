@@ -6,6 +6,11 @@ last saw. Read by the `openai` format.
 Every message node is kept, in the tree's order (a parent before its
 children, children in the order they were written); a message on a branch
 the user left by editing or regenerating carries `meta.branch: "alternate"`.
+Each message names the message it follows (`source.parent`: the nearest
+ancestor that made an event, else the tree's root node), and the events
+of the `current_node` leaf carry `meta.live_leaf`: a later export of the
+same conversation, where the user went back to another branch, says
+which branch is live by its new leaf (reducers/branches.py).
 Authors map to kinds: `user` -> user, `assistant` -> assistant (a message
 addressed to a tool, `recipient` other than "all", is a tool_call of that
 tool), `tool` -> tool_result of the latest open call to that tool, `system`
@@ -80,11 +85,36 @@ class _Conversation:
         if isinstance(title, str) and title.strip():
             yield self.draft("title", "system", title, 0, to_utc_iso(self.conv.get("create_time")),
                              meta={"subtype": "title"})
+        follows: dict[str, str | None] = {}        # node id -> the node its events follow
+        made: dict[str, list[Draft]] = {}
         for node_id in self._order():
             node = self.mapping.get(node_id)
             message = node.get("message") if isinstance(node, dict) else None
-            if isinstance(message, dict):
-                yield from self.message(node_id, message)
+            parent = node.get("parent") if isinstance(node, dict) and isinstance(node.get("parent"), str) else None
+            if parent is not None and parent not in made:
+                parent = follows.get(parent, parent)   # through nodes that made no event (the root keeps its id)
+            drafts = list(self.message(node_id, message)) if isinstance(message, dict) else []
+            for d in drafts:
+                d.parent = parent
+            if drafts:
+                made[node_id] = drafts
+            else:
+                follows[node_id] = parent if parent is not None else node_id
+        leaf = self._leaf(made)
+        for d in made.get(leaf, ()) if leaf else ():
+            d.meta = {**(d.meta or {}), "live_leaf": True}
+        for drafts in made.values():
+            yield from drafts
+
+    def _leaf(self, made: dict) -> str | None:
+        """The newest node on the current branch that made events."""
+        node, seen = self.conv.get("current_node"), set()
+        while isinstance(node, str) and node in self.mapping and node not in seen:
+            if node in made:
+                return node
+            seen.add(node)
+            node = self.mapping[node].get("parent") if isinstance(self.mapping[node], dict) else None
+        return None
 
     def message(self, node_id: str, msg: dict) -> Iterator[Draft]:
         author = msg.get("author") if isinstance(msg.get("author"), dict) else {}

@@ -36,6 +36,7 @@ from reducers.formats import claude_code_side_lines as side
 from reducers.formats.claude_code_line import Line, draft, input_digest, line_digest
 from reducers.formats.claude_code_sdk import document_records, elements, sdk_line, sdk_marked
 from reducers.formats.claude_code_text import fallback_text, injected_kind
+from reducers.formats.claude_code_tree import Tree
 from reducers.formats.claude_code_turns import Turns
 from reducers.formats.common import (call_origin, compact_json, content_digest, derived_session_id, flatten_content,
                                      media_blocks, to_utc_iso, tool_call_text)
@@ -145,6 +146,7 @@ class _Parser:
         self.ctx = ctx
         self.session: str | None = ctx.session
         self.turns = Turns()
+        self.tree = Tree()
         self.used_ids: dict[str, str] = {}                        # uuid -> digest of the first line that carried it
         self.tool_names: dict[str, str | None] = {}               # call id -> tool name
         self.calls_seen: set[tuple[str, int]] = set()            # (call id, digest of its input)
@@ -223,6 +225,7 @@ class _Parser:
             own = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else None
             sid = self.ctx.session or own or self.session
             self.turns.pass_through(rec, sid)
+            self.tree.pass_through(rec)
             kept = self._session_state(line, rec, sid) if state and sid is not None else None
             if kept is None:
                 self.ctx.ignored += 1
@@ -248,7 +251,8 @@ class _Parser:
         at = Line(session_id=sid, rid=rid, line=line, uuid=uuid,
                    ts=to_utc_iso(rec.get("timestamp")), meta=meta, sidechain=sidechain,
                    turn=self.turns.of(rec, sid, sidechain), content=f"~{digest}" if rid == uuid else "")
-        yield from counted(handler(self, rec, at), self.ctx)   # nothing: a repeat, or a line with nothing in it
+        # nothing: a repeat, or a line with nothing in it
+        yield from self.tree.place(rec, at, list(counted(handler(self, rec, at), self.ctx)))
         self.turns.remember(at)
 
     def _session_state(self, line: int, rec: dict, sid: str) -> Draft | None:

@@ -73,12 +73,17 @@ def _unseen(items: Iterable[Draft | BadRecord], seen: set[str]) -> Iterator[Draf
         yield item
 
 
+_REMEMBERED_IDS = 100_000         # message ids whose first line is kept (for a rewind's lines)
+
+
 class _Parser:
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
         self.session: str | None = ctx.session
         self.turn: str | None = None
         self.calls: dict[str, str] = {}       # call id -> tool name, for results that come alone
+        self.first_line: dict[str, int] = {}  # message id -> the line that first wrote it alone
+        self.checkpoint = 0                   # the latest line that wrote the whole list (`$set` messages)
 
     def _session(self, rec: Any) -> str:
         if self.session is None:
@@ -95,13 +100,19 @@ class _Parser:
         if "$rewindTo" in rec:
             target = rec["$rewindTo"]
             session = self._session(rec)
+            meta = {"subtype": "rewind", "rewind_to": target}
+            first = self.first_line.get(target) if isinstance(target, str) else None
+            if first is not None and self.checkpoint < first < line:
+                meta["rewinds"] = [first, line]         # the lines it withdrew (reducers/branches.py)
             yield Draft(kind="system", text=f"[conversation rewound: message {target} and those after it were "
                                              f"withdrawn from the model's history]",
                         session_id=session, key=f"{NAME}/{session}/rewind/{line}/{content_digest(rec)}",
-                        turn_id=self.turn, line=line, meta={"subtype": "rewind", "rewind_to": target})
+                        turn_id=self.turn, line=line, meta=meta)
             return
         if isinstance(rec.get("$set"), dict):
             update = rec["$set"]
+            if isinstance(update.get("messages"), list):
+                self.checkpoint = line
             for i, msg in enumerate(update["messages"] if isinstance(update.get("messages"), list) else ()):
                 yield from one_message(line, i, self.message(line, msg, f"#{i}"))
             kept = {k: v for k, v in update.items() if k not in _SKIPPED_SET_FIELDS}
@@ -113,7 +124,9 @@ class _Parser:
                             key=f"{NAME}/{session}/set/{content_digest(kept)}", turn_id=self.turn, line=line,
                             meta={"subtype": "summary" if "summary" in kept else "metadata", "fields": sorted(kept)})
             return
-        if _as_message(rec, f"L{line}") is not None:
+        if (msg := _as_message(rec, f"L{line}")) is not None:
+            if len(self.first_line) < _REMEMBERED_IDS:
+                self.first_line.setdefault(msg["id"], line)
             yield from self.message(line, rec, f"L{line}")
             return
         yield BadRecord(line, "not a Gemini CLI record (metadata, message, $set or $rewindTo)")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from reducers.branches import RewoundLines, off_branch
 from reducers.markers import topic_hints
 from reducers.recall_block import build_block, strip_recalled
 from reducers.render import (NOTES_CAP, PROTECTED_TOOLS, TOOL_MAX_TOKENS, BudgetTooSmall, Pack, RenderPolicy,
@@ -230,6 +231,9 @@ def _recalled_block(recaller, view, q: str, *, session: str | None, min_score: f
     # neighbours and match themselves best: recall is asked past them.
     hits = recaller.recall(RecallQuery(query=q, k=RECALL_HITS, mode=mode, min_score=min_score, session=session,
                                        exclude=frozenset(in_view)))
+    # a rewound branch of this conversation, evicted or unread, is not brought back as its context
+    rewound = RewoundLines([*view.conversation, *view.system])
+    hits = [h for h in hits if h.session_id != view.session_id or not off_branch(h.event, rewound)]
     return build_block([h.as_json() for h in hits], cap)
 
 

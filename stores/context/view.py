@@ -6,6 +6,7 @@ backwards from the newest event until it holds about READ_FACTOR budgets
 unread is named, not read: the pack's elision marker points at it."""
 from __future__ import annotations
 
+from reducers.branches import RewoundLines
 from reducers.cache import Coverage, live_markers
 from reducers.markers import pointer_of
 from reducers.render import SessionView
@@ -17,6 +18,7 @@ MIN_READ_TOKENS = 2000
 NOTE_PAGE = 16
 KIND_LIMIT = 100_000             # notes and task states are few; their seqs are read, their text only when shown
 MAX_OVERRUN = 64                 # events read past the target while waiting for calls, at most
+REWOUND_READ = 4                 # a rewound branch (not shown) read past for the live history, up to this many targets
 FIXED_KINDS = frozenset({"system", "persona", "task_state", "note", "marker"})
 
 
@@ -39,7 +41,7 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
     if newest is None:
         return view
     target = max(READ_FACTOR * budget, MIN_READ_TOKENS)
-    conversation, unread = _tail(reader, coverage, newest, target, tool_max_tokens)
+    conversation, unread = _tail(reader, coverage, newest, target, tool_max_tokens, RewoundLines(view.system))
     have = {e["seq"] for e in conversation}
     extra = [e for e in reader.read(reader.protected_state(protected)) if e["seq"] not in coverage]
     if unread is not None and not any(e["kind"] == "user" for e in conversation):
@@ -59,7 +61,7 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
 
 
 def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
-          tool_max_tokens: int) -> tuple[list[dict], int | None]:
+          tool_max_tokens: int, rewound: RewoundLines | None = None) -> tuple[list[dict], int | None]:
     """Uncovered conversation events, newest first, until about `target`
     tokens as the pack would show them — and on until every result read has
     its call (a window never starts between a call and its result, or the
@@ -67,6 +69,9 @@ def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
     left unread (None when nothing is)."""
     read: list[dict] = []
     tokens, waiting, overrun = 0, set(), 0
+    # A rewound branch the pack leaves out does not fill it: read on past it (up to a
+    # bound) for the live history before it.
+    rewound, passed = rewound or RewoundLines(), 0
     for lo, hi in coverage.uncovered(0, newest):
         for page in reader.backwards(lo, hi):
             wanted = [loc for loc in page if loc.kind not in FIXED_KINDS]
@@ -88,7 +93,12 @@ def _tail(reader: SessionReader, coverage: Coverage, newest: int, target: int,
                     if overrun > MAX_OVERRUN:            # results whose calls are gone for good
                         waiting.clear()
                 t = e.get("tokens") or 0
-                tokens += (min(t, tool_max_tokens) if e["kind"] == "tool_result" else t) + 4
+                t = (min(t, tool_max_tokens) if e["kind"] == "tool_result" else t) + 4
+                rewound.learn(e)
+                if rewound.holds(e) and passed < REWOUND_READ * target:
+                    passed += t
+                else:
+                    tokens += t
     return read, None
 
 

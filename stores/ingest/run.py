@@ -57,6 +57,7 @@ class IngestResult(Result):
     artifacts: int = 0
     anatomy: int = 0           # model-call records written (stores/anatomy/)
     unchanged: bool = False
+    empty: bool = False        # nothing in it (no bytes, blank lines, an empty pipe): nothing found, no error
     error: str | None = None
     error_lines: list[str] = field(default_factory=list, repr=False)
 
@@ -150,8 +151,10 @@ def _ingest_source(src: Source, w, appender: Appender, spills: SpillRegistry, *,
     fingerprint = None if src.is_stdin else src.fingerprint()
     if fingerprint and fingerprint[0] == 0:
         result.format = None if format == "auto" else format
-        result.unchanged = True                        # an empty file: nothing to do, nothing wrong
-        return result
+        if src.walked:                                 # one a directory holds (a session not begun): quiet
+            result.empty = result.unchanged = True
+            return result
+        return _empty(result)
     if fingerprint and not recheck:
         known = w.state.unchanged_file(ident, fingerprint)
         if known is not None:
@@ -211,6 +214,13 @@ def _resume_point(src: Source, ident: str, fingerprint, state, format: str):
     return None if start is None else (replace(src, start=start), fmt, drafts)
 
 
+def _empty(result: IngestResult) -> IngestResult:
+    """Input with nothing in it: no error (nothing is wrong with it), but
+    nothing found (`trace ingest` says so and exits 3)."""
+    result.empty = True
+    return result
+
+
 def _no_records(src: Source, head: list, result: IngestResult, report, ident, fingerprint, state) -> IngestResult:
     """A source whose first records hold no JSON record: a half-written first
     line waits for the rest; anything else is unreadable, named."""
@@ -218,6 +228,8 @@ def _no_records(src: Source, head: list, result: IngestResult, report, ident, fi
         BadLines(result, src.display, report, final=src.is_stdin).pending(head[0].line, head[0].reason)
         return result
     first_bad = next((item for item in head if isinstance(item, SourceError)), None)
+    if first_bad is None:
+        return _empty(result)
     why = f":{first_bad.line}: {first_bad.reason}; " if first_bad else ": "
     return _unreadable(result, f"{src.display}{why}no JSON records found (is it a transcript?)",
                        report, ident, fingerprint, state)

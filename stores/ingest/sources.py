@@ -54,6 +54,7 @@ class Source:
     is_stdin: bool = False
     compressed: bool = False  # zstd: read through a decompressed temp copy (decompressed())
     start: tuple[int, int] | None = None   # (byte offset, lines before it): read a grown JSONL file from there
+    walked: bool = False    # found in a directory, not named: an empty one is not worth a line each cron run
 
     def fingerprint(self) -> tuple[int, int, str]:
         st = self.path.stat()
@@ -118,7 +119,7 @@ def _walk(path: Path) -> Iterator[Source | MissingSource]:
                 if not regular:                    # a FIFO or a device: opening it could block forever
                     continue
                 real = os.path.realpath(p) if os.path.islink(p) else os.path.join(real_root, name)
-                yield Source(str(p), p, real, compressed=name.endswith(COMPRESSED_SUFFIXES))
+                yield Source(str(p), p, real, compressed=name.endswith(COMPRESSED_SUFFIXES), walked=True)
     for exc in unreadable:                         # the last directories the walk could not read
         yield MissingSource(f"{exc.filename or path}: cannot read this directory ({exc.strerror or exc})")
 

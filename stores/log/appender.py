@@ -285,6 +285,8 @@ class Appender:
             source = {"format": fmt, "path": path, "line": d.line, "uuid": d.uuid, "key": d.key}
             if d.merged_keys:
                 source["merged"] = d.merged_keys
+            if d.parent is not None:
+                source["parent"] = d.parent
         tokens = d.tokens if d.tokens is not None and text == d.text else count_tokens(text)
         event = {"session_id": d.session_id, "turn_id": d.turn_id, "ts": d.ts, "kind": d.kind,
                  "text": text, "tokens": tokens, "source": source}

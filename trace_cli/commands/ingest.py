@@ -19,7 +19,8 @@ def register(app: typer.Typer) -> None:
         "has grown, adds only what is new, so cron can run it every few minutes; unchanged files "
         "print nothing (--verbose lists them). Bad lines are reported as file:line: reason and the "
         "rest still ingests (exit 1); the file is then skipped until it changes (--recheck reads it "
-        "again). Secrets are redacted before anything is written. Nothing found: exit 3.\n\n"
+        "again). Secrets are redacted before anything is written. Nothing found (no transcript files, "
+        "or only empty input: a zero-byte file, blank lines, an empty pipe): exit 3.\n\n"
         "Examples:\n\n"
         "  trace ingest ~/.claude/projects\n\n"
         "  cat session.jsonl | trace ingest - --session my-run\n\n"
@@ -79,6 +80,8 @@ def register(app: typer.Typer) -> None:
                                        **options):
                 progress.done(result)
                 results.append(result)
+                if result.empty and not result.unchanged:
+                    out.problem(f"{result.source}: empty (no JSON records found); nothing to ingest")
                 if (result.unchanged and not verbose) or (st.quiet and not result.errors):
                     continue                               # cron every few minutes: quiet when nothing is new
                 if out.json and listening:
@@ -98,7 +101,14 @@ def register(app: typer.Typer) -> None:
         unchanged = sum(r.unchanged for r in results)
         if unchanged and not verbose and out.stderr_is_tty():
             out.note(f"{unchanged} file(s) unchanged since they were ingested (--verbose lists them)")
-        return 1 if any(r.errors for r in results) else 0
+        if any(r.errors for r in results):
+            return 1
+        if all(r.empty for r in results):                        # nothing found in any input
+            quiet = sum(r.unchanged for r in results)           # empty files a directory held: not said yet
+            if quiet:
+                out.note(f"nothing to ingest: the {quiet} transcript file(s) found are empty")
+            return 3
+        return 0
 
 
 def _follow(store, paths: list[str], options: dict, out, *, wait: float, poll: float, settle: float) -> int:
