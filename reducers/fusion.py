@@ -59,7 +59,7 @@ from operator import attrgetter, mul
 from dataclasses import dataclass
 
 from reducers.query_dates import date_closeness
-from reducers.turn_traits import ASKS, COUNT, NUMBER, QUOTE, TIME, WHAT, WHEN
+from reducers.turn_traits import ASKS, answer_bits
 
 BM25_SCALE = 20.0
 # Fitted by `trace bench fit` (listwise on LoCoMo dev + needles, then R@10);
@@ -145,10 +145,8 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
     inv_sub = 1.0 / SUBSTANCE_CHARS
     cap = SUBSTANCE_CHARS
     exp = math.exp
-    # Which of a line's traits answer this question's form (turn_traits.matches, unrolled)
-    time_bit = TIME if form & WHEN else 0
-    number_bit = NUMBER if form & COUNT else 0
-    quote_bit = QUOTE if form & WHAT else 0
+    # Which of a line's traits answer this question's form (turn_traits.answer_bits)
+    time_bit, number_bit, quote_bit = answer_bits(form)
     for c in cands:
         gp, bm = c.gp, c.bm25
         traits = c.traits

@@ -55,11 +55,20 @@ def question_form(query: str) -> int:
             | (WHAT if _WHAT_Q.search(query) else 0))
 
 
+def answer_bits(form: int) -> tuple[int, int, int]:
+    """The trait bits that answer a question of this form: (a time for
+    "when", a number for "how many", quoted text for "what / which /
+    who"), 0 where the form does not ask for it."""
+    return (TIME if form & WHEN else 0, NUMBER if form & COUNT else 0, QUOTE if form & WHAT else 0)
+
+
 def matches(traits: int, form: int, named: bool) -> tuple[float, float, float, float]:
-    """The four features recall weighs (reducers/fusion.py): a time for a
-    "when" question, a number for a "how many", the named speaker's line
-    that only asks, quoted text for a "what / which / who"."""
-    return (1.0 if traits & TIME and form & WHEN else 0.0,
-            1.0 if traits & NUMBER and form & COUNT else 0.0,
+    """The four features recall weighs (reducers/fusion.py, which applies
+    answer_bits per candidate): a time for a "when" question, a number for
+    a "how many", the named speaker's line that only asks, quoted text for
+    a "what / which / who"."""
+    time_bit, number_bit, quote_bit = answer_bits(form)
+    return (1.0 if traits & time_bit else 0.0,
+            1.0 if traits & number_bit else 0.0,
             1.0 if traits & ASKS and named else 0.0,
-            1.0 if traits & QUOTE and form & WHAT else 0.0)
+            1.0 if traits & quote_bit else 0.0)
