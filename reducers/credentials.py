@@ -47,7 +47,8 @@ sha256:<hex>), UUIDs and ULIDs are what people recall later: in free text and
 as the value of a token-named key (sync_token, request_token, etag_token) they
 are never touched. Only an explicit credential label overrides that:
 password/secret/api key/credential/private or access key values,
-Authorization/Bearer credentials, URL passwords and curl -u passwords are
+Authorization/Bearer credentials (and in prose "API key: <hex>", "secret key
+<hex>", "access token: <hex>"), URL passwords and curl -u passwords are
 replaced whatever their shape, and so is the value of an env assignment
 whose UPPERCASE name ends in TOKEN (GITHUB_TOKEN=<40 hex>, export
 GH_TOKEN="<uuid>"): a CI or shell variable, not a sync handle (SYNC_TOKEN,
@@ -71,6 +72,7 @@ _LITERAL = re.compile(r"""[-+]?[0-9][0-9_,.]*|true|false|null|none|nil|undefined
     |confirmed|nullable|sometimes|writeonly|readonly|encrypted|plaintext|protected|filtered
     |generated|anonymous|internal|external|override|variable|parameter|automatic|prompted""",
                       _A | re.I | re.X)
+_HEX_KEY = re.compile(r"[0-9a-fA-F]{32,}", _A)
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", _A)
 _PLACEHOLDER = re.compile(r"""[<>]|\$\{|\{[^{}]*\}|\$\(|%\(|\A[$%#][A-Za-z_]|\*|\.\.\.|\u2026|\Aarn:
     |your|example|placeholder|changeme|change[_-]me|replace[_-]?me|dummy|redacted""",
@@ -187,14 +189,19 @@ def credential_like(value: str, quoted: bool = True, *, password: bool = False,
     return digit_or_symbol or _WORDS.fullmatch(value) is None
 
 
-def random_credential(value: str) -> bool:
+def random_credential(value: str, labelled: bool = False) -> bool:
     """A value after a secret word and a space, in prose ("token <value> is
     invalid"): only a long random-looking one counts -- 32+ characters
     holding upper and lower case letters and digits, not a handle, path,
-    URL or qualified name."""
-    if (len(value) < 32 or _kept(value) or "://" in value or _file_path(value) or dotted_name(value)
-            or _DIGEST_LABEL.match(value)):
+    URL or qualified name. After an explicit credential label ("API key
+    <value>", "secret <value>"; `labelled`) a hex key counts too, whatever
+    its length (32, 40 or 64 hex digits, letters and digits both): the
+    label says what it is, as it does for `api_key=<hex>`."""
+    if (len(value) < 32 or _kept(value, keep_ids=not labelled) or "://" in value or _file_path(value)
+            or dotted_name(value) or _DIGEST_LABEL.match(value)):
         return False
+    if labelled and _HEX_KEY.fullmatch(value) and any(c.isalpha() for c in value) and any(c.isdigit() for c in value):
+        return True
     return (any("A" <= c <= "Z" for c in value) and any("a" <= c <= "z" for c in value)
             and any("0" <= c <= "9" for c in value))
 

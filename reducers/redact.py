@@ -21,7 +21,8 @@ Each secret becomes "[REDACTED:<kind>]" and its context stays:
         env/shell K=v and export K="v", TOML, HTTP headers X-Api-Key: v;
         the key and the quotes are kept; also a secret-named name field
         followed by its value field: {"name": "DB_PASSWORD", "value": "…"},
-        `- name: API_TOKEN` then `value: …` on the next line)
+        `- name: API_TOKEN` then `value: …` on the next line; in prose also
+        "API key: v", "access key = v", "secret key v")
 
 Secret-named keys: the name contains secret, password/passwd, pwd, api_key/
 apikey/api-key, access_key, private_key, credential(s) or token (ASCII case-
@@ -343,7 +344,8 @@ class _Rules:
             if name is not None and name not in ("PWD", "OLDPWD"):
                 quoted, keep_ids = quoted or password, False
         if m.group("kv_space") is not None:      # `token <value>` in prose: a long random value only
-            return self._value(m, group, "secret_value", _judge.random_credential, depth,
+            labelled = not (token or m.group("kv_rest"))     # "API key <hex>", not "token <sha>"
+            return self._value(m, group, "secret_value", lambda v: _judge.random_credential(v, labelled), depth,
                                decline=excluded or group != "kv_bare", since=since)
         return self._value(m, group, "secret_value",
                            lambda v: _judge.credential_like(v, quoted, password=password, keep_ids=keep_ids,

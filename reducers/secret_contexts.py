@@ -95,11 +95,11 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
         ("envkey", ("_key", "_|PAT", "_|pat>!h,t,c,i,r,e,o,s"), rf"""
      _(?:KEY|PAT|key|pat)(?:\\{{0,7}}["'])?(?:=|[ \t]{{0,8}}:[ \t]{{0,8}})(?:\\{{0,7}}["'])?
      (?P<envkey_val>(?:[A-Za-z0-9+/=_.~]|-(?!----)){{20,{m}}})"""),
-        ("kv", ("token>!s,iz,is", "api>_key", "api>-key", "api>key", "access>_key", "access>-key", "access>key", "private",
-                "secret", "credential", "passw", "pwd", "encryption"), rf"""
+        ("kv", ("token>!s,iz,is", "api>_key", "api>-key", "api>key", "api> key", "access>_key", "access>-key", "access>key",
+                "access> key", "private", "secret", "credential", "passw", "pwd", "encryption"), rf"""
      (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
             (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
-     (?P<kv_word>(?i:secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key
+     (?P<kv_word>(?i:secret(?:[ ]key)?|passw(?:or)?d|pwd|api[_ -]?key|access[_ -]?key|private[_-]?key
                     |credentials?|token(?!s|i[sz])|encryption[_-]?key))
      (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
      (?:\\{{0,7}}["'])?

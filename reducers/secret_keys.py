@@ -27,6 +27,10 @@ _HANDLE_WORDS = frozenset("""sync page next prev previous continuation cursor re
     last first cache lock lease watch poll progress offset position checkpoint commit revision rev
     version state nonce stream query search scroll iterator shard seq sequence job task run build
     correlation transaction event message msg notification delivery order""".split())
+# A word written before "token" with a space that names what the token is
+# for, in prose: "access token: <hex>", "API token: <hex>", "bot token".
+_CREDENTIAL_PROSE_WORDS = frozenset("""access auth authentication api bearer bot refresh oauth personal deploy
+    service app session""".split())
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*", _A)
@@ -43,7 +47,10 @@ def names_a_credential_token(text: str, start: int) -> bool:
     """Whether the key whose secret word ("token") starts at `start` has a
     word before it that is not a list or stream position: `github_token`,
     `NPM_TOKEN`, `x-auth-token` (credentials) but not `token`, `sync_token`,
-    `request_token` (handles). `data.github_token`: the part after the dot."""
+    `request_token` (handles). `data.github_token`: the part after the dot.
+    In prose, a word and a space before it that says what the token opens
+    (`access token`, `API token`, `bot token`) names a credential too;
+    `the token`, `sync token`, `next token` do not."""
     lo = max(start - CONTEXT, 0)
     i = start
     while i > lo and text[i - 1] in _NAME_CHARS:
@@ -51,6 +58,11 @@ def names_a_credential_token(text: str, start: int) -> bool:
             break                              # "\\ntoken": the name starts after the escape
         i -= 1
     words = _KEY_SEGMENTS.findall(text, i, start)
+    if not words and i == start and i - 1 > lo and text[i - 1] == " ":
+        j = i - 1                              # "access token": one spaced prose word
+        while j > lo and text[j - 1].isascii() and text[j - 1].isalpha():
+            j -= 1
+        return text[j:i - 1].lower() in _CREDENTIAL_PROSE_WORDS
     return bool(words) and words[-1].lower() not in _HANDLE_WORDS
 
 
