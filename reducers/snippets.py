@@ -5,6 +5,7 @@ import re
 from bisect import bisect_left
 from math import fsum
 
+from reducers.cjk import unmarked
 from reducers.folding import fold, fold_mapped
 
 WIDTH = 240
@@ -25,8 +26,12 @@ def snippet(text: str, terms: list[str] | dict[str, float], width: int = WIDTH,
         return text.strip()
     # "creme" finds "crème", "strasse" "Straße" (the index folds both: reducers/folding.py)
     low, origin = fold_mapped(text.lower())
+    # a Thai or Khmer query is its letter pairs, its marks dropped (reducers/cjk.py)
+    bare, letters = unmarked(low)
     worth = terms if isinstance(terms, dict) else weigh(terms, weights)
-    start = _best_start(low, worth, width)
+    start = _best_start(bare, worth, width)
+    if letters is not None:
+        start = letters[start] if start < len(letters) else len(low)
     if origin is not None:
         start = origin[start] if start < len(origin) else len(text)
     end = min(start + width, len(text))

@@ -14,6 +14,7 @@ code, so whatever was indexed is what a query can name."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from reducers.cjk import spaced
@@ -33,6 +34,10 @@ TRIVIAL_WORDS = frozenset({"ok", "okay", "yes", "no", "thanks", "thank", "thx", 
                            "please", "yep", "nope", "k", "done", "next", "cool", "great", "good", "fine", "y", "n"})
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Where combining marks live (Latin's accents, Indic vowel signs, viramas and
+# nuktas, Hebrew and Arabic points, ...): Python's \w holds no mark, so "बंद"
+# would split into "ब" and "द" where the index's tokenizer keeps "बंद".
+_MARK_SPANS = ((0x0300, 0x1DFF), (0x20D0, 0x20FF), (0xA670, 0xABFF), (0xFE00, 0xFE2F))
 # A candidate exact token: a whitespace-separated word, cut at quotes and
 # brackets, that holds a "structural" character (/ \ . : = @ # _ -) or mixes
 # letters and digits. Splitting on whitespace first and testing each
@@ -48,11 +53,28 @@ _HEX = re.compile(r"^[0-9a-f]{7,}$")
 _SHORT_PREFIXES = (7, 8, 10, 12)
 
 
+@lru_cache(maxsize=1)
+def _marked_word() -> re.Pattern:
+    """A word of letters and digits with the combining marks written on
+    them: a word stays whole, and the index's analyzer splits it (at a
+    virama, a nukta) the same way the indexed text was split."""
+    marks = [c for a, b in _MARK_SPANS for c in range(a, b + 1) if unicodedata.category(chr(c))[0] == "M"]
+    spans: list[list[int]] = []
+    for c in marks:
+        if spans and spans[-1][1] == c - 1:
+            spans[-1][1] = c
+        else:
+            spans.append([c, c])
+    return re.compile(r"(?:[^\W_]|[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in spans) + "])+")
+
+
 def words(text: str, pairs: bool = True) -> list[str]:
-    """The words of `text`, lowercased; a CJK run as its character pairs
-    (reducers/cjk.py), as the index holds it, or with `pairs=False` whole,
-    as written (a topic hint a reader can read back)."""
-    return _WORD.findall((spaced(text) if pairs else text).lower())
+    """The words of `text`, lowercased, with their combining marks; a run
+    of a spaceless script as its character pairs (reducers/cjk.py), as the
+    index holds it, or with `pairs=False` whole, as written (a topic hint a
+    reader can read back)."""
+    text = (spaced(text) if pairs else text).lower()
+    return (_WORD if text.isascii() else _marked_word()).findall(text)
 
 
 def query_words(query: str, pairs: bool = True) -> list[str]:
