@@ -88,3 +88,28 @@ def fold_mapped(text: str) -> tuple[str, list[int] | None]:
     for i, ch in enumerate(text):
         origin.extend([i] * len(table.get(ord(ch), ch)))
     return folded, origin
+
+
+@lru_cache(maxsize=1)
+def _cased_table() -> dict[int, str]:
+    """fold()'s table with each letter's case kept (É -> E, Æ -> Ae, ß -> ss)."""
+    out = {}
+    for code, folded in _table().items():
+        ch = chr(code)
+        if ch != ch.lower() and folded:         # ẞ is written in capitals only
+            folded = folded.upper() if len(folded) == 1 or ch == "ẞ" else folded[0].upper() + folded[1:]
+        if folded != ch:
+            out[code] = folded
+    return out
+
+
+def unaccented(text: str) -> str:
+    """`text` folded as fold() does but with its case kept: what the vector
+    embedder reads (stores/index/embedders.py). Its tokenizer splits "café"
+    and "cafe" into different pieces but tells "Cafe" from "cafe" too, so
+    only the accents may go. ASCII text comes back as it is."""
+    if text.isascii() or not _FOLDABLE.search(text):
+        return text
+    if _MARK.search(text):
+        text = unicodedata.normalize("NFC", text)
+    return text.translate(_cased_table())

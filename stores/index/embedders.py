@@ -7,6 +7,10 @@
   and requests), which matters for a cold `trace recall`; a test checks the
   vectors equal WordLlama's own.
 - `hash`: feature hashing (reducers/hash_embed.py), no model at all.
+Both read a text with its accents folded, case kept (reducers/folding.py
+`unaccented`): WordLlama's tokenizer cuts "café" and "cafe" into different
+pieces (cosine 0.67), so a query typed without accents missed the text
+written with them, which full text finds.
 Nothing here downloads anything."""
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reducers.folding import unaccented
 from stores.errors import TraceError
 
 TOKENIZER_FILE = "l2_supercat_tokenizer_config.json"
@@ -29,7 +34,7 @@ class HashEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         from reducers.hash_embed import hash_embed
-        return hash_embed([t[:EMBED_MAX_CHARS] for t in texts], self.dim)
+        return hash_embed([unaccented(t[:EMBED_MAX_CHARS]) for t in texts], self.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
@@ -64,7 +69,7 @@ class WordLlamaEmbedder:
         if self._bpe is None:
             from stores.tokenizer.wordllama_tables import bpe_tables
             self._bpe = bpe_tables(self.root / "tokenizers" / TOKENIZER_FILE)      # cached flat tables (~45 ms less)
-        ids = bpe_ids(text[:EMBED_MAX_CHARS], *self._bpe)[:_MAX_TOKENS]
+        ids = bpe_ids(unaccented(text[:EMBED_MAX_CHARS]), *self._bpe)[:_MAX_TOKENS]
         out = np.zeros(self.dim, dtype=np.float32)
         if ids:
             rows = self.weights[np.clip(np.asarray(ids, dtype=np.int64), 0, self.weights.shape[0] - 1), :self.dim]
@@ -78,7 +83,8 @@ class WordLlamaEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        encodings = self.tokenizer.encode_batch([t[:EMBED_MAX_CHARS] for t in texts], add_special_tokens=False)
+        encodings = self.tokenizer.encode_batch([unaccented(t[:EMBED_MAX_CHARS]) for t in texts],
+                                                add_special_tokens=False)
         # Mean pooling for the whole batch at once: one gather, one running
         # sum (float64, so long batches lose no precision), then differences
         # at each text's bounds (np.add.reduceat is ~5x slower here).

@@ -123,7 +123,10 @@ class DerivedIndexes:
         watermark = vec.watermark
         if watermark < 0 or watermark > log_seq or damage or self.force_rebuild_vectors:
             if vec.meta() and not damage and not self.force_rebuild_vectors:
-                self.note("vector index missing, outdated or built with another embedder: rebuilding it")
+                older = vec.older_schema()
+                self.note(f"vector index of an older TRACE (schema {older[0]}, this one builds {older[1]}): "
+                          "rebuilding it from the log" if older else
+                          "vector index missing, outdated or built with another embedder: rebuilding it")
             vec.reset()
             self.force_rebuild_vectors = False
             watermark = 0

@@ -24,7 +24,7 @@ from reducers.recall_block import strip_recalled
 from stores.index.hnsw_file import HEADER, hnsw_problem
 from stores.integrity.regular_files import read_regular
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3             # 3: texts embedded with their accents folded (stores/index/embedders.py)
 # Dialogue, notes and task state carry meaning a dense model can match by
 # paraphrase; tool output (code, logs, listings) is found by its exact terms
 # and BM25, and embedding it would cost a third of ingest for little gain.
@@ -85,6 +85,12 @@ class VectorIndex:
         """Treat the index as empty (damaged files not rebuilt yet): queries
         answer by full text alone, and nothing is read from the files."""
         self._meta = {}
+
+    def older_schema(self) -> tuple[int, int] | None:
+        """(the schema this index was built with, the one this TRACE
+        builds) when another TRACE built it; None when it is current."""
+        built = self.meta().get("schema")
+        return (built, SCHEMA_VERSION) if built is not None and built != SCHEMA_VERSION else None
 
     @property
     def watermark(self) -> int:
