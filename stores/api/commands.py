@@ -38,6 +38,7 @@ class CommandMethods:
         open the indexes once, and catch them up only when the log has grown."""
         from stores.api.recall_result import RecallResult
         from stores.recall import Recaller, RecallQuery
+        from stores.recall.query import meaning_only_note
         from stores.log.segments import tail_seq
         q = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **options)
         warnings = q.validate()
@@ -54,6 +55,8 @@ class CommandMethods:
             recaller.prepare(q.mode)
             self._prepared[q.mode] = log_seq
         hits = recaller.recall(q)
+        if (note := meaning_only_note(q, hits)) is not None:
+            warnings.append(note)
         return RecallResult(query=q.query, hits=hits, vector_lag=recaller.vector_lag, warnings=warnings, asked=q)
 
     # -- the context window ----------------------------------------------------

@@ -111,6 +111,23 @@ class RecallQuery:
                        until_ms=parse_time(self.until) if self.until else None)
 
 
+LIKELY = 0.5        # a calibrated score at which an answer is more likely among the hits than not
+
+
+def meaning_only_note(q: "RecallQuery", hits: list["Hit"]) -> str | None:
+    """What to tell the user when a hybrid recall's hits share no word
+    with the query and probably hold no answer: full text alone would have
+    said "no hits" (exit 3); the hits stay (a paraphrase can be the
+    answer, and a script gates with --min-score, which the calibrated
+    score already fails), but they are named for what they are."""
+    if q.mode != "hybrid" or not hits or q.min_score is not None or hits[0].score >= LIKELY:
+        return None
+    if any(h.scores.get("bm25", 0) > 0 or h.scores.get("coverage", 0) > 0 for h in hits):
+        return None
+    return (f"no hit holds a word of {q.query[:60]!r}: these are neighbours by meaning only, and weak "
+            f"(score {hits[0].score:.2f}; --min-score {LIKELY} keeps only likely answers)")
+
+
 def searchable(query: str) -> bool:
     """A query with a content word or an exact token in it."""
     return bool(exact_query_terms(query)) or any(w not in STOPWORDS for w in words(query))
