@@ -18,6 +18,7 @@ import unicodedata
 from functools import lru_cache
 
 from reducers.cjk import spaced
+from reducers.folding import fold
 
 MAX_TERM_CHARS = 256
 STOPWORDS = frozenset("""
@@ -51,6 +52,12 @@ _NAMING = re.compile(r"[^\W_]")       # a letter or digit
 _PART_SPLIT = re.compile(r"[/\\=@:,?&#]+")
 _HEX = re.compile(r"^[0-9a-f]{7,}$")
 _SHORT_PREFIXES = (7, 8, 10, 12)
+# The body's tokenizer drops a word over 40 bytes (UTF-8): a long identifier
+# (AbstractSingletonProxyFactoryBean…), a German compound, a Russian word of
+# 21+ letters. Such a word is an exact term instead, as written, so it stays
+# findable; a word of 13 characters or fewer cannot be that long.
+LONG_WORD_BYTES = 40
+_LONG_WORD_CHARS = LONG_WORD_BYTES // 3
 
 
 @lru_cache(maxsize=1)
@@ -117,15 +124,27 @@ def _exact_text_memo(text: str) -> str:
 
 def _candidates(text: str):
     for word in dict.fromkeys(text.split()):      # code and logs repeat words: look at each once
-        if not _MAYBE_STRUCTURAL.isdisjoint(word):
+        if not _MAYBE_STRUCTURAL.isdisjoint(word) or len(word) > _LONG_WORD_CHARS:
             yield from _DELIMITERS.split(word)
+
+
+def long_words(token: str) -> list[str]:
+    """The words of `token` the body's tokenizer drops for their length,
+    lowercased (folded as the index folds them: reducers/folding.py)."""
+    if len(token) <= _LONG_WORD_CHARS:
+        return []
+    return [w[:MAX_TERM_CHARS] for w in words(token) if len(fold(w).encode()) > LONG_WORD_BYTES]
 
 
 def _exact_terms(text: str) -> list[str]:
     out: dict[str, None] = {}
     for raw in _candidates(text[:EXACT_SCAN_CHARS]):
         token = raw.strip(_EDGE_PUNCT)
-        if len(token) < 3 or not _STRUCTURAL.search(token):
+        if len(token) < 3:
+            continue
+        for word in long_words(token):
+            out.setdefault(word)
+        if not _STRUCTURAL.search(token):
             continue
         token = token.lower()[:MAX_TERM_CHARS]
         if token in out:
@@ -135,9 +154,10 @@ def _exact_terms(text: str) -> list[str]:
             part = part.strip(_EDGE_PUNCT + "-_")
             if len(part) >= 2:
                 out.setdefault(part)
-                if _HEX.match(part) and len(part) >= 16:
-                    for n in _SHORT_PREFIXES:          # people quote short SHAs
-                        out.setdefault(part[:n])
+                if _HEX.match(part) and len(part) > _SHORT_PREFIXES[0] and not part.isdigit():
+                    for n in _SHORT_PREFIXES:          # people quote short SHAs (of a 12-hex id too)
+                        if n < len(part):
+                            out.setdefault(part[:n])
     return list(out)
 
 
@@ -186,4 +206,7 @@ def exact_query_terms(query: str) -> list[str]:
         # query of only such runs has nothing to search for (exit 3).
         if len(token) >= 3 and _STRUCTURAL.search(token) and _NAMING.search(token):
             out.setdefault(token.lower()[:MAX_TERM_CHARS])
+        elif len(token) >= 3:
+            for word in long_words(token):
+                out.setdefault(word)
     return list(out)

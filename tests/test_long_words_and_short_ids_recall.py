@@ -1,0 +1,55 @@
+"""Words the body's tokenizer drops for their length (over 40 bytes: a long
+identifier, a German compound, a Russian word of 21+ letters) are exact
+terms instead and found; a 7-character prefix of a 12-hex id (a short SHA,
+a container image id) finds it as the prefix of a full SHA does."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from reducers.terms import exact_query_terms, exact_terms
+from stores.store import Store
+from trace_cli.bench.needles import build_session, flood
+
+FACTS = [  # (a line inside a long tool output, the query, what the hit must hold)
+    ("the failing class is AbstractSingletonProxyFactoryBeanConfigurationManagerRegistry in core",
+     "AbstractSingletonProxyFactoryBeanConfigurationManagerRegistry", "in core"),
+    ("это высокопроизводительный сервер, код RU-1201", "высокопроизводительный", "RU-1201"),
+    ("Die Donaudampfschifffahrtsgesellschaftskapitänsmütze liegt hier DE-3302",
+     "donaudampfschifffahrtsgesellschaftskapitansmutze", "DE-3302"),
+    ("the sha was 3f9a2c1b7e4d and it broke", "3f9a2c1", "it broke"),
+    ("image id 9c2e1f0a7b3d pulled", "9c2e1f0a", "pulled"),
+]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("long")
+    session = build_session(turns=60, needles=0, seed=9)
+    rng = random.Random(9)
+    for i, (fact, _, _) in enumerate(FACTS):
+        session.messages[4 * (2 + 5 * i) + 2]["content"] = f"{flood(rng, 200)}\n{fact}\n{flood(rng, 200)}"
+    session.write_openai(tmp / "s.jsonl")
+    store = Store(tmp / "store")
+    list(store.ingest([str(tmp / "s.jsonl")]))
+    return store
+
+
+@pytest.mark.parametrize("mode", ["fulltext", "hybrid"])
+@pytest.mark.parametrize("fact,query,value", FACTS, ids=[q[:24] for _, q, _ in FACTS])
+def test_a_long_word_or_a_short_id_prefix_finds_its_line(store, mode, fact, query, value):
+    hits = store.recall(query, k=3, mode=mode).hits
+    assert hits and value in hits[0].text and value in hits[0].snippet
+
+
+def test_only_words_over_the_tokenizers_limit_are_added_and_spaceless_runs_never_whole():
+    terms = exact_terms("высокопроизводительный и короткое слово; 東京クラスタのレプリカ数は17です ok")
+    assert terms == ["высокопроизводительный"]
+    assert exact_query_terms("высокопроизводительный сервер") == ["высокопроизводительный"]
+    assert exact_query_terms("a normal question about servers") == []
+
+
+def test_short_prefixes_of_hex_ids_but_not_of_plain_numbers():
+    assert {"3f9a2c1", "3f9a2c1b", "3f9a2c1b7e"} <= set(exact_terms("sha 3f9a2c1b7e4d"))
+    assert "1732801" not in exact_terms("ts=1732801234567")
