@@ -57,6 +57,10 @@ _SHORT_PREFIXES = (7, 8, 10, 12)
 # 21+ letters. Such a word is an exact term instead, as written, so it stays
 # findable; a word of 13 characters or fewer cannot be that long.
 LONG_WORD_BYTES = 40
+# Pictographs and signs (✅ ❌ ⚠ 🚀 🔥 ⏰): no tokenizer keeps them, yet tool
+# output and status lines mark outcomes with them. Each is an exact term of
+# its own (a variation selector or a joiner between them is no term).
+_SYMBOL = re.compile("[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
 _LONG_WORD_CHARS = LONG_WORD_BYTES // 3
 
 
@@ -136,8 +140,13 @@ def long_words(token: str) -> list[str]:
     return [w[:MAX_TERM_CHARS] for w in words(token) if len(fold(w).encode()) > LONG_WORD_BYTES]
 
 
+def symbols(text: str) -> list[str]:
+    """The pictographs and signs in `text`, each once, in order."""
+    return [] if text.isascii() else list(dict.fromkeys(_SYMBOL.findall(text)))
+
+
 def _exact_terms(text: str) -> list[str]:
-    out: dict[str, None] = {}
+    out: dict[str, None] = dict.fromkeys(symbols(text[:EXACT_SCAN_CHARS]))
     for raw in _candidates(text[:EXACT_SCAN_CHARS]):
         token = raw.strip(_EDGE_PUNCT)
         if len(token) < 3:
@@ -209,4 +218,6 @@ def exact_query_terms(query: str) -> list[str]:
         elif len(token) >= 3:
             for word in long_words(token):
                 out.setdefault(word)
+    for symbol in symbols(query):
+        out.setdefault(symbol)
     return list(out)

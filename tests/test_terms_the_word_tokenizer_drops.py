@@ -1,7 +1,8 @@
-"""Words the body's tokenizer drops for their length (over 40 bytes: a long
-identifier, a German compound, a Russian word of 21+ letters) are exact
-terms instead and found; a 7-character prefix of a 12-hex id (a short SHA,
-a container image id) finds it as the prefix of a full SHA does."""
+"""What the body's word tokenizer drops is an exact term instead, and
+found: words over 40 bytes (a long identifier, a German compound, a
+Russian word of 21+ letters) and pictographs (✅ ❌ ⚠️ 🚀), which status
+lines mark outcomes with; a 7-character prefix of a 12-hex id (a short
+SHA, a container image id) finds it as the prefix of a full SHA does."""
 from __future__ import annotations
 
 import random
@@ -20,6 +21,9 @@ FACTS = [  # (a line inside a long tool output, the query, what the hit must hol
      "donaudampfschifffahrtsgesellschaftskapitansmutze", "DE-3302"),
     ("the sha was 3f9a2c1b7e4d and it broke", "3f9a2c1", "it broke"),
     ("image id 9c2e1f0a7b3d pulled", "9c2e1f0a", "pulled"),
+    ("test run: ✅ 41 passed, ❌ 2 failed in suite CX-1101", "❌", "CX-1101"),
+    ("⚠️ disk nearly full on node-7, ref WN-2202", "⚠", "WN-2202"),
+    ("deploy status: 🚀 shipped to prod-eu, ticket PX-4410", "🚀 prod-eu", "PX-4410"),
 ]
 
 
@@ -48,6 +52,12 @@ def test_only_words_over_the_tokenizers_limit_are_added_and_spaceless_runs_never
     assert terms == ["высокопроизводительный"]
     assert exact_query_terms("высокопроизводительный сервер") == ["высокопроизводительный"]
     assert exact_query_terms("a normal question about servers") == []
+
+
+def test_each_pictograph_is_a_term_and_a_query_of_one_is_searchable():
+    assert exact_terms("⚠️ 3 warnings, ✅ ok ✅") == ["⚠", "✅"]
+    assert exact_query_terms("🚀") == ["🚀"]
+    assert exact_terms("plain — “quotes” … arrows → ←") == []
 
 
 def test_short_prefixes_of_hex_ids_but_not_of_plain_numbers():
