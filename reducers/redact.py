@@ -22,7 +22,7 @@ Each secret becomes "[REDACTED:<kind>]" and its context stays:
         the key and the quotes are kept; also a secret-named name field
         followed by its value field: {"name": "DB_PASSWORD", "value": "…"},
         `- name: API_TOKEN` then `value: …` on the next line; in prose also
-        "API key: v", "access key = v", "secret key v")
+        "API key: v", "access key = v", "secret key v", "private key: v")
 
 Secret-named keys: the name contains secret, password/passwd, pwd, api_key/
 apikey/api-key, access_key, private_key, credential(s) or token (ASCII case-

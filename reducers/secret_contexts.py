@@ -99,7 +99,7 @@ def context_rules(m: int) -> list[tuple[str, tuple[str, ...], str]]:
                 "access> key", "private", "secret", "credential", "passw", "pwd", "encryption"), rf"""
      (?i:(?<!page)(?<!page_)(?<!page-)(?<!next)(?<!next_)(?<!sync)(?<!sync_)(?<!cursor_)
             (?<!resume)(?<!resume_)(?<!continuation_)(?<![:/]))
-     (?P<kv_word>(?i:secret(?:[ ]key)?|passw(?:or)?d|pwd|api[_ -]?key|access[_ -]?key|private[_-]?key
+     (?P<kv_word>(?i:secret(?:[ ]key)?|passw(?:or)?d|pwd|api[_ -]?key|access[_ -]?key|private[_ -]?key
                     |credentials?|token(?!s|i[sz])|encryption[_-]?key))
      (?P<kv_rest>[A-Za-z0-9_.-]{{0,64}})
      (?:\\{{0,7}}["'])?

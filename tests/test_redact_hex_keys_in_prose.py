@@ -30,7 +30,7 @@ _KEYS = [_hex(32), _hex(40), _hex(64)]
 @pytest.mark.parametrize("key", _KEYS, ids=["hex32", "hex40", "hex64"])
 @pytest.mark.parametrize("template", [
     "API key: {}", "Your API key: {}", "api key = {}", "Api Key {}", "access key: {}", "secret key: {}",
-    "Secret Key {}", "access token: {}", "API token: {}", "bot token: {}", "set the API key to x; API key: {} ok",
+    "Secret Key {}", "private key: {}", "private key: 0x{}", "access token: {}", "API token: {}", "bot token: {}", "set the API key to x; API key: {} ok",
 ])
 def test_a_hex_key_behind_a_spaced_credential_label_is_redacted(template, key):
     for text in (template.format(key), json.dumps({"output": template.format(key)})):
@@ -51,5 +51,6 @@ def test_the_same_hex_after_a_handle_word_stays(template, key):
 
 def test_a_spaced_label_keeps_prose_about_keys():
     for text in ("the API key: see the dashboard", "access key rotation is weekly",
-                 "API key is read from the environment", "secret key management in vault"):
+                 "API key is read from the environment", "secret key management in vault",
+                 "private key: ~/.ssh/id_ed25519", "the private key is stored in the vault"):
         assert redact(text) == (text, 0)
