@@ -69,14 +69,15 @@ def _marked_word() -> re.Pattern:
     """A word of letters and digits with the combining marks written on
     them: a word stays whole, and the index's analyzer splits it (at a
     virama, a nukta) the same way the indexed text was split."""
-    marks = [c for a, b in _MARK_SPANS for c in range(a, b + 1) if unicodedata.category(chr(c))[0] == "M"]
+    codes = [c for a, b in _MARK_SPANS for c in range(a, b + 1) if unicodedata.category(chr(c))[0] == "M"]
     spans: list[list[int]] = []
-    for c in marks:
+    for c in codes:
         if spans and spans[-1][1] == c - 1:
             spans[-1][1] = c
         else:
             spans.append([c, c])
-    return re.compile(r"(?:[^\W_]|[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in spans) + "])+")
+    marks = "".join(f"{chr(a)}-{chr(b)}" for a, b in spans)
+    return re.compile(rf"[^\W_](?:[^\W_]|[{marks}])*")        # a mark alone is no word
 
 
 def words(text: str, pairs: bool = True) -> list[str]:

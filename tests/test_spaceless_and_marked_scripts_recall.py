@@ -69,3 +69,4 @@ def test_a_query_word_keeps_its_combining_marks():
     assert words("क्षेत्रीय") == ["क्षेत्रीय"]
     assert words("cafe\u0301 au lait") == ["cafe\u0301", "au", "lait"]
     assert words("snake_case v2") == ["snake", "case", "v2"]
+    assert words("\u0301\u0301 \u094d") == []                     # a mark alone is no word: nothing to search
