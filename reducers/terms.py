@@ -136,7 +136,7 @@ def _candidates(text: str):
 def long_words(token: str) -> list[str]:
     """The words of `token` the body's tokenizer drops for their length,
     lowercased (folded as the index folds them: reducers/folding.py)."""
-    if len(token) <= _LONG_WORD_CHARS:
+    if len(token) <= _LONG_WORD_CHARS or len(token.encode()) <= LONG_WORD_BYTES:
         return []
     return [w[:MAX_TERM_CHARS] for w in words(token) if len(fold(w).encode()) > LONG_WORD_BYTES]
 
