@@ -115,3 +115,23 @@ def repeated_error_recaller(root: Path, error: str = REPEATED_ERROR):
     rc = Recaller(store)
     rc.prepare("hybrid")
     return rc
+
+
+def store_with_lines(tmp: Path, lines: list[str], seed: int, turns: int = 80, flood_words: int = 300):
+    """A Store of one generated agent session with each of `lines` inside a
+    long tool output of its own (generated filler before and after), spread
+    through the session: what a question must find among look-alikes."""
+    import random
+
+    from stores.store import Store
+    from trace_cli.bench.needles import build_session, flood
+    session = build_session(turns=turns, needles=0, seed=seed)
+    rng = random.Random(seed)
+    step = max((turns - 2) // max(len(lines), 1), 1)
+    for i, line in enumerate(lines):
+        session.messages[4 * (2 + step * i) + 2]["content"] = \
+            f"{flood(rng, flood_words)}\n{line}\n{flood(rng, flood_words)}"
+    session.write_openai(tmp / "s.jsonl")
+    store = Store(tmp / "store")
+    list(store.ingest([str(tmp / "s.jsonl")]))
+    return store

@@ -7,14 +7,11 @@ the spaceless runs are indexed and queried as pairs of their letters
 analyzer splits them as it split the text (reducers/terms.py)."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from reducers.cjk import spaced
 from reducers.terms import words
-from stores.store import Store
-from trace_cli.bench.needles import build_session, flood
+from tests.helpers import store_with_lines
 
 FACTS = [  # (a line inside a long tool output, questions naming words inside it, the value sought)
     ("เซิร์ฟเวอร์ฐานข้อมูลล่มเมื่อคืนนี้เพราะดิสก์เต็ม รหัส TH-3391", ["ฐานข้อมูล", "เมื่อคืน", "ดิสก์เต็ม"], "TH-3391"),
@@ -29,15 +26,8 @@ FACTS = [  # (a line inside a long tool output, questions naming words inside it
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("scripts")
-    session = build_session(turns=80, needles=0, seed=23)
-    rng = random.Random(23)
-    for i, (fact, _, _) in enumerate(FACTS):        # each inside a long tool output
-        session.messages[4 * (3 + 10 * i) + 2]["content"] = f"{flood(rng, 300)}\n{fact}\n{flood(rng, 300)}"
-    session.write_openai(tmp / "s.jsonl")
-    store = Store(tmp / "store")
-    list(store.ingest([str(tmp / "s.jsonl")]))
-    return store
+    return store_with_lines(tmp_path_factory.mktemp("scripts"), [fact for fact, _, _ in FACTS], seed=23,
+                            turns=80, flood_words=300)
 
 
 @pytest.mark.parametrize("mode", ["fulltext", "hybrid"])

@@ -5,13 +5,10 @@ lines mark outcomes with; a 7-character prefix of a 12-hex id (a short
 SHA, a container image id) finds it as the prefix of a full SHA does."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from reducers.terms import exact_query_terms, exact_terms
-from stores.store import Store
-from trace_cli.bench.needles import build_session, flood
+from tests.helpers import store_with_lines
 
 FACTS = [  # (a line inside a long tool output, the query, what the hit must hold)
     ("the failing class is AbstractSingletonProxyFactoryBeanConfigurationManagerRegistry in core",
@@ -29,15 +26,8 @@ FACTS = [  # (a line inside a long tool output, the query, what the hit must hol
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("long")
-    session = build_session(turns=60, needles=0, seed=9)
-    rng = random.Random(9)
-    for i, (fact, _, _) in enumerate(FACTS):
-        session.messages[4 * (2 + 5 * i) + 2]["content"] = f"{flood(rng, 200)}\n{fact}\n{flood(rng, 200)}"
-    session.write_openai(tmp / "s.jsonl")
-    store = Store(tmp / "store")
-    list(store.ingest([str(tmp / "s.jsonl")]))
-    return store
+    return store_with_lines(tmp_path_factory.mktemp("long"), [fact for fact, _, _ in FACTS], seed=9,
+                            turns=60, flood_words=200)
 
 
 @pytest.mark.parametrize("mode", ["fulltext", "hybrid"])
