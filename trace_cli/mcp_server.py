@@ -85,11 +85,12 @@ class TraceTools:
     def recall(self, query: str, k: int = 10, session: str | None = None, kinds: list[str] | None = None,
                since: str | None = None, until: str | None = None, hops: int = 1, min_score: float | None = None,
                mode: str = "hybrid", rerank: bool = False) -> dict:
+        from stores.recall.query import printed
         result = self.store.recall(query, k=k, session=session, kinds=kinds or None, since=since, until=until,
                                    mode=mode, hops=hops, min_score=min_score, rerank=rerank)
         hits, warnings = result.hits, result.warnings
         out: dict[str, Any] = {"hits": [{"id": h.event_id, "seq": h.seq, "session": h.session_id, "kind": h.kind,
-                                         "time": h.ts, "score": round(h.score, 4), "scores": h.scores,
+                                         "time": h.ts, "score": printed(h.score), "scores": h.scores,
                                          "hop": h.hop, "snippet": h.snippet} for h in hits]}
         if not hits and min_score is not None:
             out["note"] = f"no hit scored {min_score} or more; try other words, hops=2, or a lower min_score"

@@ -14,6 +14,7 @@ from stores.index.fulltext_search import Filters
 MAX_QUERY_CHARS = 10_000        # a longer query is cut...
 TRUNCATED_QUERY_CHARS = 2_000   # ...to its first 2,000 characters
 MODES = ("hybrid", "fulltext", "vector")
+SCORE_DECIMALS = 4              # a hit's score as printed; --min-score gates on that same number
 MAX_K = 2**31 - 1               # more hits than any store holds: a larger -k means the same (and fits the log's JSON)
 _MS_RANGE = 2**63 - 1           # times are signed 64-bit ms in the index
 # TRACE's own working-state snapshots quote the requests they summarise (a
@@ -111,6 +112,12 @@ class RecallQuery:
                        until_ms=parse_time(self.until) if self.until else None)
 
 
+def printed(score: float) -> float:
+    """A score as `trace recall` prints it. --min-score compares this, so a
+    script that passes back a printed score keeps the hit it read it from."""
+    return round(score, SCORE_DECIMALS)
+
+
 LIKELY = 0.5        # a calibrated score at which an answer is more likely among the hits than not
 
 
@@ -120,7 +127,7 @@ def meaning_only_note(q: "RecallQuery", hits: list["Hit"]) -> str | None:
     said "no hits" (exit 3); the hits stay (a paraphrase can be the
     answer, and a script gates with --min-score, which the calibrated
     score already fails), but they are named for what they are."""
-    if q.mode != "hybrid" or not hits or q.min_score is not None or hits[0].score >= LIKELY:
+    if q.mode != "hybrid" or not hits or q.min_score is not None or printed(hits[0].score) >= LIKELY:
         return None
     if any(h.scores.get("bm25", 0) > 0 or h.scores.get("coverage", 0) > 0 for h in hits):
         return None
@@ -162,7 +169,7 @@ class Hit:
 
     def as_json(self) -> dict:
         out = {"rank": self.rank, "event_id": self.event_id, "seq": self.seq, "session_id": self.session_id,
-               "ts": self.ts, "kind": self.kind, "score": round(self.score, 4), "scores": self.scores,
+               "ts": self.ts, "kind": self.kind, "score": printed(self.score), "scores": self.scores,
                "hop": self.hop, "snippet": self.snippet, "text": self.text}
         if self.query_id is not None:
             out = {"query_id": self.query_id, **out}

@@ -49,7 +49,7 @@ from stores.index.fulltext_search import FulltextHit, QueryTerm
 from stores.index.spellings import stems
 from stores.ledger import ledger_marks
 from stores.recall.open_tasks import OpenTasks
-from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time
+from stores.recall.query import MAX_QUERY_CHARS, MODES, Hit, RecallQuery, parse_time, printed
 from stores.recall.retrieval_log import append_retrieval
 from stores.log.segments import SegmentReader, tail_seq
 from stores.sweep.tuning import load_boosts
@@ -326,7 +326,7 @@ class Recaller:
             for c in exact:
                 c.score = top
         hits = []
-        shown = [c for c in exact[:q.k] + rest if q.min_score is None or c.score >= q.min_score]
+        shown = [c for c in exact[:q.k] + rest if q.min_score is None or printed(c.score) >= q.min_score]
         self._read(shown)
         for c in shown:
             e = self._events.get(c.seq)

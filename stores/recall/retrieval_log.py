@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from reducers.redact import MAX_SECRET, redact
-from stores.recall.query import Hit, RecallQuery
+from stores.recall.query import Hit, RecallQuery, printed
 
 
 def append_retrieval(store_dir: Path, q: RecallQuery, hits: list[Hit], seconds: float, note) -> None:
@@ -23,7 +23,7 @@ def append_retrieval(store_dir: Path, q: RecallQuery, hits: list[Hit], seconds: 
            "query_id": q.query_id, "mode": q.mode, "hops": q.hops, "k": q.k,
            "filters": {"session": q.session, "kinds": q.kinds, "since": q.since, "until": q.until,
                        "min_score": q.min_score},
-           "results": [{"seq": h.seq, "event_id": h.event_id, "score": round(h.score, 4), "hop": h.hop}
+           "results": [{"seq": h.seq, "event_id": h.event_id, "score": printed(h.score), "hop": h.hop}
                        for h in hits],
            "latency_ms": round(seconds * 1000, 3)}
     if q.rerank:

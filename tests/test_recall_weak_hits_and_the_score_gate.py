@@ -3,7 +3,8 @@ calibrated score says they probably hold no answer, keeps its hits (a
 paraphrase can be the answer; DESIGN.md keeps exit 3 for "no result at or
 above --min-score") but says on stderr what they are: neighbours by
 meaning only, and weak. Full text alone says "no hits" (exit 3); a script
-that gates with --min-score 0.5 gets exit 3 from hybrid too."""
+that gates with --min-score 0.5 gets exit 3 from hybrid too. And the gate
+compares the score as printed, so a printed score passed back keeps its hit."""
 from __future__ import annotations
 
 import json
@@ -42,3 +43,15 @@ def test_a_query_whose_words_are_found_gets_no_note(store):
     run = cli("recall", needle.query, "--mode", "hybrid", "-k", "3")
     assert run.code == 0 and NOTE not in run.err
     assert cli("recall", "zebraxyz quokka", "--mode", "vector", "-k", "3").err == ""   # meaning was asked for
+
+
+@pytest.mark.parametrize("query", ["budget rollback", "payroll sync port", "which build failed", "zebraxyz quokka"])
+def test_the_printed_score_passed_back_as_min_score_keeps_the_hit(store, query):
+    """A script reads a hit's score and gates on it: the gate compares the
+    score as printed (4 decimals), so the hit it came from stays."""
+    (top,) = cli("recall", query, "-k", "1").lines()
+    again = cli("recall", query, "-k", "1", "--min-score", str(top["score"]))
+    assert again.code == 0 and again.lines()[0]["event_id"] == top["event_id"]
+    above = round(top["score"] + 0.0001, 4)
+    if above <= 1:
+        assert cli("recall", query, "-k", "1", "--min-score", str(above)).code == 3
