@@ -9,9 +9,11 @@ Latin letters with no decomposition take their usual ASCII spelling (ß ->
 ss, æ -> ae, ø -> o, ł -> l, đ -> d, þ -> th, dotless ı -> i); Greek final
 ς is σ (an upper-case query lowercases to σ mid-word and ς at the end);
 Cyrillic ё is е (the two are written interchangeably), while й, ї, ў stay
-letters of their own; full-width Latin letters, digits and signs (as CJK
-input methods type them: "ｒｅｐｌｉｃａ") are their ASCII ones. Everything else is left as it is: other Cyrillic,
-Arabic, Hebrew, Indic scripts, kana (a voicing mark makes another
+letters of their own; Hebrew points and Arabic harakat are dropped
+("כָּתַב" -> "כתב", "كَتَبَ" -> "كتب": texts carry them or not); full-width
+Latin letters, digits and signs (as CJK input methods type them:
+"ｒｅｐｌｉｃａ") are their ASCII ones. Everything else is left as it is:
+other Cyrillic, Arabic and Hebrew letters, Indic scripts, kana (a voicing mark makes another
 syllable) and the CJK runs reducers/cjk.py pairs. Combining marks
 U+0300-U+036F left after composition (text in decomposed form, or a mark
 with no precomposed letter) are dropped: a word tokenizer would split the
@@ -33,8 +35,12 @@ _OTHER_LETTERS = {"ς": "σ", "ё": "е", "Ё": "е"}
 # the marks, Greek and Coptic, Latin Extended Additional, Greek Extended,
 # Latin ligatures, full-width ASCII, and ё.
 _FULL_WIDTH = (0xFF01, 0xFF5E)
+# Hebrew points and cantillation, Arabic harakat (tashkeel) and the superscript
+# alef: vowel signs a text may or may not carry ("כָּתַב" / "כתב", "كَتَبَ" / "كتب"),
+# dropped as search engines for those scripts drop them.
+_POINTS = ((0x0591, 0x05C7), (0x0610, 0x061A), (0x064B, 0x065F), (0x0670, 0x0670))
 _RANGES = ((0x00C0, 0x024F), _MARKS, (0x0370, 0x03FF), (0x1E00, 0x1EFF), (0x1F00, 0x1FFF), (0xFB00, 0xFB06),
-           _FULL_WIDTH)
+           _FULL_WIDTH, *_POINTS)
 _FOLDABLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _RANGES) + "ёЁ]")
 _MARK = re.compile(f"[{chr(_MARKS[0])}-{chr(_MARKS[1])}]")
 
@@ -47,6 +53,8 @@ def _fold_char(ch: str) -> str:
     code = ord(ch)
     if _MARKS[0] <= code <= _MARKS[1]:
         return ""
+    if any(a <= code <= b for a, b in _POINTS):
+        return "" if unicodedata.category(ch) == "Mn" else ch
     if _FULL_WIDTH[0] <= code <= _FULL_WIDTH[1]:
         ch = chr(code - _FULL_WIDTH[0] + 0x21)
     lower = ch.lower()

@@ -44,12 +44,32 @@ def test_folding_twice_is_folding_once():
 
 @pytest.mark.parametrize("text", [
     "йод Київ ўсь МОСКВА",                        # Cyrillic letters of their own stay (Tantivy lowercases)
-    "مَرْحَبًا بالعالم", "שָׁלוֹם", "हिन्दी भाषा", "ภาษาไทย",
+    "مرحبا بالعالم", "שלום", "हिन्दी भाषा", "ภาษาไทย",
     "がぎぐ パピプ", "東京クラスタのレプリカ数は", "부산지사의관리서버",
     "plain ascii, unchanged", "emoji 🚀 and — dashes “quotes”",
 ])
 def test_other_scripts_are_left_as_they_are(text):
     assert fold(text) == text
+
+
+@pytest.mark.parametrize("pointed,plain", [
+    ("مَرْحَبًا بالعالم", "مرحبا بالعالم"), ("كَتَبَ المُهَنْدِسُ", "كتب المهندس"),
+    ("שָׁלוֹם", "שלום"), ("הַשָּׁרַת־נָפַל׃", "השרת־נפל׃"),         # the maqaf and sof pasuq are no points: they stay
+])
+def test_hebrew_points_and_arabic_harakat_are_dropped_as_readers_type_without_them(pointed, plain):
+    assert fold(pointed) == plain
+    folded, origin = fold_mapped(pointed)
+    assert folded == plain and [pointed[i] for i in origin] == list(plain)
+
+
+def test_a_query_without_vowel_points_finds_the_pointed_text(tmp_path):
+    from tests.helpers import store_with_lines
+    lines = ["كَتَبَ المُهَنْدِسُ التَّقْرِيرَ عن الخادم رمز AR-6620", "הַשָּׁרַת נָפַל בַּלַּיְלָה קוד HE-7731"]
+    store = store_with_lines(tmp_path, lines, seed=3, turns=40, flood_words=150)
+    for query, value in (("المهندس التقرير", "AR-6620"), ("השרת נפל", "HE-7731")):
+        for mode in ("fulltext", "hybrid"):
+            (hit, *_) = store.recall(query, k=3, mode=mode).hits
+            assert value in hit.text and value in hit.snippet, (query, mode)
 
 
 def test_the_mapped_fold_knows_where_each_folded_character_came_from():

@@ -45,7 +45,8 @@ from stores.sql_in import select_in
 
 # 13: CJK runs as character pairs; 14: the traits column; 15: body, ctx and exact
 # folded (reducers/folding.py); 16: Thai, Lao, Khmer, Myanmar runs as letter pairs, words over 40
-# bytes and the short prefixes of 8-15 hex ids in exact
+# bytes, pictographs and the short prefixes of 8-15 hex ids in exact; Hebrew points and
+# Arabic harakat folded
 SCHEMA_VERSION = 16
 INDEX_MAX_CHARS = 2_000_000          # how much of a huge artifact is searchable
 CTX_EVENTS = 2
