@@ -10,7 +10,9 @@ out and its pointer names them.
 
 Only a fork the user made counts: both children must be prompts the user
 typed (parallel tool results, sub-agent lines, hook output, an interrupted
-call's result sharing a parent are not a rewind). The reader also marks
+call's result sharing a parent are not a rewind). An edited first prompt
+is a second root prompt: the roots fork from the start once the first one
+has a child (in a file whose lines name no parents, roots are no fork). The reader also marks
 the prompt that rewinds with the source lines of the branch it left
 (`meta.rewinds`): that finds the branch when only its end was read, its
 fork being older than what a small pack reads. Events without `source.parent`
@@ -28,7 +30,8 @@ from collections import defaultdict
 
 
 def _edge(e: dict) -> tuple[str, str | None] | None:
-    """(node, parent) of an event that takes part in a tree, else None."""
+    """(node, parent) of an event that takes part in a tree, else None
+    (parent "": a root the reader placed; None: not known)."""
     source = e.get("source")
     if type(source) is not dict or (e.get("meta") or {}).get("sidechain"):
         return None
@@ -166,6 +169,11 @@ def _off_the_tree(events: list[dict]) -> set[int]:
     for node, parent in parent_of.items():
         children[parent].append(node)
     forks = {p: kids for p, kids in children.items() if len(kids) > 1}
+    # the roots (parent "": the start) fork only once the first root prompt has a reply
+    first_root = min((k for k in forks.get("", ()) if any(_typed(e) for e in nodes[k])),
+                     key=lambda k: min(e["seq"] for e in nodes[k]), default=None)
+    if first_root is not None and first_root not in children:
+        del forks[""]
     if not forks:
         return set()
     newest = _newest_under(nodes, children)

@@ -95,8 +95,17 @@ def test_events_logged_without_their_parent_render_as_a_line_as_before(tmp_path,
     """A store ingested before the parent was recorded (as this reader did
     then: no `source.parent`): nothing tells the branches apart, so nothing
     is left out for being on one."""
+    from reducers.drafts import Draft
     from reducers.formats.claude_code_tree import Tree
-    monkeypatch.setattr(Tree, "parent_of", lambda self, rec: None)
+    place = Tree.place
+
+    def as_before(self, rec, at, made):
+        for d in place(self, rec, at, made):
+            if isinstance(d, Draft):
+                d.parent = None
+                (d.meta or {}).pop("rewinds", None)
+        return made
+    monkeypatch.setattr(Tree, "place", as_before)
     cli("ingest", str(_write(tmp_path, _rewound_session())))
     events = _events("rw")
     assert not any("parent" in e["source"] for e in events)
@@ -317,3 +326,102 @@ def test_a_prompt_after_an_interruption_notice_with_the_same_parent_is_no_rewind
     cli("ingest", str(_write(tmp_path, records)))
     assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
     assert push_pack(Store(), "rw", budget=4000, recall=False).pack.elision is None
+
+
+def _state(session: str) -> dict:
+    run = cli("state", "show", "--session", session)
+    assert run.code == 0
+    return run.lines()[0]["state"]
+
+
+def _zebra_then_otter() -> list[dict]:
+    """The abandoned attempt asked for things, opened a file, failed a
+    command and wrote a todo list before the user went back."""
+    return [
+        _line("user", "u1", None, 0, _text("Start the migration plan")),
+        _line("assistant", "a1", "u1", 1, _text("Ready to plan")),
+        _line("user", "z1", "a1", 2, _text("Use the zebra database engine")),
+        _line("assistant", "z2", "z1", 3, [{"type": "tool_use", "id": "tz", "name": "TodoWrite", "input": {
+            "todos": [{"content": "Install the zebra driver", "status": "pending"}]}}]),
+        _line("user", "z3", "z2", 3, [{"type": "tool_result", "tool_use_id": "tz", "content": "ok"}]),
+        _line("assistant", "z4", "z3", 4, [{"type": "tool_use", "id": "tr", "name": "Read",
+                                            "input": {"file_path": "/srv/zebra/engine.py"}}]),
+        _line("user", "z5", "z4", 4, [{"type": "tool_result", "tool_use_id": "tr", "is_error": True,
+                                       "content": "zebra engine missing"}]),
+        _line("user", "z6", "z5", 5, _text("Zebra follow-up question")),
+        _line("assistant", "z7", "z6", 6, _text("Zebra follow-up answer")),
+        _line("user", "o1", "a1", 10, _text("Use the otter database engine")),
+        _line("assistant", "o2", "o1", 11, [{"type": "tool_use", "id": "to", "name": "Read",
+                                             "input": {"file_path": "/srv/otter/engine.py"}}]),
+        _line("user", "o3", "o2", 12, [{"type": "tool_result", "tool_use_id": "to", "content": "otter"}]),
+        _line("assistant", "o4", "o3", 13, _text("Otter plan ready")),
+    ]
+
+
+def test_the_working_state_describes_the_live_branch_only(tmp_path):
+    """What the abandoned attempt asked for, opened, failed at and planned
+    is not the session's task any more: the state (and the pack's task
+    block) names the live branch's requests and files only."""
+    cli("ingest", str(_write(tmp_path, _zebra_then_otter())))
+    state = _state("rw")
+    assert state["current_task"] == "Use the otter database engine"
+    assert state["task_chain"] == ["Start the migration plan", "Use the otter database engine"]
+    assert state["open_files"] == ["/srv/otter/engine.py"] and state["blockers"] == []
+    task = [m["content"] for m in push_pack(Store(), "rw", budget=4000, recall=False).to_dict()["messages"]
+            if m["part"] == "task"]
+    assert task and "Start the migration plan" in task[0] and "ebra" not in task[0]
+
+
+def test_the_working_state_sees_a_rewind_ingested_after_the_branch_it_left(tmp_path):
+    """The file grew after an ingest (a hook's or `trace follow`'s): the
+    resumed parse starts at the rewinding prompt, so only the tree and the
+    kept state can tell that it forks."""
+    records = _zebra_then_otter()
+    path = _write(tmp_path, records[:9])
+    cli("ingest", str(path))
+    assert _state("rw")["current_task"] == "Zebra follow-up question"
+    _write(tmp_path, records)
+    cli("ingest", str(path))
+    state = _state("rw")
+    assert state["task_chain"] == ["Start the migration plan", "Use the otter database engine"]
+    assert state["open_files"] == ["/srv/otter/engine.py"]
+    text, result = _pack_text("rw")
+    assert "ebra" not in text and "Otter plan ready" in text
+    check_pack(result, _events("rw"), 4000)
+
+
+def test_an_edit_of_the_first_prompt_is_a_rewind(tmp_path):
+    """The edited first prompt is a second root (no parent): once the
+    first had a reply, the roots fork, and the newest branch is live."""
+    records = [_line("user", "u1", None, 0, _text("Draft the zebra release notes")),
+               _line("assistant", "a1", "u1", 1, _text("Zebra release notes drafted")),
+               _line("user", "u2", "a1", 2, _text("Add the zebra changelog section")),
+               _line("assistant", "a2", "u2", 3, _text("Zebra changelog added")),
+               _line("user", "v1", None, 4, _text("Draft the otter release notes")),
+               _line("assistant", "v2", "v1", 5, _text("Otter release notes drafted"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    events = _events("rw")
+    assert [e["meta"]["rewinds"] for e in events if "rewinds" in (e.get("meta") or {})] == [[1, 5]]
+    text, result = _pack_text("rw")
+    assert "ebra" not in text and "Draft the otter release notes" in text and "Otter release notes drafted" in text
+    assert "rewound branch" in result.pack.elision.text
+    check_pack(result, events, 4000)
+    assert any("Zebra changelog" in h["text"] for h in cli("recall", "zebra changelog", "--mode", "fulltext").lines())
+    # the tree alone (a parse resumed at the edit) finds the fork too
+    plain = [{**e, "meta": {k: v for k, v in (e.get("meta") or {}).items() if k != "rewinds"}} for e in events]
+    assert abandoned_seqs(plain) == {e["seq"] for e in events if "ebra" in e["text"] and e["kind"] != "task_state"}
+
+
+def test_roots_in_a_file_whose_lines_name_no_parent_are_no_fork(tmp_path):
+    """Hand-made files give every line a null parent: each prompt is a
+    root, and nothing follows any of them, so nothing is a rewind."""
+    records = [_line("user", "u1", None, 0, _text("Draft the zebra release notes")),
+               _line("assistant", "a1", None, 1, _text("Zebra release notes drafted")),
+               _line("user", "u2", None, 2, _text("Draft the otter release notes")),
+               _line("assistant", "a2", None, 3, _text("Otter release notes drafted"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    events = _events("rw")
+    assert not any("rewinds" in (e.get("meta") or {}) for e in events)
+    pack = push_pack(Store(), "rw", budget=4000, recall=False).pack
+    assert pack.elision is None
+    assert abandoned_seqs(events) == set()
