@@ -85,6 +85,44 @@ def off_branch(event: dict, rewound: RewoundLines) -> bool:
     return (event.get("meta") or {}).get("branch") == "alternate" or rewound.holds(event)
 
 
+def forked_lines(events: list[dict]) -> RewoundLines:
+    """The lines a session's rewinds left, known from its prompts and
+    notices alone (recall meets a hit alone, without the tree around it):
+    what rewinding prompts and notices name (`meta.rewinds`), and the span
+    from the first typed prompt under a record to a later one under the
+    same record (a rewind parsed in a later run than the branch it left:
+    the reader could not mark it). An edited first prompt counts only as
+    the reader marked it (two roots alone may be a hand-made file)."""
+    lines = RewoundLines(events)
+    first: dict[tuple[str, str], int] = {}
+    for e in sorted(events, key=lambda e: e["seq"]):
+        source = e.get("source")
+        if not _typed(e) or type(source) is not dict or (e.get("meta") or {}).get("sidechain"):
+            continue
+        path, parent, line = source.get("path"), source.get("parent"), source.get("line")
+        if type(path) is not str or type(parent) is not str or not parent or type(line) is not int:
+            continue
+        start = first.setdefault((path, parent), line)
+        if start < line:
+            lines.spans[path].append((start, line))
+    return lines
+
+
+def unplaced_prompts(events: list[dict]) -> bool:
+    """Whether a typed prompt among `events` (seq order) names a parent
+    other than the event of the conversation just before it: it may
+    rewind to a fork older than what was read."""
+    before: str | None = None
+    for e in events:
+        edge = _edge(e)
+        if edge is None:
+            continue
+        if before is not None and _typed(e) and edge[1] is not None and edge[1] != before:
+            return True
+        before = edge[0]
+    return False
+
+
 def _rewound_lines(events: list[dict]) -> set[int]:
     lines = RewoundLines(events)
     return {e["seq"] for e in events if lines.holds(e)} if lines.spans else set()

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from reducers.blake2 import blake2b
 from reducers.recall_block import strip_recalled
 from reducers.tasks import TODO_TOOLS, string_items
 from reducers.terms import TRIVIAL_WORDS, words
@@ -50,7 +51,7 @@ MAX_FILES = 10
 MAX_DECISIONS = 5
 MAX_BLOCKERS = 5
 MAX_PENDING_CALLS = 64
-MAX_PROMPTS = 32                # typed prompts remembered to find a rewind's fork
+MAX_PROMPTS = 64                # typed prompts remembered to find a rewind's fork (by digest: the state stays small)
 _DATED = ("requests", "open_files", "decisions", "completed")     # lists whose items remember their seq
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _DIFF_FILE = re.compile(r"^\+\+\+ b/(.+)$", re.M)
@@ -83,6 +84,7 @@ class WorkingState:
     born: dict[tuple[str, str], int] = field(default_factory=dict)   # (list, item) -> seq of the event that added it
     todo_seq: int = 0                                          # the event that wrote the todo list
     prompts: list[list] = field(default_factory=list)         # recent typed prompts: [uuid, parent ("" a root), seq, replied]
+                                                               # (uuids as digests)
 
     def visible(self) -> dict:
         """What a reader sees (and what decides whether the state changed)."""
@@ -352,13 +354,18 @@ def _int(value) -> int:
 # -- rewinds -----------------------------------------------------------------
 
 def _edge(event: dict) -> tuple[str, str] | None:
-    """(uuid, parent; "" for a root) of an event placed in its source's tree."""
+    """(uuid, parent; "" for a root) of an event placed in its source's
+    tree, each as a short digest."""
     source = event.get("source")
     uuid = source.get("uuid") if isinstance(source, dict) else None
     parent = source.get("parent") if isinstance(source, dict) else None
     if not isinstance(uuid, str) or not uuid or not isinstance(parent, str):
         return None
-    return uuid, parent
+    return _digest(uuid), _digest(parent) if parent else ""
+
+
+def _digest(uuid: str) -> str:
+    return blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def _replied(state: WorkingState, event: dict) -> None:

@@ -372,19 +372,34 @@ def test_the_working_state_describes_the_live_branch_only(tmp_path):
     assert task and "Start the migration plan" in task[0] and "ebra" not in task[0]
 
 
+def _ingest_grown(tmp_path):
+    """The zebra attempt, long enough (past the size a grown file is parsed
+    whole below) that the file's next ingest resumes at its last prompt,
+    then the same file grown by the rewind."""
+    records = _zebra_then_otter()
+    prev = "z7"
+    for t in range(40):
+        records.insert(9 + 2 * t, _line("user", f"zp{t}", prev, 7, _text(f"Zebra detail {t}: " + "zebra " * 300)))
+        records.insert(10 + 2 * t, _line("assistant", f"za{t}", f"zp{t}", 8, _text(f"Zebra noted {t}")))
+        prev = f"za{t}"
+    path = _write(tmp_path, records[:89])
+    cli("ingest", str(path))
+    assert _state("rw")["current_task"].startswith("Zebra detail 39")
+    _write(tmp_path, records)
+    cli("ingest", str(path))
+    return path
+
+
 def test_the_working_state_sees_a_rewind_ingested_after_the_branch_it_left(tmp_path):
     """The file grew after an ingest (a hook's or `trace follow`'s): the
     resumed parse starts at the rewinding prompt, so only the tree and the
     kept state can tell that it forks."""
-    records = _zebra_then_otter()
-    path = _write(tmp_path, records[:9])
-    cli("ingest", str(path))
-    assert _state("rw")["current_task"] == "Zebra follow-up question"
-    _write(tmp_path, records)
-    cli("ingest", str(path))
+    _ingest_grown(tmp_path)
+    assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
     state = _state("rw")
-    assert state["task_chain"] == ["Start the migration plan", "Use the otter database engine"]
-    assert state["open_files"] == ["/srv/otter/engine.py"]
+    # (the zebra attempt's many requests pushed the first one out of the bounded list: it stays out)
+    assert state["task_chain"] == ["Use the otter database engine"]
+    assert state["open_files"] == ["/srv/otter/engine.py"] and state["blockers"] == []
     text, result = _pack_text("rw")
     assert "ebra" not in text and "Otter plan ready" in text
     check_pack(result, _events("rw"), 4000)
@@ -425,3 +440,32 @@ def test_roots_in_a_file_whose_lines_name_no_parent_are_no_fork(tmp_path):
     pack = push_pack(Store(), "rw", budget=4000, recall=False).pack
     assert pack.elision is None
     assert abandoned_seqs(events) == set()
+
+
+def test_recall_marks_an_abandoned_branch_and_the_prompt_hook_leaves_it_out(tmp_path):
+    """`trace recall` finds the abandoned attempt and says it was
+    abandoned; the prompt-time hook, which injects hits as what happened,
+    leaves it out (as the pack's recalled-context block does)."""
+    from stores.hooks.runtime import run_hook
+    cli("ingest", str(_write(tmp_path, _zebra_then_otter())))
+    hits = cli("recall", "zebra follow-up question", "--mode", "fulltext", "--json").lines()
+    zebra = [h for h in hits if "Zebra follow-up" in h["text"]]
+    assert zebra and all(h.get("abandoned") is True for h in zebra)
+    live = [h for h in hits if h["text"] in ("Use the otter database engine", "Ready to plan")]
+    assert live and not any("abandoned" in h for h in live)
+    out = run_hook(Store(), "claude-code", "UserPromptSubmit",
+                   json.dumps({"session_id": "rw", "prompt": "what was the zebra follow-up question?"}), min_score=0)
+    assert "Zebra follow-up" not in out.stdout
+    live = run_hook(Store(), "claude-code", "UserPromptSubmit",
+                    json.dumps({"session_id": "rw", "prompt": "is the otter plan ready?"}), min_score=0)
+    assert "Otter plan ready" in live.stdout                  # the live branch is still recalled
+
+
+def test_recall_marks_a_branch_left_by_a_rewind_parsed_in_a_later_run(tmp_path):
+    """No prompt carries `meta.rewinds` (the resumed parse began at the
+    rewinding prompt): the two prompts sharing a parent still say it."""
+    _ingest_grown(tmp_path)
+    assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
+    hits = cli("recall", "zebra follow-up question", "--mode", "fulltext", "--json").lines()
+    zebra = [h for h in hits if "Zebra follow-up" in h["text"]]
+    assert zebra and all(h.get("abandoned") is True for h in zebra)
