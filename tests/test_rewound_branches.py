@@ -372,19 +372,23 @@ def test_the_working_state_describes_the_live_branch_only(tmp_path):
     assert task and "Start the migration plan" in task[0] and "ebra" not in task[0]
 
 
-def _ingest_grown(tmp_path):
-    """The zebra attempt, long enough (past the size a grown file is parsed
-    whole below) that the file's next ingest resumes at its last prompt,
-    then the same file grown by the rewind."""
+def _ingest_grown(tmp_path, long_branch: bool = True):
+    """The zebra attempt, the file long enough (past the size a grown file
+    is parsed whole below) that its next ingest resumes at its last prompt,
+    then the same file grown by the rewind. The length is in the abandoned
+    branch, or (`long_branch=False`) in the live history before the fork."""
     records = _zebra_then_otter()
-    prev = "z7"
+    pad, prev, at = [], ("z7" if long_branch else None), (9 if long_branch else 0)
     for t in range(40):
-        records.insert(9 + 2 * t, _line("user", f"zp{t}", prev, 7, _text(f"Zebra detail {t}: " + "zebra " * 300)))
-        records.insert(10 + 2 * t, _line("assistant", f"za{t}", f"zp{t}", 8, _text(f"Zebra noted {t}")))
+        pad += [_line("user", f"zp{t}", prev, 7, _text(f"Zebra detail {t}: " + "zebra " * 300 if long_branch
+                                                        else f"Earlier audit {t}: " + "ledger " * 300)),
+                _line("assistant", f"za{t}", f"zp{t}", 8, _text(f"Noted {t}"))]
         prev = f"za{t}"
-    path = _write(tmp_path, records[:89])
+    if not long_branch:
+        records[0]["parentUuid"] = prev
+    records[at:at] = pad
+    path = _write(tmp_path, records[:89])                # all but the rewind
     cli("ingest", str(path))
-    assert _state("rw")["current_task"].startswith("Zebra detail 39")
     _write(tmp_path, records)
     cli("ingest", str(path))
     return path
@@ -464,7 +468,7 @@ def test_recall_marks_an_abandoned_branch_and_the_prompt_hook_leaves_it_out(tmp_
 def test_recall_marks_a_branch_left_by_a_rewind_parsed_in_a_later_run(tmp_path):
     """No prompt carries `meta.rewinds` (the resumed parse began at the
     rewinding prompt): the two prompts sharing a parent still say it."""
-    _ingest_grown(tmp_path)
+    _ingest_grown(tmp_path, long_branch=False)
     assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
     hits = cli("recall", "zebra follow-up question", "--mode", "fulltext", "--json").lines()
     zebra = [h for h in hits if "Zebra follow-up" in h["text"]]

@@ -7,19 +7,23 @@ marked `abandoned`. What injects hits as memory (the prompt hook, the
 push pack's recalled-context block) leaves them out: that history never
 happened for the conversation it was cut from.
 
-A hit is judged by its session's prompts and notices (reducers/branches.py
-forked_lines), read through the full-text index: only the sessions hits
-come from, at most PROMPTS_READ events each, newest first."""
+A hit is judged by the prompts (and, in a source without a tree, the
+notices) of its session around it (reducers/branches.py forked_lines):
+up to AROUND before it (the prompt its branch began with) and after it
+(the prompt that rewound from it), read through the full-text index, so
+a query costs about the same however long the sessions it hits. A branch
+holding more prompts than that around the hit is not recognised from
+them (the pack still leaves its own session's out: it reads the tree)."""
 from __future__ import annotations
 
 from reducers.branches import forked_lines, off_branch
 
-PROMPTS_READ = 2048
+AROUND = 8
 
 
 def mark_abandoned(store, ft, hits: list) -> None:
     """Set `hit.abandoned` on the hits that lie on an abandoned branch."""
-    placed = {}
+    placed: dict[str, list] = {}
     for hit in hits:
         source = hit.event.get("source")
         if (hit.event.get("meta") or {}).get("branch") == "alternate":
@@ -31,8 +35,13 @@ def mark_abandoned(store, ft, hits: list) -> None:
     from stores.context.reading import SessionReader
     for session_id, found in placed.items():
         reader = SessionReader(store, ft, session_id)
-        lines = forked_lines(reader.read(reader.of_kinds(["user", "system"], limit=PROMPTS_READ, newest_first=True)))
-        if not lines.spans:
-            continue
+        near = {}
         for hit in found:
-            hit.abandoned = off_branch(hit.event, lines)
+            # a tree's prompts name their parents; a source without a tree rewinds by a notice
+            kinds = ["user"] if "parent" in hit.event["source"] else ["user", "system"]
+            for loc in (reader.of_kinds(kinds, limit=AROUND, newest_first=True, hi=hit.seq)
+                        + reader.of_kinds(kinds, limit=AROUND, lo=hit.seq + 1)):
+                near.setdefault(loc.seq, loc)
+        lines = forked_lines(reader.read(list(near.values())))
+        for hit in found:
+            hit.abandoned = bool(lines.spans) and off_branch(hit.event, lines)
