@@ -117,7 +117,7 @@ def unplaced_prompts(events: list[dict]) -> bool:
         edge = _edge(e)
         if edge is None:
             continue
-        if before is not None and _typed(e) and edge[1] is not None and edge[1] != before:
+        if before is not None and _typed(e) and edge[1] and edge[1] != before:     # (a root is no rewind to read for)
             return True
         before = edge[0]
     return False

@@ -18,7 +18,7 @@ MIN_READ_TOKENS = 2000
 NOTE_PAGE = 16
 KIND_LIMIT = 100_000             # notes and task states are few; their seqs are read, their text only when shown
 MAX_OVERRUN = 64                 # events read past the target while waiting for calls, at most
-PROMPTS_READ = 2048              # a session's prompts read, newest first, to find forks older than the tail
+PROMPTS_READ = 1024              # a session's prompts read, newest first, to find forks older than the tail
 REWOUND_READ = 4                 # a rewound branch (not shown) read past for the live history, up to this many targets
 FIXED_KINDS = frozenset({"system", "persona", "task_state", "note", "marker"})
 
