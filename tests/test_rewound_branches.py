@@ -30,6 +30,14 @@ def _text(t: str) -> list[dict]:
     return [{"type": "text", "text": t}]
 
 
+def _use(uuid: str, parent: str, minute: int, call: str, name: str, given: dict) -> dict:
+    return _line("assistant", uuid, parent, minute, [{"type": "tool_use", "id": call, "name": name, "input": given}])
+
+
+def _result(uuid: str, parent: str, minute: int, call: str, text: str, **extra) -> dict:
+    return _line("user", uuid, parent, minute, [{"type": "tool_result", "tool_use_id": call, "content": text, **extra}])
+
+
 def _rewound_session() -> list[dict]:
     """Two attempts from one point: the first's answer streams over two
     lines (thinking, then text: one event), a progress line sits between
@@ -47,9 +55,8 @@ def _rewound_session() -> list[dict]:
         _line("user", "b1u2", "pg", 5, _text("Zebra follow-up question")),
         _line("assistant", "b1a2", "b1u2", 6, _text("Zebra follow-up answer")),
         _line("user", "b2u", "a1", 10, _text("Use the otter database engine")),
-        _line("assistant", "b2a", "b2u", 11, [{"type": "tool_use", "id": "t1", "name": "Bash",
-                                                "input": {"command": "ls"}}]),
-        _line("user", "b2r", "b2a", 12, [{"type": "tool_result", "tool_use_id": "t1", "content": "otter.sql"}]),
+        _use("b2a", "b2u", 11, "t1", "Bash", {"command": "ls"}),
+        _result("b2r", "b2a", 12, "t1", "otter.sql"),
         _line("assistant", "b2a2", "b2r", 13, _text("Otter plan ready")),
     ]
 
@@ -341,19 +348,15 @@ def _zebra_then_otter() -> list[dict]:
         _line("user", "u1", None, 0, _text("Start the migration plan")),
         _line("assistant", "a1", "u1", 1, _text("Ready to plan")),
         _line("user", "z1", "a1", 2, _text("Use the zebra database engine")),
-        _line("assistant", "z2", "z1", 3, [{"type": "tool_use", "id": "tz", "name": "TodoWrite", "input": {
-            "todos": [{"content": "Install the zebra driver", "status": "pending"}]}}]),
-        _line("user", "z3", "z2", 3, [{"type": "tool_result", "tool_use_id": "tz", "content": "ok"}]),
-        _line("assistant", "z4", "z3", 4, [{"type": "tool_use", "id": "tr", "name": "Read",
-                                            "input": {"file_path": "/srv/zebra/engine.py"}}]),
-        _line("user", "z5", "z4", 4, [{"type": "tool_result", "tool_use_id": "tr", "is_error": True,
-                                       "content": "zebra engine missing"}]),
+        _use("z2", "z1", 3, "tz", "TodoWrite", {"todos": [{"content": "Install the zebra driver", "status": "pending"}]}),
+        _result("z3", "z2", 3, "tz", "ok"),
+        _use("z4", "z3", 4, "tr", "Read", {"file_path": "/srv/zebra/engine.py"}),
+        _result("z5", "z4", 4, "tr", "zebra engine missing", is_error=True),
         _line("user", "z6", "z5", 5, _text("Zebra follow-up question")),
         _line("assistant", "z7", "z6", 6, _text("Zebra follow-up answer")),
         _line("user", "o1", "a1", 10, _text("Use the otter database engine")),
-        _line("assistant", "o2", "o1", 11, [{"type": "tool_use", "id": "to", "name": "Read",
-                                             "input": {"file_path": "/srv/otter/engine.py"}}]),
-        _line("user", "o3", "o2", 12, [{"type": "tool_result", "tool_use_id": "to", "content": "otter"}]),
+        _use("o2", "o1", 11, "to", "Read", {"file_path": "/srv/otter/engine.py"}),
+        _result("o3", "o2", 12, "to", "otter"),
         _line("assistant", "o4", "o3", 13, _text("Otter plan ready")),
     ]
 
