@@ -10,7 +10,9 @@ out and its pointer names them.
 
 Only a fork the user made counts: both children must be prompts the user
 typed (parallel tool results, sub-agent lines, hook output, an interrupted
-call's result sharing a parent are not a rewind). The reader also marks
+call's result sharing a parent are not a rewind). An edited first prompt
+is a second root prompt: the roots fork from the start once the first one
+has a child (in a file whose lines name no parents, roots are no fork). The reader also marks
 the prompt that rewinds with the source lines of the branch it left
 (`meta.rewinds`): that finds the branch when only its end was read, its
 fork being older than what a small pack reads. Events without `source.parent`
@@ -28,7 +30,8 @@ from collections import defaultdict
 
 
 def _edge(e: dict) -> tuple[str, str | None] | None:
-    """(node, parent) of an event that takes part in a tree, else None."""
+    """(node, parent) of an event that takes part in a tree, else None
+    (parent "": a root the reader placed; None: not known)."""
     source = e.get("source")
     if type(source) is not dict or (e.get("meta") or {}).get("sidechain"):
         return None
@@ -80,6 +83,44 @@ def off_branch(event: dict, rewound: RewoundLines) -> bool:
     """Whether one event, met alone (a recall hit), lies on a branch the
     rewinds known to `rewound`, or its source, say was left."""
     return (event.get("meta") or {}).get("branch") == "alternate" or rewound.holds(event)
+
+
+def forked_lines(events: list[dict]) -> RewoundLines:
+    """The lines a session's rewinds left, known from its prompts and
+    notices alone (recall meets a hit alone, without the tree around it):
+    what rewinding prompts and notices name (`meta.rewinds`), and the span
+    from the first typed prompt under a record to a later one under the
+    same record (a rewind parsed in a later run than the branch it left:
+    the reader could not mark it). An edited first prompt counts only as
+    the reader marked it (two roots alone may be a hand-made file)."""
+    lines = RewoundLines(events)
+    first: dict[tuple[str, str], int] = {}
+    for e in sorted(events, key=lambda e: e["seq"]):
+        source = e.get("source")
+        if not _typed(e) or type(source) is not dict or (e.get("meta") or {}).get("sidechain"):
+            continue
+        path, parent, line = source.get("path"), source.get("parent"), source.get("line")
+        if type(path) is not str or type(parent) is not str or not parent or type(line) is not int:
+            continue
+        start = first.setdefault((path, parent), line)
+        if start < line:
+            lines.spans[path].append((start, line))
+    return lines
+
+
+def unplaced_prompts(events: list[dict]) -> bool:
+    """Whether a typed prompt among `events` (seq order) names a parent
+    other than the event of the conversation just before it: it may
+    rewind to a fork older than what was read."""
+    before: str | None = None
+    for e in events:
+        edge = _edge(e)
+        if edge is None:
+            continue
+        if before is not None and _typed(e) and edge[1] and edge[1] != before:     # (a root is no rewind to read for)
+            return True
+        before = edge[0]
+    return False
 
 
 def _rewound_lines(events: list[dict]) -> set[int]:
@@ -166,6 +207,11 @@ def _off_the_tree(events: list[dict]) -> set[int]:
     for node, parent in parent_of.items():
         children[parent].append(node)
     forks = {p: kids for p, kids in children.items() if len(kids) > 1}
+    # the roots (parent "": the start) fork only once the first root prompt has a reply
+    first_root = min((k for k in forks.get("", ()) if any(_typed(e) for e in nodes[k])),
+                     key=lambda k: min(e["seq"] for e in nodes[k]), default=None)
+    if first_root is not None and first_root not in children:
+        del forks[""]
     if not forks:
         return set()
     newest = _newest_under(nodes, children)

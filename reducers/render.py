@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from reducers.branches import abandoned_seqs
+from reducers.branches import RewoundLines, abandoned_seqs
 from reducers.fit import plan_order
 from reducers.markers import elision_text, gaps, merge_ranges
 from reducers.notices import system_shown
@@ -57,6 +57,7 @@ class SessionView:
     first_seq: int | None = None      # the session's oldest event no logged marker covers
     unread_max: int | None = None     # newest uncovered conversation event left unread (None: all read)
     unread_seqs: set[int] = field(default_factory=set)   # other events known and not read (older notes…)
+    rewound: RewoundLines | None = None   # lines rewinds left, learnt from the session's prompts (forks older than the read)
 
     @classmethod
     def of_items(cls, session_id: str, items: list[dict]) -> "SessionView":
@@ -137,6 +138,8 @@ def assemble(view: SessionView, budget: int, recalled_block: str = "",
              policy: RenderPolicy = RenderPolicy()) -> Pack:
     # a rewound branch is history the model never had: out, named by the pointer
     abandoned = abandoned_seqs([*view.conversation, *view.system])
+    if view.rewound is not None:
+        abandoned |= {e["seq"] for e in view.conversation if view.rewound.holds(e)}
     fixed, not_shown = _fixed_parts(view, policy, abandoned)
     conv, dropped = prepare(view.conversation, policy, abandoned)
     pinned = {i for i, e in enumerate(conv) if (e.get("meta") or {}).get("pinned")}

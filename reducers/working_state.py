@@ -20,6 +20,14 @@ What each field comes from:
 - blockers: failed tool calls, each cleared when the same tool on the same
   target later succeeds.
 
+A rewound conversation (Claude Code: a typed prompt whose parent record
+already has a typed prompt as its child; an edited first prompt is a
+second root prompt after the first one had a reply) describes its live
+branch only: each item remembers the seq of the event that put it there,
+and a rewind withdraws what the abandoned branch added (its requests,
+files, decisions, blockers, a todo list it wrote). The log keeps that
+branch; the push pack's pointer names it.
+
 Every list is bounded, so a state stays a few hundred tokens however long
 the session. The fold is a left fold over events in seq order: batching
 does not change the result."""
@@ -28,6 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from reducers.blake2 import blake2b
 from reducers.recall_block import strip_recalled
 from reducers.tasks import TODO_TOOLS, string_items
 from reducers.terms import TRIVIAL_WORDS, words
@@ -42,6 +51,8 @@ MAX_FILES = 10
 MAX_DECISIONS = 5
 MAX_BLOCKERS = 5
 MAX_PENDING_CALLS = 64
+MAX_PROMPTS = 64                # typed prompts remembered to find a rewind's fork (by digest: the state stays small)
+_DATED = ("requests", "open_files", "decisions", "completed")     # lists whose items remember their seq
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _DIFF_FILE = re.compile(r"^\+\+\+ b/(.+)$", re.M)
 _REQUEST_HEADING = re.compile(r"^#+\s*(?:my\s+)?request\b[^\n]*\n", re.I | re.M)
@@ -70,6 +81,10 @@ class WorkingState:
     pending: dict[str, list] = field(default_factory=dict)    # call id -> [tool, target, commit message]
     seq: int = 0
     ts: str | None = None
+    born: dict[tuple[str, str], int] = field(default_factory=dict)   # (list, item) -> seq of the event that added it
+    todo_seq: int = 0                                          # the event that wrote the todo list
+    prompts: list[list] = field(default_factory=list)         # recent typed prompts: [uuid, parent ("" a root), seq, replied]
+                                                               # (uuids as digests)
 
     def visible(self) -> dict:
         """What a reader sees (and what decides whether the state changed)."""
@@ -81,7 +96,9 @@ class WorkingState:
         """Everything needed to resume the fold later (kept in the event's meta)."""
         return {**self.visible(), "blocker_targets": [b["on"] for b in self.blockers],
                 "requests": list(self.requests), "todo": self.todo, "tools": self.tools, "pending": dict(self.pending),
-                "seq": self.seq, "ts": self.ts}
+                "seq": self.seq, "ts": self.ts, "blocker_seqs": [b.get("seq", 0) for b in self.blockers],
+                "born": {name: [self.born.get((name, v), 0) for v in getattr(self, name)] for name in _DATED},
+                "todo_seq": self.todo_seq, "prompts": [list(p) for p in self.prompts]}
 
     @classmethod
     def from_json(cls, data: dict | None) -> "WorkingState":
@@ -90,13 +107,25 @@ class WorkingState:
         texts = string_items(data.get("blockers"))
         targets = string_items(data.get("blocker_targets"))
         pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
-        return cls(current_task=data.get("current_task") if isinstance(data.get("current_task"), str) else None,
+        state = cls(current_task=data.get("current_task") if isinstance(data.get("current_task"), str) else None,
                    task_chain=string_items(data.get("task_chain")), completed=string_items(data.get("completed")),
                    open_files=string_items(data.get("open_files")), decisions=string_items(data.get("recent_decisions")),
                    blockers=[{"on": targets[i] if i < len(targets) else "", "text": t} for i, t in enumerate(texts)],
                    requests=string_items(data.get("requests")), todo=bool(data.get("todo")), tools=bool(data.get("tools")),
                    pending={str(k): list(v) for k, v in pending.items() if isinstance(v, list)},
-                   seq=int(data.get("seq") or 0), ts=data.get("ts"))
+                   seq=int(data.get("seq") or 0), ts=data.get("ts"), todo_seq=_int(data.get("todo_seq")))
+        # what a state kept before items remembered their seqs is taken as older than any fork
+        seqs = data.get("blocker_seqs") if isinstance(data.get("blocker_seqs"), list) else []
+        for b, seq in zip(state.blockers, seqs):
+            b["seq"] = _int(seq)
+        born = data.get("born") if isinstance(data.get("born"), dict) else {}
+        for name in _DATED:
+            seqs = born.get(name) if isinstance(born.get(name), list) else []
+            state.born.update(((name, v), _int(seq)) for v, seq in zip(getattr(state, name), seqs))
+        prompts = data.get("prompts") if isinstance(data.get("prompts"), list) else []
+        state.prompts = [list(p) for p in prompts if isinstance(p, list) and len(p) == 4
+                         and isinstance(p[0], str) and isinstance(p[1], str)]
+        return state
 
     def worth_keeping(self) -> bool:
         """Only an agent's session (one that used tools) has working state
@@ -109,9 +138,16 @@ def fold(state: WorkingState, event: dict) -> WorkingState:
     """Advance `state` by one event (in place; returned for chaining)."""
     kind = event.get("kind")
     meta = event.get("meta") or {}
-    if meta.get("sidechain") or meta.get("inherited"):
-        return state                  # a sub-agent's or a parent's events: not this session's own work
+    if meta.get("sidechain") or meta.get("inherited") or meta.get("branch") == "alternate":
+        return state                  # a sub-agent's, a parent's, a branch the export left: not this session's own work
+    if kind not in ("user", "assistant", "tool_call", "tool_result"):
+        return state
+    state.seq = max(state.seq, int(event.get("seq") or 0))
+    state.ts = event.get("ts") or state.ts
+    _replied(state, event)
     if kind == "user":
+        if not meta.get("injected"):
+            _fork(state, event)
         _user(state, strip_recalled(event.get("text") or ""), meta)     # an injected block is not the request
     elif kind == "assistant" and not meta.get("thinking"):
         _decisions(state, event.get("text") or "", "assistant")
@@ -119,10 +155,6 @@ def fold(state: WorkingState, event: dict) -> WorkingState:
         _call(state, event.get("tool") or {})
     elif kind == "tool_result":
         _result(state, event.get("tool") or {}, event.get("text") or "")
-    else:
-        return state
-    state.seq = max(state.seq, int(event.get("seq") or 0))
-    state.ts = event.get("ts") or state.ts
     return state
 
 
@@ -168,12 +200,12 @@ def _user(state: WorkingState, text: str, meta: dict) -> None:
     if meta.get("injected"):
         return
     for path in _ide_files(text):
-        _push_front(state.open_files, path, MAX_FILES)
+        _push_front(state, "open_files", path, MAX_FILES)
     request = request_text(text)
     if request is None:
         return
     state.current_task = request
-    _push_front(state.requests, request, MAX_REQUESTS)
+    _push_front(state, "requests", request, MAX_REQUESTS)
     if not state.todo:
         state.task_chain = list(reversed(state.requests))
     _decisions(state, text, "user")
@@ -193,7 +225,7 @@ def _decisions(state: WorkingState, text: str, speaker: str) -> None:
     from reducers.fact_rules import prose_facts      # its rules compile on first use, not on import
     for fact in prose_facts(text[:4000], speaker):
         if fact.type in ("decision", "preference"):
-            _push_front(state.decisions, _clip(fact.text, 160), MAX_DECISIONS)
+            _push_front(state, "decisions", _clip(fact.text, 160), MAX_DECISIONS)
 
 
 # -- tools -------------------------------------------------------------------
@@ -206,7 +238,7 @@ def _call(state: WorkingState, tool: dict) -> None:
         _todo(state, data)
     files = _paths(data)
     for path in files:
-        _push_front(state.open_files, path, MAX_FILES)
+        _push_front(state, "open_files", path, MAX_FILES)
     command = command_text(data)
     call_id = tool.get("call_id")
     if call_id:
@@ -224,12 +256,12 @@ def _result(state: WorkingState, tool: dict, text: str) -> None:
     if tool.get("is_error"):
         first = next((ln.strip() for ln in _plain(text).splitlines() if ln.strip()), "failed")
         state.blockers = [b for b in state.blockers if b["on"] != on]
-        state.blockers.insert(0, {"on": on, "text": _clip(f"{on}: {first}", 160)})
+        state.blockers.insert(0, {"on": on, "text": _clip(f"{on}: {first}", 160), "seq": state.seq})
         del state.blockers[MAX_BLOCKERS:]
         return
     state.blockers = [b for b in state.blockers if b["on"] != on]
     if commit:
-        _push_front(state.completed, _clip(f"committed: {commit}"), MAX_DONE)
+        _push_front(state, "completed", _clip(f"committed: {commit}"), MAX_DONE)
 
 
 def _todo(state: WorkingState, data) -> None:
@@ -240,9 +272,12 @@ def _todo(state: WorkingState, data) -> None:
     for text, status in items:
         if text.strip():
             (done if status in DONE_STATUSES else open_steps).append(_clip(" ".join(text.split())))
-    state.todo = True
+    state.todo, state.todo_seq = True, state.seq
+    for gone in state.completed:
+        state.born.pop(("completed", gone), None)
     state.task_chain = open_steps[:MAX_CHAIN]
     state.completed = done[-MAX_DONE:]
+    state.born.update((("completed", v), state.seq) for v in state.completed)
 
 
 def _paths(data) -> list[str]:
@@ -301,11 +336,77 @@ def _short_path(path: str) -> str:
     return f"…/{tail}"
 
 
-def _push_front(items: list[str], value: str, limit: int) -> None:
+def _push_front(state: WorkingState, name: str, value: str, limit: int) -> None:
+    items = getattr(state, name)
     if value in items:
         items.remove(value)
     items.insert(0, value)
+    for gone in items[limit:]:
+        state.born.pop((name, gone), None)
     del items[limit:]
+    state.born[(name, value)] = state.seq
+
+
+def _int(value) -> int:
+    return value if type(value) is int else 0
+
+
+# -- rewinds -----------------------------------------------------------------
+
+def _edge(event: dict) -> tuple[str, str] | None:
+    """(uuid, parent; "" for a root) of an event placed in its source's
+    tree, each as a short digest."""
+    source = event.get("source")
+    uuid = source.get("uuid") if isinstance(source, dict) else None
+    parent = source.get("parent") if isinstance(source, dict) else None
+    if not isinstance(uuid, str) or not uuid or not isinstance(parent, str):
+        return None
+    return _digest(uuid), _digest(parent) if parent else ""
+
+
+def _digest(uuid: str) -> str:
+    return blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _replied(state: WorkingState, event: dict) -> None:
+    """A remembered prompt something follows has started a branch (a root
+    prompt nothing follows, as in a file whose lines all lack a parent, has not)."""
+    edge = _edge(event)
+    if edge is not None and edge[1]:
+        for p in state.prompts:
+            if p[0] == edge[1]:
+                p[3] = True
+
+
+def _fork(state: WorkingState, event: dict) -> None:
+    """A typed prompt: when it shares its parent with an earlier typed
+    prompt (for two roots: once the earlier one was replied to), the
+    branch from that prompt on is abandoned and withdrawn."""
+    edge = _edge(event)
+    if edge is None:
+        return
+    uuid, parent = edge
+    for p in state.prompts:
+        if p[1] == parent and p[0] != uuid and p[2] < state.seq and (parent or p[3]):
+            _withdraw(state, p[2])
+            break
+    if not any(p[0] == uuid for p in state.prompts):
+        state.prompts.append([uuid, parent, state.seq, False])
+        del state.prompts[:-MAX_PROMPTS]
+
+
+def _withdraw(state: WorkingState, since: int) -> None:
+    """Take back what events from seq `since` on added."""
+    for name in _DATED:
+        setattr(state, name, [v for v in getattr(state, name) if state.born.get((name, v), 0) < since])
+    state.born = {k: seq for k, seq in state.born.items() if seq < since}
+    state.blockers = [b for b in state.blockers if b.get("seq", 0) < since]
+    state.prompts = [p for p in state.prompts if p[2] < since]
+    if state.todo and state.todo_seq >= since:
+        state.todo, state.todo_seq = False, 0      # the list before it is not known: the requests stand in
+    if not state.todo:
+        state.task_chain = list(reversed(state.requests))
+    state.current_task = state.requests[0] if state.requests else None
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:

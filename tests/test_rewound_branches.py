@@ -30,6 +30,14 @@ def _text(t: str) -> list[dict]:
     return [{"type": "text", "text": t}]
 
 
+def _use(uuid: str, parent: str, minute: int, call: str, name: str, given: dict) -> dict:
+    return _line("assistant", uuid, parent, minute, [{"type": "tool_use", "id": call, "name": name, "input": given}])
+
+
+def _result(uuid: str, parent: str, minute: int, call: str, text: str, **extra) -> dict:
+    return _line("user", uuid, parent, minute, [{"type": "tool_result", "tool_use_id": call, "content": text, **extra}])
+
+
 def _rewound_session() -> list[dict]:
     """Two attempts from one point: the first's answer streams over two
     lines (thinking, then text: one event), a progress line sits between
@@ -47,9 +55,8 @@ def _rewound_session() -> list[dict]:
         _line("user", "b1u2", "pg", 5, _text("Zebra follow-up question")),
         _line("assistant", "b1a2", "b1u2", 6, _text("Zebra follow-up answer")),
         _line("user", "b2u", "a1", 10, _text("Use the otter database engine")),
-        _line("assistant", "b2a", "b2u", 11, [{"type": "tool_use", "id": "t1", "name": "Bash",
-                                                "input": {"command": "ls"}}]),
-        _line("user", "b2r", "b2a", 12, [{"type": "tool_result", "tool_use_id": "t1", "content": "otter.sql"}]),
+        _use("b2a", "b2u", 11, "t1", "Bash", {"command": "ls"}),
+        _result("b2r", "b2a", 12, "t1", "otter.sql"),
         _line("assistant", "b2a2", "b2r", 13, _text("Otter plan ready")),
     ]
 
@@ -95,8 +102,17 @@ def test_events_logged_without_their_parent_render_as_a_line_as_before(tmp_path,
     """A store ingested before the parent was recorded (as this reader did
     then: no `source.parent`): nothing tells the branches apart, so nothing
     is left out for being on one."""
+    from reducers.drafts import Draft
     from reducers.formats.claude_code_tree import Tree
-    monkeypatch.setattr(Tree, "parent_of", lambda self, rec: None)
+    place = Tree.place
+
+    def as_before(self, rec, at, made):
+        for d in place(self, rec, at, made):
+            if isinstance(d, Draft):
+                d.parent = None
+                (d.meta or {}).pop("rewinds", None)
+        return made
+    monkeypatch.setattr(Tree, "place", as_before)
     cli("ingest", str(_write(tmp_path, _rewound_session())))
     events = _events("rw")
     assert not any("parent" in e["source"] for e in events)
@@ -317,3 +333,146 @@ def test_a_prompt_after_an_interruption_notice_with_the_same_parent_is_no_rewind
     cli("ingest", str(_write(tmp_path, records)))
     assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
     assert push_pack(Store(), "rw", budget=4000, recall=False).pack.elision is None
+
+
+def _state(session: str) -> dict:
+    run = cli("state", "show", "--session", session)
+    assert run.code == 0
+    return run.lines()[0]["state"]
+
+
+def _zebra_then_otter() -> list[dict]:
+    """The abandoned attempt asked for things, opened a file, failed a
+    command and wrote a todo list before the user went back."""
+    return [
+        _line("user", "u1", None, 0, _text("Start the migration plan")),
+        _line("assistant", "a1", "u1", 1, _text("Ready to plan")),
+        _line("user", "z1", "a1", 2, _text("Use the zebra database engine")),
+        _use("z2", "z1", 3, "tz", "TodoWrite", {"todos": [{"content": "Install the zebra driver", "status": "pending"}]}),
+        _result("z3", "z2", 3, "tz", "ok"),
+        _use("z4", "z3", 4, "tr", "Read", {"file_path": "/srv/zebra/engine.py"}),
+        _result("z5", "z4", 4, "tr", "zebra engine missing", is_error=True),
+        _line("user", "z6", "z5", 5, _text("Zebra follow-up question")),
+        _line("assistant", "z7", "z6", 6, _text("Zebra follow-up answer")),
+        _line("user", "o1", "a1", 10, _text("Use the otter database engine")),
+        _use("o2", "o1", 11, "to", "Read", {"file_path": "/srv/otter/engine.py"}),
+        _result("o3", "o2", 12, "to", "otter"),
+        _line("assistant", "o4", "o3", 13, _text("Otter plan ready")),
+    ]
+
+
+def test_the_working_state_describes_the_live_branch_only(tmp_path):
+    """What the abandoned attempt asked for, opened, failed at and planned
+    is not the session's task any more: the state (and the pack's task
+    block) names the live branch's requests and files only."""
+    cli("ingest", str(_write(tmp_path, _zebra_then_otter())))
+    state = _state("rw")
+    assert state["current_task"] == "Use the otter database engine"
+    assert state["task_chain"] == ["Start the migration plan", "Use the otter database engine"]
+    assert state["open_files"] == ["/srv/otter/engine.py"] and state["blockers"] == []
+    task = [m["content"] for m in push_pack(Store(), "rw", budget=4000, recall=False).to_dict()["messages"]
+            if m["part"] == "task"]
+    assert task and "Start the migration plan" in task[0] and "ebra" not in task[0]
+
+
+def _ingest_grown(tmp_path, long_branch: bool = True):
+    """The zebra attempt, the file long enough (past the size a grown file
+    is parsed whole below) that its next ingest resumes at its last prompt,
+    then the same file grown by the rewind. The length is in the abandoned
+    branch, or (`long_branch=False`) in the live history before the fork."""
+    records = _zebra_then_otter()
+    pad, prev, at = [], ("z7" if long_branch else None), (9 if long_branch else 0)
+    for t in range(40):
+        pad += [_line("user", f"zp{t}", prev, 7, _text(f"Zebra detail {t}: " + "zebra " * 300 if long_branch
+                                                        else f"Earlier audit {t}: " + "ledger " * 300)),
+                _line("assistant", f"za{t}", f"zp{t}", 8, _text(f"Noted {t}"))]
+        prev = f"za{t}"
+    if not long_branch:
+        records[0]["parentUuid"] = prev
+    records[at:at] = pad
+    path = _write(tmp_path, records[:89])                # all but the rewind
+    cli("ingest", str(path))
+    _write(tmp_path, records)
+    cli("ingest", str(path))
+    return path
+
+
+def test_the_working_state_sees_a_rewind_ingested_after_the_branch_it_left(tmp_path):
+    """The file grew after an ingest (a hook's or `trace follow`'s): the
+    resumed parse starts at the rewinding prompt, so only the tree and the
+    kept state can tell that it forks."""
+    _ingest_grown(tmp_path)
+    assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
+    state = _state("rw")
+    # (the zebra attempt's many requests pushed the first one out of the bounded list: it stays out)
+    assert state["task_chain"] == ["Use the otter database engine"]
+    assert state["open_files"] == ["/srv/otter/engine.py"] and state["blockers"] == []
+    text, result = _pack_text("rw")
+    assert "ebra" not in text and "Otter plan ready" in text
+    check_pack(result, _events("rw"), 4000)
+
+
+def test_an_edit_of_the_first_prompt_is_a_rewind(tmp_path):
+    """The edited first prompt is a second root (no parent): once the
+    first had a reply, the roots fork, and the newest branch is live."""
+    records = [_line("user", "u1", None, 0, _text("Draft the zebra release notes")),
+               _line("assistant", "a1", "u1", 1, _text("Zebra release notes drafted")),
+               _line("user", "u2", "a1", 2, _text("Add the zebra changelog section")),
+               _line("assistant", "a2", "u2", 3, _text("Zebra changelog added")),
+               _line("user", "v1", None, 4, _text("Draft the otter release notes")),
+               _line("assistant", "v2", "v1", 5, _text("Otter release notes drafted"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    events = _events("rw")
+    assert [e["meta"]["rewinds"] for e in events if "rewinds" in (e.get("meta") or {})] == [[1, 5]]
+    text, result = _pack_text("rw")
+    assert "ebra" not in text and "Draft the otter release notes" in text and "Otter release notes drafted" in text
+    assert "rewound branch" in result.pack.elision.text
+    check_pack(result, events, 4000)
+    assert any("Zebra changelog" in h["text"] for h in cli("recall", "zebra changelog", "--mode", "fulltext").lines())
+    # the tree alone (a parse resumed at the edit) finds the fork too
+    plain = [{**e, "meta": {k: v for k, v in (e.get("meta") or {}).items() if k != "rewinds"}} for e in events]
+    assert abandoned_seqs(plain) == {e["seq"] for e in events if "ebra" in e["text"] and e["kind"] != "task_state"}
+
+
+def test_roots_in_a_file_whose_lines_name_no_parent_are_no_fork(tmp_path):
+    """Hand-made files give every line a null parent: each prompt is a
+    root, and nothing follows any of them, so nothing is a rewind."""
+    records = [_line("user", "u1", None, 0, _text("Draft the zebra release notes")),
+               _line("assistant", "a1", None, 1, _text("Zebra release notes drafted")),
+               _line("user", "u2", None, 2, _text("Draft the otter release notes")),
+               _line("assistant", "a2", None, 3, _text("Otter release notes drafted"))]
+    cli("ingest", str(_write(tmp_path, records)))
+    events = _events("rw")
+    assert not any("rewinds" in (e.get("meta") or {}) for e in events)
+    pack = push_pack(Store(), "rw", budget=4000, recall=False).pack
+    assert pack.elision is None
+    assert abandoned_seqs(events) == set()
+
+
+def test_recall_marks_an_abandoned_branch_and_the_prompt_hook_leaves_it_out(tmp_path):
+    """`trace recall` finds the abandoned attempt and says it was
+    abandoned; the prompt-time hook, which injects hits as what happened,
+    leaves it out (as the pack's recalled-context block does)."""
+    from stores.hooks.runtime import run_hook
+    cli("ingest", str(_write(tmp_path, _zebra_then_otter())))
+    hits = cli("recall", "zebra follow-up question", "--mode", "fulltext", "--json").lines()
+    zebra = [h for h in hits if "Zebra follow-up" in h["text"]]
+    assert zebra and all(h.get("abandoned") is True for h in zebra)
+    live = [h for h in hits if h["text"] in ("Use the otter database engine", "Ready to plan")]
+    assert live and not any("abandoned" in h for h in live)
+    out = run_hook(Store(), "claude-code", "UserPromptSubmit",
+                   json.dumps({"session_id": "rw", "prompt": "what was the zebra follow-up question?"}), min_score=0)
+    assert "Zebra follow-up" not in out.stdout
+    live = run_hook(Store(), "claude-code", "UserPromptSubmit",
+                    json.dumps({"session_id": "rw", "prompt": "is the otter plan ready?"}), min_score=0)
+    assert "Otter plan ready" in live.stdout                  # the live branch is still recalled
+
+
+def test_recall_marks_a_branch_left_by_a_rewind_parsed_in_a_later_run(tmp_path):
+    """No prompt carries `meta.rewinds` (the resumed parse began at the
+    rewinding prompt): the two prompts sharing a parent still say it."""
+    _ingest_grown(tmp_path, long_branch=False)
+    assert not any("rewinds" in (e.get("meta") or {}) for e in _events("rw"))
+    hits = cli("recall", "zebra follow-up question", "--mode", "fulltext", "--json").lines()
+    zebra = [h for h in hits if "Zebra follow-up" in h["text"]]
+    assert zebra and all(h.get("abandoned") is True for h in zebra)

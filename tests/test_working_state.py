@@ -154,3 +154,28 @@ def test_the_folder_a_search_looks_in_is_not_an_open_file_but_a_file_it_searches
         fold(state, {"seq": i, "kind": "tool_call", "text": "", "tool": {"name": name, "call_id": f"c{i}",
                                                                          "input": data}})
     assert state.visible()["open_files"] == ["/srv/app/config/payments.yaml", "src/ledger/reconcile.py"]
+
+
+def test_a_rewind_withdraws_what_the_abandoned_branch_added_and_hand_made_roots_do_not_fork():
+    def ev(seq, kind, uuid, parent, text="", **extra):
+        return {"seq": seq, "kind": kind, "text": text, "source": {"uuid": uuid, "parent": parent}, **extra}
+    read = {"name": "Read", "call_id": "r", "input": {"file_path": "/srv/zebra.py"}}
+    edited = [ev(1, "user", "u1", "", "Draft the zebra release notes"), ev(2, "tool_call", "c1", "u1", tool=read),
+              ev(3, "user", "u2", "", "Draft the otter release notes")]
+    state = WorkingState()
+    for e in edited:
+        fold(state, e)
+    assert state.visible()["task_chain"] == ["Draft the otter release notes"] and state.open_files == []
+    # a ChatGPT branch the export marks as left is not folded
+    fold(state, ev(4, "user", "x", "u2", "Draft the walrus release notes", meta={"branch": "alternate"}))
+    assert state.current_task == "Draft the otter release notes"
+    # every line a root, nothing following any: a line of prompts, no rewind
+    flat = WorkingState()
+    for e in [ev(1, "user", "u1", "", "Draft the zebra release notes"), ev(2, "user", "u2", "", "Draft the otter notes")]:
+        fold(flat, e)
+    assert flat.task_chain == ["Draft the zebra release notes", "Draft the otter notes"]
+    # the fork's memory survives the state's JSON (the fold resumes from the log)
+    again = WorkingState.from_json(state.as_json())
+    fold(again, ev(5, "assistant", "a2", "u2", "Otter notes drafted"))
+    fold(again, ev(6, "user", "u3", "", "Draft the heron release notes"))
+    assert again.task_chain == ["Draft the heron release notes"]

@@ -91,7 +91,8 @@ class TraceTools:
         hits, warnings = result.hits, result.warnings
         out: dict[str, Any] = {"hits": [{"id": h.event_id, "seq": h.seq, "session": h.session_id, "kind": h.kind,
                                          "time": h.ts, "score": printed(h.score), "scores": h.scores,
-                                         "hop": h.hop, "snippet": h.snippet} for h in hits]}
+                                         "hop": h.hop, "snippet": h.snippet, **({"abandoned": True} if h.abandoned else {})}
+                         for h in hits]}
         if not hits and min_score is not None:
             out["note"] = f"no hit scored {min_score} or more; try other words, hops=2, or a lower min_score"
         if warnings:

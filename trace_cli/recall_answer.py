@@ -187,5 +187,7 @@ def _table(out, hits, query: str) -> None:
         signals = [f"{s.get('fulltext') or 0:.2f}", "-" if s.get("vector") is None else f"{s['vector']:.2f}"]
         table.add_row(str(h.rank), f"{h.score:.3f}", f"{s.get('p_hit', 0.0):.3f}", *(signals if wide else []),
                       str(h.seq),
-                      terminal_text(h.session_id[:SHORT_SESSION]), terminal_text(h.kind), terminal_text(when), snip)
+                      terminal_text(h.session_id[:SHORT_SESSION]),
+                      # a branch its conversation left (a rewound prompt's): found, but never happened
+                      terminal_text(h.kind + (" (abandoned)" if h.abandoned else "")), terminal_text(when), snip)
     out.console.print(table)

@@ -1,6 +1,6 @@
 """Where each Claude Code line sits in its conversation tree: the record it
 follows (`parentUuid`; across a compaction, `logicalParentUuid`), written
-as each event's `source.parent`. A rewind or an edited prompt gives one
+as each event's `source.parent` ("" for a root: a line that follows none). A rewind or an edited prompt gives one
 record two children; the pack renders the branch that goes on to the
 newest record (reducers/branches.py).
 
@@ -12,7 +12,10 @@ message's later lines) stands for that event's line.
 A typed prompt whose parent already has a typed prompt as its child is a
 rewind (or an edited prompt): it carries `meta.rewinds: [first, line]`,
 the source lines from that earlier prompt up to itself, which hold the
-abandoned branch (what lies between them is no ancestor of it). The pack
+abandoned branch (what lies between them is no ancestor of it). An edit
+of the very first prompt is a second root: a typed prompt with no parent
+once the first root prompt has been replied to (files whose lines name
+no parents at all, hand-made ones, stay a line). The pack
 leaves those lines' events out however little of the session it reads;
 the tree (source.parent) finds the forks a restarted parse cannot see."""
 from __future__ import annotations
@@ -32,6 +35,8 @@ class Tree:
         self.last: Draft | None = None                                # the newest draft made
         self.last_node: str | None = None                             # the uuid of the line that made it
         self.first_child: OrderedDict[str, tuple[int, bool]] = OrderedDict()  # node -> (line, a prompt?) of its first child
+        self.root: tuple[str, int] | None = None                     # (uuid, line) of the first root prompt
+        self.root_replied = False                                     # a line has named it as its parent
 
     def parent_of(self, rec: dict) -> str | None:
         for name in ("parentUuid", "logicalParentUuid"):
@@ -62,9 +67,13 @@ class Tree:
             self.last_node = own
         if own is not None:
             for d in drafts:
-                d.parent = parent
-            if self.last_node == own and parent is not None and not at.sidechain:
-                self._child(parent, at, drafts)
+                d.parent = "" if parent is None else parent       # "": a root, the start of the conversation
+            if self.last_node == own and not at.sidechain:
+                if parent is not None:
+                    self.root_replied = self.root_replied or (self.root is not None and parent == self.root[0])
+                    self._child(parent, at, drafts)
+                else:
+                    self._root(own, at, drafts)
         self.last = drafts[-1]
         return made
 
@@ -78,6 +87,15 @@ class Tree:
         elif prompt and first[1] and first[0] < at.line:
             for d in drafts:
                 d.meta = {**(d.meta or {}), "rewinds": [first[0], at.line]}
+
+    def _root(self, own: str, at: Line, drafts: list[Draft]) -> None:
+        if not any(d.kind == "user" and not (d.meta or {}).get("injected") for d in drafts):
+            return
+        if self.root is None:
+            self.root = (own, at.line)
+        elif self.root_replied and self.root[1] < at.line:
+            for d in drafts:
+                d.meta = {**(d.meta or {}), "rewinds": [self.root[1], at.line]}
 
     def _stand(self, uuid: str, for_uuid: str | None) -> None:
         self.stand_in[uuid] = for_uuid

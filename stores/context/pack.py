@@ -231,9 +231,10 @@ def _recalled_block(recaller, view, q: str, *, session: str | None, min_score: f
     # neighbours and match themselves best: recall is asked past them.
     hits = recaller.recall(RecallQuery(query=q, k=RECALL_HITS, mode=mode, min_score=min_score, session=session,
                                        exclude=frozenset(in_view)))
-    # a rewound branch of this conversation, evicted or unread, is not brought back as its context
+    # a rewound branch (this conversation's, evicted or unread, or another's) is not brought back as context
     rewound = RewoundLines([*view.conversation, *view.system])
-    hits = [h for h in hits if h.session_id != view.session_id or not off_branch(h.event, rewound)]
+    hits = [h for h in hits if not h.abandoned
+            and (h.session_id != view.session_id or not off_branch(h.event, rewound))]
     return build_block([h.as_json() for h in hits], cap)
 
 

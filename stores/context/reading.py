@@ -82,9 +82,9 @@ class SessionReader:
         return [Location(seq, seg, off, KIND_NAMES.get(kno, "")) for seq, seg, off, kno in zip(seqs, segs, offs, kinds)]
 
     def of_kinds(self, kinds, limit: int = 10_000, newest_first: bool = False, words=None,
-                 hi: int | None = None) -> list[Location]:
-        """The session's events of these kinds (up to seq `hi`)."""
-        return self._search(self._query(None, hi, kinds=kinds, words=words), limit, newest_first)
+                 hi: int | None = None, lo: int | None = None) -> list[Location]:
+        """The session's events of these kinds (from seq `lo`, up to seq `hi`)."""
+        return self._search(self._query(lo, hi, kinds=kinds, words=words), limit, newest_first)
 
     def count(self, lo: int, hi: int) -> int:
         """How many of the session's events lie in [lo, hi] (counted in the index)."""

@@ -6,7 +6,7 @@ backwards from the newest event until it holds about READ_FACTOR budgets
 unread is named, not read: the pack's elision marker points at it."""
 from __future__ import annotations
 
-from reducers.branches import RewoundLines
+from reducers.branches import RewoundLines, forked_lines, unplaced_prompts
 from reducers.cache import Coverage, live_markers
 from reducers.markers import pointer_of
 from reducers.render import SessionView
@@ -18,6 +18,7 @@ MIN_READ_TOKENS = 2000
 NOTE_PAGE = 16
 KIND_LIMIT = 100_000             # notes and task states are few; their seqs are read, their text only when shown
 MAX_OVERRUN = 64                 # events read past the target while waiting for calls, at most
+PROMPTS_READ = 1024              # a session's prompts read, newest first, to find forks older than the tail
 REWOUND_READ = 4                 # a rewound branch (not shown) read past for the live history, up to this many targets
 FIXED_KINDS = frozenset({"system", "persona", "task_state", "note", "marker"})
 
@@ -42,6 +43,13 @@ def read_view(store, ft, session_id: str, *, budget: int, tool_max_tokens: int, 
         return view
     target = max(READ_FACTOR * budget, MIN_READ_TOKENS)
     conversation, unread = _tail(reader, coverage, newest, target, tool_max_tokens, RewoundLines(view.system))
+    if unread is not None and unplaced_prompts(conversation):
+        # A prompt that does not follow what was read before it may rewind to a point older
+        # than the read: the session's prompts say where its forks are (then read again, past them).
+        view.rewound = forked_lines([*view.system, *reader.read(reader.of_kinds(["user"], limit=PROMPTS_READ,
+                                                                                 newest_first=True))])
+        if view.rewound.spans:
+            conversation, unread = _tail(reader, coverage, newest, target, tool_max_tokens, view.rewound)
     have = {e["seq"] for e in conversation}
     extra = [e for e in reader.read(reader.protected_state(protected)) if e["seq"] not in coverage]
     if unread is not None and not any(e["kind"] == "user" for e in conversation):

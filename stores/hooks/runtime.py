@@ -167,6 +167,7 @@ def _recalled_block(store, prompt: str, min_score: float) -> str:
     recaller = Recaller(store)
     recaller.prepare("fulltext")                 # no embedder load on the prompt path
     hits = recaller.recall(RecallQuery(query=_head(prompt, 4000), k=5, mode="fulltext", min_score=min_score))
+    hits = [h for h in hits if not h.abandoned]          # a rewound branch never happened: recall names it, this does not
     tokens = PROMPT_BLOCK_TOKENS
     block = build_block([h.as_json() for h in hits], tokens) if hits else ""
     while len(block) > CONTEXT_MAX_CHARS and tokens > 100:   # text of many characters a token (runs of

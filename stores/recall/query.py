@@ -166,11 +166,14 @@ class Hit:
     hop: int = 1
     query_id: str | None = None
     event: dict = field(default_factory=dict, repr=False)
+    abandoned: bool = False          # on a branch its conversation left (stores/recall/branches.py)
 
     def as_json(self) -> dict:
         out = {"rank": self.rank, "event_id": self.event_id, "seq": self.seq, "session_id": self.session_id,
                "ts": self.ts, "kind": self.kind, "score": printed(self.score), "scores": self.scores,
                "hop": self.hop, "snippet": self.snippet, "text": self.text}
+        if self.abandoned:
+            out["abandoned"] = True
         if self.query_id is not None:
             out = {"query_id": self.query_id, **out}
         return out

@@ -202,6 +202,9 @@ class Recaller:
             # moves answers up within the first DEPTH.
             ranked = self._rerank(q, ranked, {c.seq for c in exact}, snippet_terms)
         hits = self._hits(exact, ranked, q, qvec, snippet_terms, evidence)
+        if hits:
+            from stores.recall.branches import mark_abandoned
+            mark_abandoned(self.store, self.fulltext, hits)
         append_retrieval(self.store.dir, q, hits, time.perf_counter() - t0, self.note)
         return hits
 
