@@ -16,7 +16,7 @@ from reducers.event_kinds import KINDS
 from reducers.folding import fold
 from stores.hit_records import COLUMNS as HIT_COLUMNS, HitRecords
 from stores.index.spellings import spellings, word_analyzer
-from stores.index.tantivy_queries import any_of, any_spelling, bm25_idf, holding, scored_by, seqs_query
+from stores.index.tantivy_queries import any_of, any_spelling, bm25_idf, holding, scored_by, seqs_query, window_holding
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
@@ -156,13 +156,25 @@ class FulltextSearch:
         """For each of `seqs`, the IDF of the query terms its text holds
         (each counted once, 0 for none): one query, the events restricted
         to `seqs`."""
+        return self._held_by(seqs, terms, holding)
+
+    def window_held_idf(self, seqs: list[int], terms: list[QueryTerm]) -> dict[int, float]:
+        """For each of `seqs`, the IDF of the query terms its text or its
+        neighbours' (the ctx field) hold, each counted once: a reply that
+        never names its topic ("Super good! So creamy") sits in an exchange
+        that does."""
+        return self._held_by(seqs, terms, window_holding)
+
+    def _held_by(self, seqs: list[int], terms: list[QueryTerm], clause) -> dict[int, float]:
+        """One query, the events restricted to `seqs`, each scored by the
+        IDF of the terms `clause(schema, term)` finds in it."""
         import tantivy
         index = self.open()
         if index is None or not seqs or not terms:
             return {}
         schema = index.schema
         query = scored_by(seqs_query(schema, seqs),
-                           [tantivy.Query.const_score_query(holding(schema, t), t.idf) for t in terms])
+                           [tantivy.Query.const_score_query(clause(schema, t), t.idf) for t in terms])
         searcher = index.searcher()
         res = searcher.search(query, len(seqs), count=False).hits
         found = searcher.fast_field_values("seq", [addr for _, addr in res])
