@@ -40,15 +40,15 @@ import math
 from reducers.turn_traits import ASKS_PATTERN, SCAN_CHARS
 
 WINDOW = 10
-TAU = 0.85
+TAU = 1.0
 QUERY_FEATURES = ("top", "gap", "top_coverage", "coverage3", "named_top", "named_lead", "names", "unknown_words",
                   "unknown_ids", "named_cover_lead", "asks_top", "statement_lead")
 LEAD_CAP = 5.0              # statement_lead's range, and its value when only one side has a statement
 # Fitted by `trace bench fit` (logistic regression, dev data, no-answer queries included).
-ANSWER_WEIGHTS = {"top": 0.2349, "gap": 0.2803, "top_coverage": -0.8802, "coverage3": -0.5642, "named_top": -1.1375,
-                  "named_lead": -0.1394, "names": -2.0423, "unknown_words": -2.7567, "unknown_ids": -2.2915,
-                  "named_cover_lead": 2.9408, "asks_top": -0.4118, "statement_lead": 0.4213}
-ANSWER_BIAS = 0.4936
+ANSWER_WEIGHTS = {"top": 0.3567, "gap": 0.3597, "top_coverage": -0.9102, "coverage3": -1.5985, "named_top": -2.3334,
+                  "named_lead": -0.1388, "names": -1.4408, "unknown_words": -4.171, "unknown_ids": -2.3565,
+                  "named_cover_lead": 2.821, "asks_top": -0.2575, "statement_lead": 0.51}
+ANSWER_BIAS = -0.2739
 
 
 def asks_question(text: str, kind: str) -> bool:

@@ -38,6 +38,11 @@ Each candidate gets a logit, a weighted sum of what recall knows about it:
                  who (reducers/turn_traits.py: bits the index keeps per line)
     x_named_asks 1 for the named speaker's line that asks a question: the
                  line that asks is rarely the one that answers
+    x_window     the share of the query's IDF the event's window holds (its
+                 own text or its neighbours', the index's ctx field; each
+                 term once): a reply that never names its topic ("Super
+                 good! So creamy") sits in an exchange that does, where
+                 near / far weigh each neighbour's own match apart
 (Neighbour and session scores are relative to the query's best: a long
 query's BM25 is large everywhere, and a pushed context's query holds the
 user's last lines, which are in the log next to their own neighbours.)
@@ -64,13 +69,13 @@ from reducers.turn_traits import ASKS, answer_bits
 BM25_SCALE = 20.0
 # Fitted by `trace bench fit` (listwise on LoCoMo dev + needles, then R@10);
 # only their ratios matter: reducers/calibration.py turns z into probabilities.
-WEIGHTS = {"bm25": 0.3459, "coverage": 4.0574, "vector": 2.0842, "speaker": 2.9008, "near": 1.3614, "far": 0.55,
-           "substance": 0.2841, "near_vector": 1.7868, "session": 1.7451, "bm25_rel": 0.7471, "top_lexical": 0.992,
-           "date": 4.5914, "time_when": 2.5272, "count_number": 2.2664, "named_asks": -0.6704, "quoted_what": 1.8235,
-           "recency": 0.1}
+WEIGHTS = {"bm25": 0.1339, "coverage": 1.6725, "vector": 0.55, "speaker": 3.1872, "near": 0.2598, "far": 0.0,
+           "substance": 0.0612, "near_vector": 1.7013, "session": 0.7931, "bm25_rel": 1.1706, "top_lexical": 0.4493,
+           "date": 4.8575, "time_when": 2.5389, "count_number": 0.0, "named_asks": -0.7431, "quoted_what": 1.4628,
+           "window": 6.7182, "recency": 0.1}
 BIAS = 0.0
 FEATURES = ("bm25", "coverage", "vector", "speaker", "near", "far", "substance", "near_vector", "session",
-            "bm25_rel", "top_lexical", "date", "time_when", "count_number", "named_asks", "quoted_what")
+            "bm25_rel", "top_lexical", "date", "time_when", "count_number", "named_asks", "quoted_what", "window")
 SUBSTANCE_CHARS = 400
 W_REC = 0.1
 HALF_LIFE_DAYS = 30.0
@@ -99,6 +104,7 @@ class Candidate:
     offset: int = 0
     traits: int = 0             # what the line says (reducers/turn_traits.py), from the index
     held: float = 0.0                           # IDF of the query terms the event holds
+    window: float = 0.0                         # ... that it or its neighbours hold (stores/index ctx)
     cosine: float | None = None
     task: float = 1.0
     tuning: float = 1.0                          # the nightly reflection's term boosts (reducers/reflection.py)
@@ -171,7 +177,8 @@ def score_all(cands: list[Candidate], named: set[int], total_idf: float,
                1.0 if traits & time_bit else 0.0,
                1.0 if traits & number_bit else 0.0,
                is_named if traits & ASKS else 0.0,
-               1.0 if traits & quote_bit else 0.0)
+               1.0 if traits & quote_bit else 0.0,
+               window if (window := c.window * inv_total) < 1.0 else 1.0)
         ts = c.ts_ms
         if ts and newest:
             age = newest - ts

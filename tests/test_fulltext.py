@@ -118,6 +118,25 @@ def test_a_question_in_one_tense_finds_the_line_in_another(tmp_path):
         ft.close()
 
 
+def test_a_window_holds_the_terms_its_neighbours_hold_each_counted_once(tmp_path):
+    """window_held_idf: the IDF of the query terms a line or the two lines
+    each side of it hold (the ctx field), each term once however often it
+    appears; held_idf counts the line's own text alone."""
+    ft = _indexed(tmp_path, ["did the coconut ice cream turn out? coconut, really?", "super good! rich and tasty",
+                             "glad to hear", "a remark about lunch", "another remark", "more about the weather"])
+    try:
+        terms = ft.query_terms(["coconut", "ice"], [])
+        total = sum(t.idf for t in terms)
+        seqs = list(range(1, 7))
+        held, window = ft.held_idf(seqs, terms), ft.window_held_idf(seqs, terms)
+        assert held[1] == pytest.approx(total) == window[1]       # its own words, each term once
+        assert held.get(2, 0.0) == 0.0 and window[2] == pytest.approx(total)   # the reply beside the question
+        assert window[3] == pytest.approx(total)                  # two away still counts
+        assert window.get(4, 0.0) == 0.0                          # three away does not
+    finally:
+        ft.close()
+
+
 def test_sessions_interleaved_in_one_batch_keep_their_positions_and_context(tmp_path, monkeypatch):
     """With room for one open session, every switch closes a session and
     reopens another inside the same batch: each session's positions still

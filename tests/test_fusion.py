@@ -52,6 +52,15 @@ def test_rare_term_coverage_outranks_common_term_matches_however_long_the_text()
     assert out[0] is needle
 
 
+def test_a_terse_reply_in_an_exchange_about_the_query_outranks_one_in_an_unrelated_exchange():
+    # Neither reply holds a query term; the first one's neighbours hold all of them (window).
+    elsewhere = cand(1, pos=50, session=2, chars=40)          # the lower seq: it would win a tie
+    about = cand(2, pos=10, window=10.0, chars=40)
+    out = ranked([elsewhere, about], idf=10.0)
+    assert out[0] is about and features(about)["window"] == 1.0 and features(elsewhere)["window"] == 0.0
+    assert features(ranked([cand(3, window=25.0)])[0])["window"] == 1.0      # a share of the query's IDF: capped
+
+
 def test_a_missing_vector_is_neutral_not_a_penalty():
     tool, said = cand(1, bm25=10.0, pos=1), cand(2, bm25=10.0, pos=30, cosine=0.5)
     other = cand(3, bm25=0.0, pos=60, cosine=0.5)

@@ -38,7 +38,7 @@ def recaller(tmp_path_factory):
 
 
 def _numbers(cands: dict) -> dict:
-    return {seq: (c.gp, c.kind, c.ts_ms, c.bm25, c.held, c.cosine, c.chars, c.speaker_key, c.segment, c.offset)
+    return {seq: (c.gp, c.kind, c.ts_ms, c.bm25, c.held, c.window, c.cosine, c.chars, c.speaker_key, c.segment, c.offset)
             for seq, c in cands.items()}
 
 
@@ -66,6 +66,23 @@ def test_one_pass_finds_the_same_candidates_with_the_same_numbers(recaller, mode
             lexical_counts.append(lexical)
     # both ways of locating the vector hits were taken: after the anchors, and with them
     assert min(lexical_counts) < NEIGHBOUR_ANCHORS <= max(lexical_counts)
+
+
+def test_every_candidate_is_measured_against_its_window_too(recaller):
+    """measure fills each candidate's window (the query's IDF it or its
+    neighbours hold): never less than what it holds itself, and more for
+    the lines next to a match that say nothing of the query."""
+    rc, needles = recaller
+    from reducers.terms import exact_query_terms, query_words
+    lifted = 0
+    for n in needles:
+        qterms = rc.fulltext.query_terms(query_words(n.query), exact_query_terms(n.query))
+        rc._held = {}
+        cands = rc.gather(qterms, None, Filters(), "fulltext", hop=1, held_terms=qterms)
+        rc.measure(cands, qterms, None)
+        assert all(c.window >= c.held - 1e-6 for c in cands.values()), n.query
+        lifted += sum(c.window > c.held + 1e-6 for c in cands.values())
+    assert lifted > 0
 
 
 def test_hits_are_the_same_when_held_is_measured_apart(recaller, monkeypatch):

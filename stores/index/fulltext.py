@@ -5,7 +5,8 @@ Fields: `body` (the event's text, as written: a query looks for every
 spelling in the index that stems like its words), `ctx` (the two events
 before and the two after it in its session, not stemmed, weighted lower: a tool
 result is found by the question that prompted it, a question by its answer;
-+0.03 recall@10 on LoCoMo dev over query-time smoothing alone), `exact` (hashes,
++0.03 recall@10 on LoCoMo dev over query-time smoothing alone; recall also
+asks how much of a query a line's window, body or ctx, holds), `exact` (hashes,
 paths, addresses, identifiers kept whole, plus their parts; see
 reducers/terms.py), `speaker` (the label a "Name: words" turn opens with, see
 reducers/speakers.py), and `session`, `kind`, `ts`, `seq` so filters run

@@ -16,7 +16,7 @@ from reducers.event_kinds import KINDS
 from reducers.folding import fold
 from stores.hit_records import COLUMNS as HIT_COLUMNS, HitRecords
 from stores.index.spellings import spellings, word_analyzer
-from stores.index.tantivy_queries import any_of, any_spelling, bm25_idf, holding, scored_by, seqs_query
+from stores.index.tantivy_queries import any_of, any_spelling, bm25_idf, holding, scored_by, seqs_query, window_holding
 
 COMMON_SHARE = 0.05            # a query term in more events than this share only adds to scores...
 COMMON_MIN_DOCS = 20_000       # ...once that is this many events (below it a full query is ~1 ms)
@@ -156,13 +156,25 @@ class FulltextSearch:
         """For each of `seqs`, the IDF of the query terms its text holds
         (each counted once, 0 for none): one query, the events restricted
         to `seqs`."""
+        return self._held_by(seqs, terms, holding)
+
+    def window_held_idf(self, seqs: list[int], terms: list[QueryTerm]) -> dict[int, float]:
+        """For each of `seqs`, the IDF of the query terms its text or its
+        neighbours' (the ctx field) hold, each counted once: a reply that
+        never names its topic ("Super good! So creamy") sits in an exchange
+        that does."""
+        return self._held_by(seqs, terms, window_holding)
+
+    def _held_by(self, seqs: list[int], terms: list[QueryTerm], clause) -> dict[int, float]:
+        """One query, the events restricted to `seqs`, each scored by the
+        IDF of the terms `clause(schema, term)` finds in it."""
         import tantivy
         index = self.open()
         if index is None or not seqs or not terms:
             return {}
         schema = index.schema
         query = scored_by(seqs_query(schema, seqs),
-                           [tantivy.Query.const_score_query(holding(schema, t), t.idf) for t in terms])
+                           [tantivy.Query.const_score_query(clause(schema, t), t.idf) for t in terms])
         searcher = index.searcher()
         res = searcher.search(query, len(seqs), count=False).hits
         found = searcher.fast_field_values("seq", [addr for _, addr in res])
@@ -228,10 +240,13 @@ class FulltextSearch:
             query = scored_by(query, [tantivy.Query.const_score_query(holding(schema, t), t.idf) for t in held])
         return self._run(query, filters, len(wanted) + len(seqs))
 
-    def latest(self, session_id: str, kinds: list[str], names: list[str] | None = None) -> tuple[int, int] | None:
+    def latest(self, session_id: str, kinds: list[str], names: list[str] | None = None, *,
+               from_columns: bool = False) -> tuple[int, int] | None:
         """Where in the log (segment, offset) the newest event of these kinds
         in a session (optionally holding one of these tool names) is; recall asks this of
-        every new session among its best hits.
+        every new session among its best hits. `from_columns`: read from the
+        index's own columns, not the hit records (for a reader that found
+        another event where the records pointed: a damaged or foreign hits.bin).
 
         The matches are few (a session's task snapshots): all of them are
         found unordered and the newest picked by seq. Ordering the search
@@ -251,7 +266,7 @@ class FulltextSearch:
         addrs = [addr for _, addr in hits]
         seqs = searcher.fast_field_values("seq", addrs)
         newest = max(range(len(seqs)), key=seqs.__getitem__)
-        records = self._hit_records().read([seqs[newest]])
+        records = None if from_columns else self._hit_records().read([seqs[newest]])
         if records is not None:
             return records[0][1], records[0][2]
         addrs = [addrs[newest]]
@@ -278,10 +293,14 @@ class FulltextSearch:
             if len(hits) == LATEST_SCAN:
                 return None
             best: dict[int, FulltextHit] = {}
-            for h in self._hits(searcher, [(0.0, addr) for _, addr in hits]):
-                held = best.get(h.gp >> 32)
+            # Grouped by the index's own gp column, not the hit records': a
+            # damaged or foreign hits.bin must not hide a session's task
+            # (the reader checks the event it finds where the records point).
+            gps = searcher.fast_field_values("gp", [addr for _, addr in hits])
+            for h, gp in zip(self._hits(searcher, [(0.0, addr) for _, addr in hits]), gps):
+                held = best.get(gp >> 32)
                 if held is None or h.seq > held.seq:
-                    best[h.gp >> 32] = h
+                    best[gp >> 32] = h
             return best
 
         found = newest(sessions, kinds, [])

@@ -59,6 +59,17 @@ def holding(schema, term: QueryTerm):
     return forms[0] if len(forms) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in forms])
 
 
+def window_holding(schema, term: QueryTerm):
+    """Matches the events whose text or `ctx` (the neighbours' text) holds
+    the term in any spelling: what the exchange around a line is about."""
+    import tantivy
+    if term.exact:
+        return holding(schema, term)
+    forms = [tantivy.Query.term_query(schema, field, f, index_option="basic")
+             for f in sorted(term.forms) for field in ("body", "ctx")]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in forms])
+
+
 def any_spelling(schema, field: str, dfs: list[tuple[str, int]], n_docs: int, boost: float):
     """One word in any of its spellings (with their document frequencies in
     `field`, all > 0): the best-scoring spelling an event holds, each

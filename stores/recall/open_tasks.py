@@ -37,20 +37,32 @@ class OpenTasks:
             return                            # too many matches: terms() asks session by session
         for session_id in new:
             at = found.get(session_id)
-            self._tasks[session_id] = self._terms_at(at) if at is not None else set()
+            self._tasks[session_id] = self._terms_at(session_id, at) if at is not None else set()
 
     def terms(self, session_id: str) -> set[str]:
         """The terms of the session's open task (empty when it has none)."""
         if session_id not in self._tasks:
-            terms: set[str] = set()
-            at = self.fulltext.latest(session_id, ["task_state"])
-            if at is None:
-                at = self.fulltext.latest(session_id, ["tool_call"], list(TODO_TOOLS))
-            if at is not None:
-                terms = self._terms_at(at)
-            self._tasks[session_id] = terms
+            at = self._latest(session_id)
+            self._tasks[session_id] = self._terms_at(session_id, at) if at is not None else set()
         return self._tasks[session_id]
 
-    def _terms_at(self, at: tuple[int, int]) -> set[str]:
+    def _latest(self, session_id: str, from_columns: bool = False) -> tuple[int, int] | None:
+        at = self.fulltext.latest(session_id, ["task_state"], from_columns=from_columns)
+        if at is None:
+            at = self.fulltext.latest(session_id, ["tool_call"], list(TODO_TOOLS), from_columns=from_columns)
+        return at
+
+    def _terms_at(self, session_id: str, at: tuple[int, int]) -> set[str]:
         e = self._log_reader.event_at(*at)
-        return set(query_words(open_loops_text(e))) if e is not None else set()
+        if not _is_task_of(e, session_id):
+            # The hit records pointed at another event (a damaged or foreign
+            # hits.bin): ask the index's own columns where the task is.
+            at = self._latest(session_id, from_columns=True)
+            e = self._log_reader.event_at(*at) if at is not None else None
+            if not _is_task_of(e, session_id):
+                return set()
+        return set(query_words(open_loops_text(e)))
+
+
+def _is_task_of(e: dict | None, session_id: str) -> bool:
+    return e is not None and e.get("session_id") == session_id and e.get("kind") in ("task_state", "tool_call")

@@ -258,14 +258,18 @@ class Recaller:
 
     def measure(self, cands: dict[int, Candidate], qterms: list[QueryTerm], qvec) -> None:
         """What the indexes say of each candidate against the query: the IDF
-        of the query terms it holds, and its cosine to the query when it has
-        a vector."""
+        of the query terms it holds, and of those its window (it and its
+        neighbours) holds, and its cosine to the query when it has a vector."""
         todo = [c for c in cands.values() if not c.measured]
         unheld = [c.seq for c in todo if self._held.get(c.seq) is not c]    # gather measured the others
         if qterms and unheld:
             held = self.fulltext.held_idf(unheld, qterms)
             for seq in unheld:
                 cands[seq].held = held.get(seq, 0.0)
+        if qterms and todo:
+            window = self.fulltext.window_held_idf([c.seq for c in todo], qterms)
+            for c in todo:
+                c.window = window.get(c.seq, 0.0)
         if qvec is not None:
             from stores.index.vectors import EMBED_KINDS, MIN_CHARS
             missing = [c.seq for c in todo if c.cosine is None and c.kind in EMBED_KINDS and c.chars >= MIN_CHARS]

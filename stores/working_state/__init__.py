@@ -46,6 +46,10 @@ def _from_log(store, session_id: str) -> tuple[int, dict] | None:
     try:
         at = index.latest(session_id, ["task_state"]) if index.open() is not None else None
         event = read_event_at(store.segments_dir, *at) if at else None
+        if at and (event is None or event.get("session_id") != session_id or event.get("kind") != "task_state"):
+            # the hit records pointed elsewhere (a damaged or foreign hits.bin): the index's own columns
+            at = index.latest(session_id, ["task_state"], from_columns=True)
+            event = read_event_at(store.segments_dir, *at) if at else None
     finally:
         index.close()
     if event is None:

@@ -297,6 +297,20 @@ def other_store(tmp_path_factory):
     return store
 
 
+def test_a_foreign_hits_file_leaves_each_sessions_open_task_weighed_as_before(pristine, other_store, tmp_path):
+    """The hit records of another store point the open-task lookup at other
+    events: recall finds each session's task through the index's own
+    columns instead, so every hit's task factor is what it was."""
+    store_src, _, _ = pristine
+    store = tmp_path / "store"
+    shutil.copytree(store_src, store, symlinks=True)
+    shutil.copy2(other_store / "fulltext/hits.bin", store / "fulltext/hits.bin")
+    tasks = lambda s: {h["seq"]: h["scores"]["task"] for h in cli("--store", str(s), *QUERY, "--json").lines()}
+    before = tasks(store_src)
+    assert any(t > 1.0 for t in before.values())            # the query's hits sit in a session with an open task
+    assert tasks(store) == before
+
+
 @pytest.mark.parametrize("rel", ["fulltext/hits.bin", "fulltext/positions.db"])
 def test_a_derived_file_copied_from_another_store_is_derived_damage_never_log_damage(pristine, other_store, tmp_path,
                                                                                       rel):

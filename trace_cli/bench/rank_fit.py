@@ -39,7 +39,7 @@ from trace_cli.bench.needles import SERVICES, build_session
 NEEDLE_SEEDS = 9000
 OBJECTIVE = {"lc": 1.0, "needles": 0.5, "ctxq": 0.5, "selfshort": 0.3}
 K = 10
-POOL_VERSION = 3             # rows gained whether each candidate asks a question (2), its traits and the query's form (3)
+POOL_VERSION = 4             # rows gained whether each candidate asks a question (2), its traits and the query's form (3), its window's IDF (4)
 
 
 def pool(recaller, query: str, mode: str, session: str | None, is_right: Callable[[str], bool]) -> dict:
@@ -68,7 +68,7 @@ def pool(recaller, query: str, mode: str, session: str | None, is_right: Callabl
             continue
         text = recaller._full_text(e)
         rows.append([c.seq, c.gp, c.ts_ms, c.kind, c.bm25, c.held, c.cosine, int(c.speaker_key in named),
-                     c.chars, int(is_right(text)), int(asks_question(e.get("text") or "", c.kind)), c.traits])
+                     c.chars, int(is_right(text)), int(asks_question(e.get("text") or "", c.kind)), c.traits, c.window])
     unknown = recaller.fulltext.unknown_shares(qwords, qexact, qterms)
     return {"idf": sum(t.idf for t in qterms), "names": bool(named), "unknown": list(unknown), "form": question_form(query),
             "spans": [list(s) for s in named_spans(query)], "rows": rows}
@@ -167,9 +167,9 @@ def matrices(queries: list[dict]):
     out = []
     for q in queries:
         cands, ys = [], {}
-        for seq, gp, ts, kind, bm25, held, cos, named, chars, y, _asks, traits in q["rows"]:
+        for seq, gp, ts, kind, bm25, held, cos, named, chars, y, _asks, traits, window in q["rows"]:
             cands.append(Candidate(seq=seq, gp=gp, ts_ms=ts, kind=kind, bm25=bm25, held=held, cosine=cos,
-                                   speaker_key=named, chars=chars, traits=traits))
+                                   speaker_key=named, chars=chars, traits=traits, window=window))
             ys[seq] = y
         ranked = score_all(cands, {1}, q["idf"], spans=[Span(*s) for s in q.get("spans", [])], form=q["form"])
         X = np.array([list(c.f) + [c.rec] for c in ranked]) if ranked else np.zeros((0, len(FEATURES) + 1))
