@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from reducers.fact_keys import FactCandidate, key_core, norm_key, norm_value
-from reducers.fact_personal import keyed_by_value
+from reducers.fact_personal import keyed_by_value, switched_kind
 
 RECONCILER = "rules"
 RECONCILER_VERSION = 1
@@ -257,6 +257,11 @@ class Reconciler:
             held = [k for k in self.knowledge.keys_holding(cand.value) if k.startswith(prefix)]
             if held:
                 return held[:1]
+            # "I switched to Podman" with Docker known: the one container runtime moves on
+            kin = [f.key for f in self.knowledge.live()
+                   if switched_kind(cand.key, cand.value, cand.rule, f.key, f.value)]
+            if len(kin) == 1:
+                return kin
         if (known is None or not known.live) and _plain_key(cand.key):
             older = self.knowledge.key_spelled_before(cand.key)
             if older is not None:
