@@ -49,7 +49,7 @@ _WHEN = (r"(?:(?:last|this|next)\s+\w+|yesterday|today|recently|earlier|(?:about
          r"six|a\s+few|several|\d+)\s+\w+\s+ago|(?:in|since|back\s+in)\s+(?-i:[A-Z]\w+|\d{4})(?:\s+\d{4})?)")
 _WHEN_TAIL = re.compile(rf"^(?:{_WHEN})?$", re.I)
 # What may follow a tool's name in "I use T …" and leave it the whole statement.
-_TOOL_TAIL = re.compile(rf"^(?:now|these days|nowadays|instead|again|exclusively|daily|every day|full[- ]time|"
+_TOOL_TAIL = re.compile(rf"^(?:now|these days|nowadays|instead|again|exclusively|daily|every day|full[- ]time|too|as well|"
                         rf"at work|at home|for everything|for work|for all my \w+|all the time|{_WHEN})?$", re.I)
 _AS_MY = re.compile(r"^as\s+my\s+(?:main\s+|primary\s+|daily\s+|default\s+)?(?P<noun>[a-z]+)$", re.I)
 # "my <role> is …" where the role is not something said about a thought or the work.
