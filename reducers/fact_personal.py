@@ -114,6 +114,7 @@ def _tool(text: str, rest_ok: re.Pattern = _TOOL_TAIL) -> tuple[str, str] | None
 
 
 # Words around a move that say it is one of home: "moved to a new city", "our apartment in …".
+_VERSIONED = re.compile(r"^v?\d+(?:\.\d+)+\b|^v\d")
 _HOME_WORDS = re.compile(r"\b(?:city|town|village|country|state|apartment|flat|house|home|neighbou?rhood|suburbs?|"
                          r"lease|rent|movers|packing|unpacking|weather|timezone|time\s+zone)\b", re.I)
 
@@ -123,8 +124,8 @@ def _moved(m: re.Match, sentence: str):
     Kubernetes" is a team's switch). A bare "Moved to X" (no "I" or "we")
     also needs a word that says home, or the place it was left."""
     found = _name(m.group("rest"))
-    if found is None or tool_shaped(found[0]):
-        return None
+    if found is None or tool_shaped(found[0]) or found[0].lower() in _CALENDAR or _VERSIONED.match(found[1]):
+        return None                               # "moved to March", "moved to Python 3.12"
     place, rest = found
     said_from = _name(m.group("from")) if m.group("from") else None
     if said_from is not None and said_from[1]:

@@ -37,8 +37,13 @@ _KINDS = {
     "notes app": "notion obsidian evernote logseq roam bear",
     "chat app": "slack discord teams mattermost zulip",
     "issue tracker": "jira linear asana trello clickup youtrack",
+    "build tool": "bazel buck pants gradle maven sbt cmake meson ninja",
 }
 _KIND_OF = {name: kind for kind, names in _KINDS.items() for name in names.split()}
+# Tools used side by side (no kind to supersede by), still not places.
+_SIDE_BY_SIDE = frozenset("""python java javascript typescript rust golang ruby kotlin swift elixir scala haskell
+clojure php perl lua dart julia react vue angular svelte django flask fastapi rails spring laravel nextjs node
+deno express pytest jest vitest mocha kafka rabbitmq nats redis elasticsearch graphql grpc""".split())
 # Inner capitals ("PostgreSQL", "GitHub", "iTerm"), digits, a dot inside a
 # word, slashes: how products and code are spelled. Towns have "St." and
 # "Winston-Salem", and one-letter prefixes ("McAllen", "LaGrange").
@@ -55,4 +60,5 @@ def kind_of(name: str) -> str | None:
 
 def tool_shaped(name: str) -> bool:
     """Whether `name` reads as a tool or product rather than a place."""
-    return kind_of(name) is not None or any(_PRODUCT_SHAPE.search(w) for w in name.split())
+    return kind_of(name) is not None or name.lower() in _SIDE_BY_SIDE or \
+        any(_PRODUCT_SHAPE.search(w) for w in name.split())

@@ -236,6 +236,7 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
     # a team's or a bare move to a tool, a move said without any word of home
     "We moved to Kubernetes.", "I moved to PostgreSQL last year.", "We moved from Jenkins to Buildkite.",
     "We migrated to GitHub Actions.", "Moved to Denver.", "We moved to k8s.",
+    "We moved to March for the launch.", "I moved to Python 3.12.", "We moved to Bazel last year.",
     # "call me" and "my name is" followed by what is not a name
     "Call me back tomorrow.", "Call me crazy.", "Call me when it is done.", "Don't call me Bob.",
     "my name is not important", "My name is on the list.",
