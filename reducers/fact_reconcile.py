@@ -212,6 +212,7 @@ class Reconciler:
         if cand.delete:
             return self._delete(cand, index)
         if cand.retract:
+            cand = self._retracted_by_value(cand)
             return [self._retract(cand, index)] if self._retractable(cand) else \
                 [self._row("NONE", cand, cand.key, index, None, None, [], "retraction of no value set in this session")]
         keys = self._resolve(cand)
@@ -304,6 +305,17 @@ class Reconciler:
                                 ledger_id=row["id"], rule=cand.rule))
         return row
 
+    def _retracted_by_value(self, cand: FactCandidate) -> FactCandidate:
+        """"Forget what I said about Madrid": no key is "madrid", but the one
+        fact set to Madrid in this conversation is what was said about it."""
+        known = self.knowledge.facts.get(cand.key)
+        if known is not None and known.live:
+            return cand
+        session = (cand.source or {}).get("session_id")
+        held = [k for k in self.knowledge.keys_holding(cand.key)
+                if any(s.get("session_id") == session for s in self.knowledge.facts[k].sources)]
+        return replace(cand, key=held[0]) if len(held) == 1 else cand
+
     def _retractable(self, cand: FactCandidate) -> bool:
         """A retraction takes back a value said in its own conversation; one
         said elsewhere ("don't change X" a week later) is kept as it is."""
@@ -315,6 +327,7 @@ class Reconciler:
         """Back to the value before the one taken back; with none before it,
         the retraction removes the fact (a DELETE only when deletes are on)."""
         fact = self.knowledge.facts[cand.key]
+        cand = replace(cand, type=fact.type, label=fact.label)     # the fact taken back keeps what it is
         before = fact.history[0] if fact.history and not fact.history[0].get("deleted") else None
         if before is None:
             return self._delete(replace(cand, delete=True, retract=False), index)[0]

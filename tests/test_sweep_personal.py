@@ -98,6 +98,15 @@ STORIES = {
          ("Actually you can call me alex.", ("SUPERSEDE", "user: name", "alex")),
          ("Call me crazy, but I like tabs.", None)],
     ],
+    # a retraction that names the value, not the key: the fact set to it in
+    # this conversation goes back to what it was before, or away
+    "retract-by-value": [
+        [("I live in Oslo.", ("ADD", LOC, "Oslo"))],
+        [("I moved to Madrid.", ("SUPERSEDE", LOC, "Madrid")),
+         ("Never mind, forget what I said about Madrid.", ("SUPERSEDE", LOC, "Oslo"))],
+        [("Call me Sam.", ("ADD", "user: name", "Sam")),
+         ("Forget what I said about Sam.", ("DELETE", "user: name", "Sam"))],
+    ],
     "not-facts": [
         [("> I moved to Oslo", None),
          ('"I moved to Oslo," she wrote.', None),
