@@ -51,6 +51,7 @@ _WHEN_TAIL = re.compile(rf"^(?:{_WHEN})?$", re.I)
 # What may follow a tool's name in "I use T …" and leave it the whole statement.
 _TOOL_TAIL = re.compile(rf"^(?:now|these days|nowadays|instead|again|exclusively|daily|every day|full[- ]time|too|as well|"
                         rf"at work|at home|for everything|for work|for all my \w+|all the time|{_WHEN})?$", re.I)
+_JOINING = frozenset("to from for on at in with by of into onto over about as via than and or but so because".split())
 _AS_MY = re.compile(r"^as\s+my\s+(?:main\s+|primary\s+|daily\s+|default\s+)?(?P<noun>[a-z]+)$", re.I)
 # "my <role> is …" where the role is not something said about a thought or the work.
 _NOT_ROLES = frozenset("""problem issue question point guess bet concern goal plan idea worry fear hope
@@ -107,6 +108,8 @@ def _tool(text: str, rest_ok: re.Pattern = _TOOL_TAIL) -> tuple[str, str] | None
     for n in (1, 2):
         if len(words) < n or any(w.lower() in _DETERMINERS for w in words[:n]):
             return None
+        if n > 1 and words[n - 1].lower() in _JOINING:
+            return None                          # "vim for | this project": a use's scope, not a name's part
         name, rest = " ".join(words[:n]), " ".join(words[n:])
         if rest_ok.match(rest) or _AS_MY.match(rest):
             return name.strip(" ,"), rest
@@ -119,6 +122,13 @@ _HOME_WORDS = re.compile(r"\b(?:city|town|village|country|state|apartment|flat|h
                          r"lease|rent|movers|packing|unpacking|weather|timezone|time\s+zone)\b", re.I)
 
 
+# What may follow a new home's name: when, why, from where, an aside. A noun
+# makes the name a modifier ("moved to the Denver office"): no home.
+_AFTER_HOME = re.compile(rf"^(?:$|[,;(!—–-]|\d|(?-i:[A-Z])|(?:{_WHEN})|(?:from|for|with|in|on|at|since|after|before|because|when|"
+                         r"where|while|and|but|so|to|about|around|ago|now|then|again|back|permanently|finally|"
+                         r"already|just|last|this|next|recently|yesterday|today|earlier|together)\b)", re.I)
+
+
 def _moved(m: re.Match, sentence: str):
     """A move of home: to a name not shaped like a tool ("we moved to
     Kubernetes" is a team's switch). A bare "Moved to X" (no "I" or "we")
@@ -127,6 +137,8 @@ def _moved(m: re.Match, sentence: str):
     if found is None or tool_shaped(found[0]) or found[0].lower() in _CALENDAR or _VERSIONED.match(found[1]):
         return None                               # "moved to March", "moved to Python 3.12"
     place, rest = found
+    if not _AFTER_HOME.match(rest):
+        return None
     said_from = _name(m.group("from")) if m.group("from") else None
     if said_from is not None and said_from[1]:
         said_from = None                          # "from the office in Leeds": not a place's whole name

@@ -231,6 +231,7 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("You can call me Dr. Patel.", ("user: name", "Dr. Patel")),
     ("Everyone calls me JJ.", ("user: name", "JJ")),
     ("I use Emacs too.", ("user: uses emacs", "Emacs")),           # "too" is not part of its name
+    ("I moved to Lisbon, Portugal.", (LOC, "Lisbon")),
 ])
 def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
@@ -246,12 +247,19 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
     "We moved to Kubernetes.", "I moved to PostgreSQL last year.", "We moved from Jenkins to Buildkite.",
     "We migrated to GitHub Actions.", "Moved to Denver.", "We moved to k8s.",
     "We moved to March for the launch.", "I moved to Python 3.12.", "We moved to Bazel last year.",
+    "We moved to the Denver office.",                               # a name that only qualifies a noun
     # "call me" and "my name is" followed by what is not a name
     "Call me back tomorrow.", "Call me crazy.", "Call me when it is done.", "Don't call me Bob.",
     "my name is not important", "My name is on the list.",
 ])
 def test_what_only_looks_like_a_personal_fact_is_none(text):
     assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
+
+
+@pytest.mark.parametrize("text", ["I use vim for this project.", "I switched to Podman for this project.",
+                                  "I'm using Zed on this machine."])
+def test_a_use_s_scope_is_never_part_of_the_tool_s_name(text):
+    assert [f.value for f in prose_facts(text, "user") if f.type == "personal" and " " in f.value] == []
 
 
 @pytest.mark.parametrize("text", ["He said: I moved to Lisbon last week.", "Bob: I work at Initech now.",
