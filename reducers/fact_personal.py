@@ -124,7 +124,7 @@ _HOME_WORDS = re.compile(r"\b(?:city|town|village|country|state|apartment|flat|h
 
 # What may follow a new home's name: when, why, from where, an aside. A noun
 # makes the name a modifier ("moved to the Denver office"): no home.
-_AFTER_HOME = re.compile(rf"^(?:$|[,;(!—–-]|\d|(?-i:[A-Z])|(?:{_WHEN})|(?:from|for|with|in|on|at|since|after|before|because|when|"
+_AFTER_HOME = re.compile(rf"^(?:$|[,;(!—–-]|\d|(?:{_WHEN})|(?:from|for|with|in|on|at|since|after|before|because|when|"
                          r"where|while|and|but|so|to|about|around|ago|now|then|again|back|permanently|finally|"
                          r"already|just|last|this|next|recently|yesterday|today|earlier|together)\b)", re.I)
 
@@ -137,7 +137,8 @@ def _moved(m: re.Match, sentence: str):
     if found is None or tool_shaped(found[0]) or found[0].lower() in _CALENDAR or _VERSIONED.match(found[1]):
         return None                               # "moved to March", "moved to Python 3.12"
     place, rest = found
-    if not _AFTER_HOME.match(rest):
+    aside = re.match(rf"\s*(?:the\s+)?{re.escape(place)}\s*[,;:(!—–-]", m.group("rest"), re.I)
+    if not (aside or _AFTER_HOME.match(rest)):     # "Austin, still unpacking": an aside after the name
         return None
     said_from = _name(m.group("from")) if m.group("from") else None
     if said_from is not None and said_from[1]:

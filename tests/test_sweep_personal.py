@@ -232,6 +232,7 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("Everyone calls me JJ.", ("user: name", "JJ")),
     ("I use Emacs too.", ("user: uses emacs", "Emacs")),           # "too" is not part of its name
     ("I moved to Lisbon, Portugal.", (LOC, "Lisbon")),
+    ("We just moved to Austin, still unpacking boxes.", (LOC, "Austin")),
 ])
 def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
