@@ -129,6 +129,10 @@ _AFTER_HOME = re.compile(rf"^(?:$|[,;(!—–-]|\d|(?:{_WHEN})|(?:from|for|with|
                          r"already|just|last|this|next|recently|yesterday|today|earlier|together)\b)", re.I)
 
 
+_LONG_AGO = re.compile(r"\b(?:when\s+i\s+was|as\s+an?\s+(?:kid|child|teen|teenager|baby|student)|growing\s+up|"
+                       r"in\s+(?:my\s+)?(?:childhood|youth|twenties|teens))\b", re.I)
+
+
 def _moved(m: re.Match, sentence: str):
     """A move of home: to a name not shaped like a tool ("we moved to
     Kubernetes" is a team's switch). A bare "Moved to X" (no "I" or "we")
@@ -140,6 +144,9 @@ def _moved(m: re.Match, sentence: str):
     aside = re.match(rf"\s*(?:the\s+)?{re.escape(place)}\s*[,;:(!—–-]", m.group("rest"), re.I)
     if not (aside or _AFTER_HOME.match(rest)):     # "Austin, still unpacking": an aside after the name
         return None
+    if _LONG_AGO.search(rest):
+        return None                               # "moved to Denver when I was 5": a home of a past life
+
     said_from = _name(m.group("from")) if m.group("from") else None
     if said_from is not None and said_from[1]:
         said_from = None                          # "from the office in Leeds": not a place's whole name
@@ -368,7 +375,7 @@ RULES: tuple[Rule, ...] = (
     # a switch: it replaces the tool of the same kind the ledger holds, named or not
     Rule(SWITCHED, "personal",
          rx(rf"{_THEN}{_PERFECT[1:]}\s+(?:switched|changed|migrated|moved\s+over)"
-            rf"(?:\s+over)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to{_REST}"),
+            rf"(?:\s+over|\s+back)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to{_REST}"),
          _uses, said_by=_SAID_BY, max_value_words=2),
 )
 

@@ -90,6 +90,7 @@ STORIES = {
          ("I've switched to Frobnicator.", ("ADD", "user: uses frobnicator", "Frobnicator"))],
         [("I use Podman now.", ("NONE", "user: uses docker", "Podman")),
          ("I switched to fish.", ("SUPERSEDE", "user: uses zsh", "fish"))],
+        [("I switched back to Docker.", ("SUPERSEDE", "user: uses docker", "Docker"))],
     ],
     "names": [
         [("my name is sam", ("ADD", "user: name", "sam")),
@@ -249,6 +250,7 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
     "We migrated to GitHub Actions.", "Moved to Denver.", "We moved to k8s.",
     "We moved to March for the launch.", "I moved to Python 3.12.", "We moved to Bazel last year.",
     "We moved to the Denver office.",                               # a name that only qualifies a noun
+    "I moved to Denver when I was 5.", "We moved to Ohio as a kid.",        # a home of a past life
     # "call me" and "my name is" followed by what is not a name
     "Call me back tomorrow.", "Call me crazy.", "Call me when it is done.", "Don't call me Bob.",
     "my name is not important", "My name is on the list.",
