@@ -116,8 +116,8 @@ def _tool(text: str, rest_ok: re.Pattern = _TOOL_TAIL) -> tuple[str, str] | None
     return None
 
 
+_VERSIONED = re.compile(r"^v?\d+(?:\.\d+)+\b|^v\d")         # "Python 3.12": a release, not a town
 # Words around a move that say it is one of home: "moved to a new city", "our apartment in …".
-_VERSIONED = re.compile(r"^v?\d+(?:\.\d+)+\b|^v\d")
 _HOME_WORDS = re.compile(r"\b(?:city|town|village|country|state|apartment|flat|house|home|neighbou?rhood|suburbs?|"
                          r"lease|rent|movers|packing|unpacking|weather|timezone|time\s+zone)\b", re.I)
 
