@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from reducers.fact_keys import clip
+from reducers.prose_secrets import mask_said_secrets
 
 SECTIONS = (("personal", "About the user"), ("decision", "Decisions"), ("preference", "Preferences"), ("config", "Settings"),
             ("architecture", "Architecture"), ("implementation", "Implementation"), ("issue", "Issues"),
@@ -60,14 +61,16 @@ def fact_entry(fact: dict) -> Entry:
     line = f"- **{_inline(label)}**: {_inline(clip(str(fact['value']), MAX_VALUE))}{pointer}"
     text = fact.get("text")
     return Entry(topic=fact.get("type") or "config", importance=float(fact.get("importance") or 0.0),
-                 sort_key=fact["key"], line=line, detail=f"  - {_inline(clip(text, 200))}" if text else None)
+                 sort_key=fact["key"], line=line,
+                 detail=f"  - {_inline(clip(mask_said_secrets(text), 200))}" if text else None)
 
 
 def episode_entry(ep: dict) -> Entry:
     when = (ep.get("start_ts") or "")[:16].replace("T", " ")
     span = f"{ep['start_seq']}..{ep['end_seq']}" if ep.get("end_seq") != ep.get("start_seq") else str(ep["start_seq"])
     topics = ", ".join(ep.get("topics") or [])
-    line = f"- {when + ' · ' if when else ''}{_inline(clip(ep.get('summary') or '', 200))} (`trace show {span}`)"
+    summary = mask_said_secrets(ep.get("summary") or "")      # "my password is …" as an episode's first line
+    line = f"- {when + ' · ' if when else ''}{_inline(clip(summary, 200))} (`trace show {span}`)"
     importance = min(0.6, 0.2 + 0.05 * math.log2(1 + int(ep.get("events") or 0)))
     return Entry(topic="episodes", importance=importance, sort_key=f"{ep.get('start_seq', 0):012d}", line=line,
                  detail=f"  - topics: {topics}" if topics else None)

@@ -25,9 +25,11 @@ import re
 
 from reducers.fact_keys import norm_key
 from reducers.fact_shapes import Rule, rx
+from reducers.tool_kinds import kind_of, tool_shaped
 
 KEY = "user: "                   # every personal fact's key starts so: the user, not a setting
 TOOL_KEY = KEY + "uses "         # a tool is keyed by its own name ("user: uses vim")
+SWITCHED = "me-switched"
 _ADV = r"(?:\s+(?:just|recently|finally|now|officially|actually|already|also|eventually|since))*"
 # A time said first ("These days I live in …", "As of May, I work for …").
 _THEN = (r"^(?:(?:these\s+days|nowadays|currently|now|lately|recently|as\s+of\s+[^,]{1,30}|since\s+[^,]{1,30}|"
@@ -47,8 +49,9 @@ _WHEN = (r"(?:(?:last|this|next)\s+\w+|yesterday|today|recently|earlier|(?:about
          r"six|a\s+few|several|\d+)\s+\w+\s+ago|(?:in|since|back\s+in)\s+(?-i:[A-Z]\w+|\d{4})(?:\s+\d{4})?)")
 _WHEN_TAIL = re.compile(rf"^(?:{_WHEN})?$", re.I)
 # What may follow a tool's name in "I use T …" and leave it the whole statement.
-_TOOL_TAIL = re.compile(rf"^(?:now|these days|nowadays|instead|again|exclusively|daily|every day|full[- ]time|"
+_TOOL_TAIL = re.compile(rf"^(?:now|these days|nowadays|instead|again|exclusively|daily|every day|full[- ]time|too|as well|"
                         rf"at work|at home|for everything|for work|for all my \w+|all the time|{_WHEN})?$", re.I)
+_JOINING = frozenset("to from for on at in with by of into onto over about as via than and or but so because".split())
 _AS_MY = re.compile(r"^as\s+my\s+(?:main\s+|primary\s+|daily\s+|default\s+)?(?P<noun>[a-z]+)$", re.I)
 # "my <role> is …" where the role is not something said about a thought or the work.
 _NOT_ROLES = frozenset("""problem issue question point guess bet concern goal plan idea worry fear hope
@@ -105,18 +108,53 @@ def _tool(text: str, rest_ok: re.Pattern = _TOOL_TAIL) -> tuple[str, str] | None
     for n in (1, 2):
         if len(words) < n or any(w.lower() in _DETERMINERS for w in words[:n]):
             return None
+        if n > 1 and words[n - 1].lower() in _JOINING:
+            return None                          # "vim for | this project": a use's scope, not a name's part
         name, rest = " ".join(words[:n]), " ".join(words[n:])
         if rest_ok.match(rest) or _AS_MY.match(rest):
             return name.strip(" ,"), rest
     return None
 
 
+_VERSIONED = re.compile(r"^v?\d+(?:\.\d+)+\b|^v\d")         # "Python 3.12": a release, not a town
+# Words around a move that say it is one of home: "moved to a new city", "our apartment in …".
+_HOME_WORDS = re.compile(r"\b(?:city|town|village|country|state|apartment|flat|house|home|neighbou?rhood|suburbs?|"
+                         r"lease|rent|movers|packing|unpacking|weather|timezone|time\s+zone)\b", re.I)
+
+
+# What may follow a new home's name: when, why, from where, an aside. A noun
+# makes the name a modifier ("moved to the Denver office"): no home.
+_AFTER_HOME = re.compile(rf"^(?:$|[,;(!—–-]|\d|(?:{_WHEN})|(?:from|for|with|in|on|at|since|after|before|because|when|"
+                         r"where|while|and|but|so|to|about|around|ago|now|then|again|back|permanently|finally|"
+                         r"already|just|last|this|next|recently|yesterday|today|earlier|together)\b)", re.I)
+
+
+_LONG_AGO = re.compile(r"\b(?:when\s+i\s+was|as\s+an?\s+(?:kid|child|teen|teenager|baby|student)|growing\s+up|"
+                       r"in\s+(?:my\s+)?(?:childhood|youth|twenties|teens))\b", re.I)
+
+
 def _moved(m: re.Match, sentence: str):
+    """A move of home: to a name not shaped like a tool ("we moved to
+    Kubernetes" is a team's switch). A bare "Moved to X" (no "I" or "we")
+    also needs a word that says home, or the place it was left."""
     found = _name(m.group("rest"))
-    if found is None:
-        return None
+    if found is None or tool_shaped(found[0]) or found[0].lower() in _CALENDAR or _VERSIONED.match(found[1]):
+        return None                               # "moved to March", "moved to Python 3.12"
     place, rest = found
-    old = _name(rest[5:]) if rest.lower().startswith("from ") else None
+    aside = re.match(rf"\s*(?:the\s+)?{re.escape(place)}\s*[,;:(!—–-]", m.group("rest"), re.I)
+    if not (aside or _AFTER_HOME.match(rest)):     # "Austin, still unpacking": an aside after the name
+        return None
+    if _LONG_AGO.search(rest):
+        return None                               # "moved to Denver when I was 5": a home of a past life
+
+    said_from = _name(m.group("from")) if m.group("from") else None
+    if said_from is not None and said_from[1]:
+        said_from = None                          # "from the office in Leeds": not a place's whole name
+    old = said_from or (_name(rest[5:]) if rest.lower().startswith("from ") else None)
+    if old is not None and tool_shaped(old[0]):
+        return None                               # "moved from Jenkins to Buildkite"
+    if not (m.group("who") or m.group("verb").lower() != "moved" or m.group("home") or old or _HOME_WORDS.search(sentence)):
+        return None
     return KEY + "location", place, old[0] if old else None, False
 
 
@@ -163,9 +201,43 @@ def _role(m: re.Match, sentence: str):
     found = _name(rest)
     if found is None and noun in _TOOL_ROLES:
         found = _tool(rest)
+    if found is None and noun in _OWN_NAME_ROLES:
+        found = _lowercase_name(rest)
     if found is None or (found[1] and not _TOOL_TAIL.match(found[1])):
         return None
     return KEY + _SAME_ROLE.get(noun, noun), found[0], None, False
+
+
+# Roles whose value is the speaker's own name, which people type in lowercase too ("my name is sam").
+_OWN_NAME_ROLES = frozenset("name nickname".split())
+# Words that follow "call me" / "my name is" without being a name: "call me back", "call me crazy".
+_NOT_A_NAME = frozenset("""back later tomorrow tonight today now soon anytime sometime again first whenever when if
+crazy old fashioned old-fashioned paranoid lazy picky weird skeptical sceptical biased impatient naive curious
+not never just only maybe""".split())
+_LOWER_NAME = re.compile(r"^[^\W\d_]+(?:[-'][^\W\d_]+)?$")
+
+
+def _lowercase_name(text: str) -> tuple[str, str] | None:
+    """A first name typed in lowercase, alone in its clause ("sam"): one
+    word of letters, not a pronoun, article or a word "call me" takes."""
+    words = text.strip(" ,").split()
+    if len(words) != 1:
+        return None
+    word = words[0].rstrip("!.")
+    low = word.lower()
+    if not _LOWER_NAME.match(word) or low in _NOT_A_NAME or low in _DETERMINERS or low in _NOT_ROLES:
+        return None
+    return word, ""                              # as typed: values compare without case
+
+
+def _call_me(m: re.Match, sentence: str):
+    """"Call me Alex", "you can call me sam": the name the user goes by."""
+    rest = m.group("rest")
+    found = _name(rest)
+    if found is not None and found[1].lower().strip(" !.") in ("", "please"):
+        return KEY + "name", found[0], None, False
+    found = _lowercase_name(re.sub(r",?\s+please$", "", rest, flags=re.I))
+    return (KEY + "name", found[0], None, False) if found else None
 
 
 def _role_named_first(m: re.Match, sentence: str):
@@ -223,6 +295,20 @@ def keyed_by_value(key: str) -> str | None:
     return TOOL_KEY if key.startswith(TOOL_KEY) else None
 
 
+def switched_kind(cand_key: str, cand_value: str, cand_rule: str, key: str, value: str) -> bool:
+    """Whether a tool switched to (`cand_value` under `cand_key`, from rule `cand_rule`) replaces
+    the live fact `key` = `value`: a tool of the same known kind ("Podman"
+    for "Docker"), keyed by its name or by the kind ("user: editor")."""
+    if not cand_key.startswith(TOOL_KEY) or cand_rule.removeprefix("prose:") != SWITCHED or key == cand_key:
+        return False
+    kind = kind_of(cand_value)
+    if kind is None:
+        return False
+    if key.startswith(TOOL_KEY):
+        return kind_of(value) == kind
+    return key == KEY + kind
+
+
 def label_for(key: str) -> str | None:
     """How a personal fact is shown under "About the user": "location",
     "manager"; "uses" for a tool (its key names the first tool said, its
@@ -240,7 +326,10 @@ _OCCUPATION = (r"(?!(?:member|customer|user|subscriber|beginner|newcomer|passeng
 _SAID_BY = ("user", "note")
 
 RULES: tuple[Rule, ...] = (
-    Rule("me-moved", "personal", rx(rf"{_THEN}{_PERFECT[1:]}\s+(?:moved|relocated|emigrated)\s+(?:back\s+|house\s+)?to{_REST}"),
+    # "I moved to Lisbon", "we relocated from Austin to Seattle", "Just moved to Denver!"
+    Rule("me-moved", "personal",
+         rx(rf"{_THEN}(?:(?P<who>i|we)(?:'ve|\s+have)?{_ADV}\s+|(?:just\s+)?)(?P<verb>moved|relocated|emigrated)"
+            rf"(?:\s+(?P<home>back|house|home|back\s+home))?(?:\s+from\s+(?P<from>\S+(?:\s+\S+){{0,3}}?))?\s+to{_REST}"),
          _moved, said_by=_SAID_BY, max_value_words=6),
     Rule("me-live", "personal",
          rx(rf"{_THEN}(?:i(?:\s+(?:now|currently|still))?\s+live|i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:living|based|located|"
@@ -271,19 +360,27 @@ RULES: tuple[Rule, ...] = (
          rx(r"^(?P<val>[^\s,;]+(?:\s+[^\s,;]+){0,2}?)\s+is\s+(?:now\s+)?(?P<gone>no\s+longer\s+)?my\s+(?:new\s+)?"
             rf"(?P<noun>[a-z]+(?:\s+[a-z]+)?)(?:\s+(?:now|again|as\s+of\s+.+|since\s+.+|starting\s+.+|{_WHEN}))?$"),
          _role_named_first, said_by=_SAID_BY, allow_negation=True, max_value_words=3),
+    Rule("call-me", "personal",
+         rx(rf"^(?:(?:please|just|you\s+can|feel\s+free\s+to|everyone|people|most\s+people|friends)\s+)?"
+            rf"call(?:s)?\s+me{_REST}"),
+         _call_me, said_by=_SAID_BY, allow_plan=True, max_value_words=3),
     Rule("me-stopped", "personal",
          rx(rf"(?:^i\s+(?:no\s+longer|don'?t|do\s+not)\s+use|{_PERFECT}\s+(?:stopped|quit|gave\s+up|given\s+up|"
             rf"ditched)\s+using|^i(?:'m|\s+am)\s+(?:no\s+longer|not)\s+using(?=.*\b(?:anymore|any\s+more)$)){_REST}"),
          _stopped, said_by=_SAID_BY, allow_negation=True, max_value_words=2),
     Rule("me-uses", "personal",
          rx(rf"{_THEN}(?:i(?:\s+(?:now|mostly|mainly|only|still|also))?\s+use|i(?:'m|\s+am)\s+(?:now\s+)?using|"
-            rf"{_PERFECT[1:]}\s+(?:been|started)\s+using|{_PERFECT[1:]}\s+(?:switched|changed|migrated|moved\s+over)"
-            rf"(?:\s+over)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to){_REST}"),
+            rf"{_PERFECT[1:]}\s+(?:been|started)\s+using){_REST}"),
+         _uses, said_by=_SAID_BY, max_value_words=2),
+    # a switch: it replaces the tool of the same kind the ledger holds, named or not
+    Rule(SWITCHED, "personal",
+         rx(rf"{_THEN}{_PERFECT[1:]}\s+(?:switched|changed|migrated|moved\s+over)"
+            rf"(?:\s+over|\s+back)?(?:\s+from\s+(?P<old>\S+(?:\s+\S+)?))?\s+to{_REST}"),
          _uses, said_by=_SAID_BY, max_value_words=2),
 )
 
 TRIGGERS = {"me-moved": ("moved", "relocated", "emigrated"), "me-live": (" in ",), "me-work": ("work", "employ", "job", "m a", "m an",
             "position", "role", "offer", "started"), "me-joined": ("joined",),
             "me-left": ("left", "quit", "resigned", "longer", "n't", "not"), "my-role": ("my ",),
-            "role-is-mine": (" my ",), "me-stopped": ("use", "using"),
-            "me-uses": ("use", "using", "switched", "changed", "migrated", "moved over")}
+            "role-is-mine": (" my ",), "call-me": ("call",), "me-stopped": ("use", "using"),
+            "me-uses": ("use", "using"), SWITCHED: ("switched", "changed", "migrated", "moved over")}

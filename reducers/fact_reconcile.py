@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from reducers.fact_keys import FactCandidate, key_core, norm_key, norm_value
-from reducers.fact_personal import keyed_by_value
+from reducers.fact_personal import keyed_by_value, switched_kind
 
 RECONCILER = "rules"
 RECONCILER_VERSION = 1
@@ -212,6 +212,7 @@ class Reconciler:
         if cand.delete:
             return self._delete(cand, index)
         if cand.retract:
+            cand = self._retracted_by_value(cand)
             return [self._retract(cand, index)] if self._retractable(cand) else \
                 [self._row("NONE", cand, cand.key, index, None, None, [], "retraction of no value set in this session")]
         keys = self._resolve(cand)
@@ -257,6 +258,11 @@ class Reconciler:
             held = [k for k in self.knowledge.keys_holding(cand.value) if k.startswith(prefix)]
             if held:
                 return held[:1]
+            # "I switched to Podman" with Docker known: the one container runtime moves on
+            kin = [f.key for f in self.knowledge.live()
+                   if switched_kind(cand.key, cand.value, cand.rule, f.key, f.value)]
+            if len(kin) == 1:
+                return kin
         if (known is None or not known.live) and _plain_key(cand.key):
             older = self.knowledge.key_spelled_before(cand.key)
             if older is not None:
@@ -299,6 +305,17 @@ class Reconciler:
                                 ledger_id=row["id"], rule=cand.rule))
         return row
 
+    def _retracted_by_value(self, cand: FactCandidate) -> FactCandidate:
+        """"Forget what I said about Madrid": no key is "madrid", but the one
+        fact set to Madrid in this conversation is what was said about it."""
+        known = self.knowledge.facts.get(cand.key)
+        if known is not None and known.live:
+            return cand
+        session = (cand.source or {}).get("session_id")
+        held = [k for k in self.knowledge.keys_holding(cand.key)
+                if any(s.get("session_id") == session for s in self.knowledge.facts[k].sources)]
+        return replace(cand, key=held[0]) if len(held) == 1 else cand
+
     def _retractable(self, cand: FactCandidate) -> bool:
         """A retraction takes back a value said in its own conversation; one
         said elsewhere ("don't change X" a week later) is kept as it is."""
@@ -310,6 +327,7 @@ class Reconciler:
         """Back to the value before the one taken back; with none before it,
         the retraction removes the fact (a DELETE only when deletes are on)."""
         fact = self.knowledge.facts[cand.key]
+        cand = replace(cand, type=fact.type, label=fact.label)     # the fact taken back keeps what it is
         before = fact.history[0] if fact.history and not fact.history[0].get("deleted") else None
         if before is None:
             return self._delete(replace(cand, delete=True, retract=False), index)[0]

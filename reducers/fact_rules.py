@@ -118,8 +118,8 @@ RULES: tuple[Rule, ...] = PERSONAL_RULES + (
          rx(rf"^{_RETRACT_LEAD}[,.:;!—–\s-]+(?:(?:don'?t|do not)\s+(?:change|touch)\s+(?:the\s+)?{SUBJ}(?:\s+after all)?|"
              rf"leave\s+(?:the\s+)?{SUBJ2}\s+(?:as it was|alone|unchanged|as is))$"),
          retracted, allow_negation=True, allow_plan=True, retract=True),
-    Rule("retract-about", "config", rx(rf"^(?:ignore|forget)\s+what\s+i\s+(?:just\s+)?said\s+about\s+(?:the\s+)?{SUBJ}$"),
-         retracted, allow_plan=True, retract=True),
+    Rule("retract-about", "config", rx(rf"^(?:{_RETRACT_LEAD}[,.:;!—–\s-]+)?(?:ignore|forget)\s+what\s+i\s+(?:just\s+)?said\s+about\s+(?:the\s+)?{SUBJ}$"),
+         retracted, allow_plan=True, allow_negation=True, retract=True),      # "never mind" is no negation
     Rule("retract-change", "config",
          rx(rf"^(?:never\s*mind|forget(?:\s+about)?|undo|cancel)\s+(?:the\s+|my\s+)?{SUBJ}\s+change$"),
          retracted, allow_plan=True, retract=True),

@@ -113,3 +113,27 @@ def test_the_smallest_digest_it_accepts_still_shows_an_entry_when_some_must_move
     assert lines[-1].startswith("More, less important:")
     with pytest.raises(ValueError, match="heading"):
         render_digest(facts, [], max_lines=MIN_LINES - 1)
+
+
+@pytest.mark.parametrize("said,secret", [
+    ("my password is hunter2", "hunter2"),
+    ("the db password is Tr0ub4dor&3 btw", "Tr0ub4dor&3"),
+    ("My password for staging is \"open sesame\", ok?", "open sesame"),
+    ("wifi pin: 4321.", "4321"),
+])
+def test_a_credential_said_in_an_episode_s_first_line_is_masked_on_the_page(said, secret, tmp_path, trace_home):
+    # the redactor keeps short, word-like values said in prose (they read as
+    # prose), so the log holds them; the page meant for CLAUDE.md must not
+    said_ = ClaudeSession("creds", day="2026-05-10").user(said).assistant("Noted.")
+    assert cli("ingest", "--no-embed", str(said_.write(tmp_path / "s.jsonl"))).code == 0
+    assert cli("sweep").code == 0
+    page = cli("digest").out
+    assert "## Recent episodes" in page and "[redacted]" in page
+    assert secret not in page
+
+
+def test_a_state_said_of_a_secret_is_not_masked():
+    episodes = [{"session_id": "s", "start_seq": 1, "end_seq": 2, "start_ts": "2026-05-01T09:00:00Z", "events": 2,
+                 "summary": "The token is expired and the API key is in the vault"}]
+    text = render_digest([], episodes, max_lines=12).text
+    assert "The token is expired and the API key is in the vault" in text

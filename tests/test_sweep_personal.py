@@ -72,6 +72,42 @@ STORIES = {
          ("I no longer use tmux.", ("NONE", "user: uses tmux", None)),
          ("I stopped using Neovim, VS Code is fine.", ("DELETE", "user: uses vim", "Neovim"))],
     ],
+    # "we" and a bare "relocated" move a home too; "from X to Y" is the old
+    # home and the new; a team's "we moved to Kubernetes" is no home at all
+    "we-moved": [
+        [("We moved to Denver in March.", ("ADD", LOC, "Denver")),
+         ("We moved to Kubernetes last year.", None)],
+        [("I moved from Denver to Boston.", ("SUPERSEDE", LOC, "Boston")),
+         ("Relocated to Lisbon last spring, loving the apartment.", ("SUPERSEDE", LOC, "Lisbon"))],
+    ],
+    # a switch that names only the new tool replaces the one of its kind
+    # the ledger holds; a tool of no known kind, or of another kind, is its own fact
+    "switch-unnamed-old": [
+        [("I use Docker daily.", ("ADD", "user: uses docker", "Docker")),
+         ("I use zsh.", ("ADD", "user: uses zsh", "zsh"))],
+        [("We switched to Podman.", None),
+         ("I switched to Podman.", ("SUPERSEDE", "user: uses docker", "Podman")),
+         ("I've switched to Frobnicator.", ("ADD", "user: uses frobnicator", "Frobnicator"))],
+        [("I use Podman now.", ("NONE", "user: uses docker", "Podman")),
+         ("I switched to fish.", ("SUPERSEDE", "user: uses zsh", "fish"))],
+        [("I switched back to Docker.", ("SUPERSEDE", "user: uses docker", "Docker"))],
+    ],
+    "names": [
+        [("my name is sam", ("ADD", "user: name", "sam")),
+         ("Call me back when the build is done.", None)],
+        [("Call me Sam, please.", ("NONE", "user: name", "Sam")),
+         ("Actually you can call me alex.", ("SUPERSEDE", "user: name", "alex")),
+         ("Call me crazy, but I like tabs.", None)],
+    ],
+    # a retraction that names the value, not the key: the fact set to it in
+    # this conversation goes back to what it was before, or away
+    "retract-by-value": [
+        [("I live in Oslo.", ("ADD", LOC, "Oslo"))],
+        [("I moved to Madrid.", ("SUPERSEDE", LOC, "Madrid")),
+         ("Never mind, forget what I said about Madrid.", ("SUPERSEDE", LOC, "Oslo"))],
+        [("Call me Sam.", ("ADD", "user: name", "Sam")),
+         ("Forget what I said about Sam.", ("DELETE", "user: name", "Sam"))],
+    ],
     "not-facts": [
         [("> I moved to Oslo", None),
          ('"I moved to Oslo," she wrote.', None),
@@ -183,6 +219,21 @@ def test_the_agent_saying_i_is_not_the_user_telling_about_themselves(text):
     ("I started at Acme on Monday.", (JOB, "Acme")),
     ("I work at Bank of America.", (JOB, "Bank of America")),
     ("I moved to Newcastle upon Tyne.", (LOC, "Newcastle upon Tyne")),
+    # a move of home said by "we", without a subject, or with the home it left
+    ("We moved to Denver.", (LOC, "Denver")),
+    ("We've relocated to Winston-Salem.", (LOC, "Winston-Salem")),
+    ("Just relocated to Lisbon last spring.", (LOC, "Lisbon")),
+    ("We moved house to Leeds.", (LOC, "Leeds")),
+    ("I moved from Chicago to Boston.", (LOC, "Boston")),
+    ("We moved to McAllen last year.", (LOC, "McAllen")),
+    # a name typed in lowercase, a name asked to be called by
+    ("my name is sam", ("user: name", "sam")),
+    ("Call me alex.", ("user: name", "alex")),
+    ("You can call me Dr. Patel.", ("user: name", "Dr. Patel")),
+    ("Everyone calls me JJ.", ("user: name", "JJ")),
+    ("I use Emacs too.", ("user: uses emacs", "Emacs")),           # "too" is not part of its name
+    ("I moved to Lisbon, Portugal.", (LOC, "Lisbon")),
+    ("We just moved to Austin, still unpacking boxes.", (LOC, "Austin")),
 ])
 def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expected):
     assert [(f.key, f.value) for f in prose_facts(text, "user")] == [expected]
@@ -194,9 +245,24 @@ def test_a_personal_fact_said_this_way_is_read_as_its_key_and_value(text, expect
     "I'm a member at Costco.", "I'm a bit stuck at Step 3.", "I wish I lived in Kyoto.", "I'm moving to Prague next week.",
     "I'm considering joining Figma.", "When I lived in Paris I used Vim.", "My wife works at Pfizer.",
     "I work with Dana.", "I am working with Bob.", "I started at Step 2.",     # a colleague, a numbered step
+    # a team's or a bare move to a tool, a move said without any word of home
+    "We moved to Kubernetes.", "I moved to PostgreSQL last year.", "We moved from Jenkins to Buildkite.",
+    "We migrated to GitHub Actions.", "Moved to Denver.", "We moved to k8s.",
+    "We moved to March for the launch.", "I moved to Python 3.12.", "We moved to Bazel last year.",
+    "We moved to the Denver office.",                               # a name that only qualifies a noun
+    "I moved to Denver when I was 5.", "We moved to Ohio as a kid.",        # a home of a past life
+    # "call me" and "my name is" followed by what is not a name
+    "Call me back tomorrow.", "Call me crazy.", "Call me when it is done.", "Don't call me Bob.",
+    "my name is not important", "My name is on the list.",
 ])
 def test_what_only_looks_like_a_personal_fact_is_none(text):
     assert [f for f in prose_facts(text, "user") if f.type == "personal"] == []
+
+
+@pytest.mark.parametrize("text", ["I use vim for this project.", "I switched to Podman for this project.",
+                                  "I'm using Zed on this machine."])
+def test_a_use_s_scope_is_never_part_of_the_tool_s_name(text):
+    assert [f.value for f in prose_facts(text, "user") if f.type == "personal" and " " in f.value] == []
 
 
 @pytest.mark.parametrize("text", ["He said: I moved to Lisbon last week.", "Bob: I work at Initech now.",
