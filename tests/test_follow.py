@@ -222,16 +222,24 @@ def test_a_file_in_a_followed_directory_that_goes_away_is_read_to_its_end_first(
     assert follower.state.watched == {} and follower.state.retired == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
-def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
+def _start_following(tmp_path, hangup) -> tuple[subprocess.Popen, Path, Path]:
+    """A `trace ingest --follow` started with SIGHUP as `hangup` (SIG_DFL: a
+    terminal's job; SIG_IGN: under nohup), whatever the test run inherited:
+    a suite started under nohup passes SIG_IGN on to every child."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(_trace_line(1))
     store_dir = tmp_path / "followed"
     notes = tmp_path / "stderr.txt"
     with open(notes, "wb") as stderr:
         follower = subprocess.Popen([str(TRACE), "--store", str(store_dir), "ingest", "--follow", "--no-embed",
-                                     "--poll", "0.05", "--settle", "30", str(path)],
-                                    stdout=subprocess.PIPE, stderr=stderr)
+                                     "--poll", "0.05", "--settle", "30", str(path)], stdout=subprocess.PIPE,
+                                    stderr=stderr, preexec_fn=lambda: signal.signal(signal.SIGHUP, hangup))
+    return follower, store_dir, notes
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
+    follower, store_dir, notes = _start_following(tmp_path, signal.SIG_DFL)
     try:
         _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
     finally:
@@ -240,6 +248,20 @@ def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
     assert follower.returncode == 0, notes.read_bytes()
     assert b"stopped; every event read is on disk" in notes.read_bytes()
     assert _count(store_dir) == 1                  # still settling (30 s): read by the last pass
+
+
+def test_under_nohup_a_closed_terminal_does_not_stop_it(tmp_path):
+    follower, store_dir, notes = _start_following(tmp_path, signal.SIG_IGN)
+    try:
+        _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
+        follower.send_signal(signal.SIGHUP)
+        time.sleep(1)                                  # a stop takes one last pass over one line
+        assert follower.poll() is None and b"stopped" not in notes.read_bytes()   # ignored, as nohup asked
+    finally:
+        follower.send_signal(signal.SIGTERM)
+        follower.communicate(timeout=60)
+    assert follower.returncode == 0, notes.read_bytes()
+    assert _count(store_dir) == 1
 
 
 def test_a_file_it_may_not_read_is_named_once_and_followed_once_it_can_be(tmp_path, monkeypatch):
