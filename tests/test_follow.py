@@ -110,6 +110,24 @@ def _drive(follower: Follower, steps) -> list:
     return results
 
 
+def test_a_followed_folder_descends_symlinked_folders_once_even_through_a_cycle(tmp_path):
+    tree, moved = tmp_path / "projects", tmp_path / "other-disk" / "proj-b"
+    tree.mkdir()
+    moved.mkdir(parents=True)
+    (tree / "s1.jsonl").write_bytes(_trace_line(1, "s1"))
+    (tree / "proj-b").symlink_to(moved)
+    (tree / "proj-b-again").symlink_to(moved)
+    (moved / "back").symlink_to(tree)                  # a cycle through the link
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(tree)], poll=0.01, settle=0, ingest_options={"embed": False})
+
+    def new_session_behind_the_link():
+        (moved / "s2.jsonl").write_bytes(_trace_line(2, "s2"))
+    _drive(follower, [lambda: None, new_session_behind_the_link, lambda: None])
+    assert sorted((e["session_id"], e["text"].split()[2]) for e in store.events()) == [("s1", "1"), ("s2", "2")]
+    assert sorted(follower.state.watched) == [str(tree / "proj-b" / "s2.jsonl"), str(tree / "s1.jsonl")]
+
+
 def test_truncated_source_is_read_again_and_nothing_is_added_twice(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(_trace_line(n) for n in range(1, 4)))
