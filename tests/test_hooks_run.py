@@ -277,3 +277,25 @@ def test_session_end_takes_a_transcript_that_never_names_its_session(installed, 
     assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
     assert [(e["session_id"], e["text"]) for e in transcript_events(tmp_path / "store")] == \
         [(e["session_id"], e["text"]) for e in transcript_events(one_shot)] != []
+
+
+@pytest.mark.parametrize("cut", [10, 200, -2], ids=["line-start", "mid-line", "all-but-its-newline"])
+def test_a_hook_that_fires_mid_line_leaves_the_message_whole_for_the_next_run(installed, tmp_path, cut):
+    # Lines 3-4 are a thinking block and a text block of one streamed message (one message.id): a one-shot
+    # ingest makes one event of them. A hook that fires while line 4 is still being written must not take
+    # line 3 as a message of its own and line 4, once complete, as another; nor lose or repeat line 4.
+    lines = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    blocks = [orjson.loads(lines[i])["message"] for i in (3, 4)]
+    assert blocks[0]["id"] == blocks[1]["id"] and [b["content"][0]["type"] for b in blocks] == ["thinking", "text"]
+    transcript = tmp_path / f"{CC_SESSION}.jsonl"
+    transcript.write_bytes(b"".join(lines[:4]) + lines[4][:cut])
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    with open(transcript, "ab") as f:
+        f.write(lines[4][cut:])
+        f.writelines(lines[5:])
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    assert _fire(installed["SessionEnd"], _payload("SessionEnd", transcript, reason="exit")).returncode == 0
+    one_shot = tmp_path / "one-shot"
+    assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
+    essence = lambda store: [(e["source"]["key"], e["kind"], e["text"]) for e in transcript_events(store)]
+    assert essence(tmp_path / "store") == essence(one_shot)

@@ -23,6 +23,7 @@ import os
 import traceback
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import groupby
 from pathlib import Path
 
 import orjson
@@ -148,15 +149,39 @@ def find_codex_rollout(thread_id: str) -> Path | None:
 
 def _capture(store, agent: str, transcripts: list[Path], problems: list[str], live: bool) -> int:
     """`live`: the agent may still be writing (every event but SessionEnd),
-    so lines that cannot be placed yet wait for the next run."""
+    so lines that cannot be placed yet wait for the next run. A file whose
+    last line is still being written (no newline yet) is mid-message: the
+    blocks of that message already on disk wait with the unfinished line,
+    so the next run reads them together and makes the one event a one-shot
+    ingest of the finished file makes, not the message split in two."""
     from stores.errors import StoreLocked
+    added = 0
+    for writing, group in groupby(transcripts, key=lambda t: live and _mid_line(t)):
+        try:
+            results = list(store.ingest([str(t) for t in group], format=FORMATS[agent], wait=LOCK_WAIT,
+                                        embed=False, live=live, hold_open_tail=writing, on_error=problems.append))
+        except StoreLocked:
+            problems.append(f"store busy for {LOCK_WAIT:g}s: {transcripts[0]} left for the next hook or ingest")
+            return added
+        added += sum(r.added for r in results)
+    return added
+
+
+def _mid_line(path: Path) -> bool:
+    """Whether the file ends inside a line (its writer is mid-write); a
+    compressed rollout is a finished one."""
+    from stores.ingest.sources import COMPRESSED_SUFFIXES
+    if path.name.endswith(COMPRESSED_SUFFIXES):
+        return False
     try:
-        results = list(store.ingest([str(t) for t in transcripts], format=FORMATS[agent], wait=LOCK_WAIT,
-                                    embed=False, live=live, on_error=problems.append))
-    except StoreLocked:
-        problems.append(f"store busy for {LOCK_WAIT:g}s: {transcripts[0]} left for the next hook or ingest")
-        return 0
-    return sum(r.added for r in results)
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except OSError:                    # unreadable: the ingest says why
+        return False
 
 
 def _recalled_block(store, prompt: str, min_score: float) -> str:
