@@ -106,6 +106,9 @@ def test_user_prompt_hook_adds_recalled_context_only_above_the_minimum_score(ins
     (b"this is not json {", "payload is not JSON"),
     (b'["a list"]', "payload is not a JSON object"),
     (None, "is not a file"),
+    (b"", "the payload is empty"),
+    (b'{"session_id": "s", "transcript_path": 42}', "transcript_path is a number, not a path"),
+    (b'{"session_id": "s"}', "payload names no transcript_path"),
 ])
 def test_bad_payloads_are_logged_exit_0_and_write_nothing(installed, tmp_path, payload, why):
     if payload is None:
@@ -299,3 +302,21 @@ def test_a_hook_that_fires_mid_line_leaves_the_message_whole_for_the_next_run(in
     assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
     essence = lambda store: [(e["source"]["key"], e["kind"], e["text"]) for e in transcript_events(store)]
     assert essence(tmp_path / "store") == essence(one_shot)
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda c: c.replace("--agent claude-code", "--agent claude"), "unknown --agent 'claude' in the hook command"),
+    (lambda c: c.replace(" Stop", " Stopp"), "TRACE does nothing on a 'Stopp' hook"),
+    (lambda c: c.replace("--agent claude-code", "--agent codex"), "no Codex rollout found for session " + CC_SESSION),
+])
+def test_a_hook_command_edited_by_hand_says_in_the_log_why_it_did_nothing(installed, tmp_path, edit, why):
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    payload = {"session_id": CC_SESSION, "hook_event_name": "Stop"}
+    if "Codex" not in why:
+        payload["transcript_path"] = str(transcript)
+    done = _fire(edit(installed["Stop"]), payload)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert not (tmp_path / "store" / "segments").exists()
+    logged = (tmp_path / "store" / "hooks.log").read_text().splitlines()
+    assert len(logged) == 1 and why in logged[0]           # one line, no traceback

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import orjson
 
+from reducers.json_kinds import a_json_kind
+
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1 << 20
 LOCK_WAIT = 2.0                      # seconds a hook waits for another writer before leaving it to the next run
@@ -48,6 +50,7 @@ class HookOutcome:
 def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: float = 0.3) -> HookOutcome:
     outcome = HookOutcome(logged=[])
     try:
+        _check_command(agent, event)
         payload = _payload(payload_text)
         try:
             transcript = _transcript(agent, event, payload)
@@ -80,7 +83,21 @@ class _Refused(Exception):
     """A payload the hook cannot act on: logged, nothing written."""
 
 
+def _check_command(agent: str, event: str) -> None:
+    """A hook command edited by hand (a misspelt agent or event) would
+    otherwise do nothing, or fail deep in ingest, with no word of why."""
+    if agent not in FORMATS:
+        raise _Refused(f"unknown --agent {agent!r} in the hook command; use one of: {', '.join(FORMATS)} "
+                       f"(`trace hooks install` writes it); nothing done")
+    acted_on = CAPTURE_EVENTS | {"UserPromptSubmit"}
+    if event not in acted_on:
+        raise _Refused(f"TRACE does nothing on a {event!r} hook (it acts on {', '.join(sorted(acted_on))}); "
+                       f"nothing done")
+
+
 def _payload(text: str) -> dict:
+    if not text.strip():
+        raise _Refused("the payload is empty (the agent sends it as JSON on stdin); nothing done")
     try:
         value = orjson.loads(text) if text.strip() else None
     except orjson.JSONDecodeError as exc:
@@ -100,7 +117,9 @@ def _head(text: str, n: int = 80) -> str:
 
 def _transcript(agent: str, event: str, payload: dict) -> Path | None:
     raw = payload.get("transcript_path")
-    if isinstance(raw, str) and raw:
+    if raw is not None and not isinstance(raw, str):
+        raise _Refused(f"transcript_path is {a_json_kind(raw)}, not a path; nothing ingested")
+    if raw:
         path = Path(raw).expanduser()
         if not path.is_file():
             raise _Refused(f"transcript_path {raw} is not a file; nothing ingested")
@@ -109,7 +128,9 @@ def _transcript(agent: str, event: str, payload: dict) -> Path | None:
         thread = payload.get("thread-id") or payload.get("session_id")
         found = find_codex_rollout(str(thread)) if thread else None
         if found is None and event in CAPTURE_EVENTS:
-            raise _Refused(f"no Codex rollout found for session {thread}; nothing ingested")
+            raise _Refused(f"no Codex rollout found for session {thread}; nothing ingested" if thread else
+                           "payload names neither a transcript_path nor a session (thread-id, session_id); "
+                           "nothing ingested")
         return found
     if event in CAPTURE_EVENTS:
         raise _Refused("payload names no transcript_path; nothing ingested")
