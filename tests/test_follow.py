@@ -110,6 +110,24 @@ def _drive(follower: Follower, steps) -> list:
     return results
 
 
+def test_a_followed_folder_descends_symlinked_folders_once_even_through_a_cycle(tmp_path):
+    tree, moved = tmp_path / "projects", tmp_path / "other-disk" / "proj-b"
+    tree.mkdir()
+    moved.mkdir(parents=True)
+    (tree / "s1.jsonl").write_bytes(_trace_line(1, "s1"))
+    (tree / "proj-b").symlink_to(moved)
+    (tree / "proj-b-again").symlink_to(moved)
+    (moved / "back").symlink_to(tree)                  # a cycle through the link
+    store = Store(tmp_path / "store")
+    follower = Follower(store, [str(tree)], poll=0.01, settle=0, ingest_options={"embed": False})
+
+    def new_session_behind_the_link():
+        (moved / "s2.jsonl").write_bytes(_trace_line(2, "s2"))
+    _drive(follower, [lambda: None, new_session_behind_the_link, lambda: None])
+    assert sorted((e["session_id"], e["text"].split()[2]) for e in store.events()) == [("s1", "1"), ("s2", "2")]
+    assert sorted(follower.state.watched) == [str(tree / "proj-b" / "s2.jsonl"), str(tree / "s1.jsonl")]
+
+
 def test_truncated_source_is_read_again_and_nothing_is_added_twice(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(_trace_line(n) for n in range(1, 4)))
@@ -222,16 +240,24 @@ def test_a_file_in_a_followed_directory_that_goes_away_is_read_to_its_end_first(
     assert follower.state.watched == {} and follower.state.retired == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
-def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
+def _start_following(tmp_path, hangup) -> tuple[subprocess.Popen, Path, Path]:
+    """A `trace ingest --follow` started with SIGHUP as `hangup` (SIG_DFL: a
+    terminal's job; SIG_IGN: under nohup), whatever the test run inherited:
+    a suite started under nohup passes SIG_IGN on to every child."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(_trace_line(1))
     store_dir = tmp_path / "followed"
     notes = tmp_path / "stderr.txt"
     with open(notes, "wb") as stderr:
         follower = subprocess.Popen([str(TRACE), "--store", str(store_dir), "ingest", "--follow", "--no-embed",
-                                     "--poll", "0.05", "--settle", "30", str(path)],
-                                    stdout=subprocess.PIPE, stderr=stderr)
+                                     "--poll", "0.05", "--settle", "30", str(path)], stdout=subprocess.PIPE,
+                                    stderr=stderr, preexec_fn=lambda: signal.signal(signal.SIGHUP, hangup))
+    return follower, store_dir, notes
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
+    follower, store_dir, notes = _start_following(tmp_path, signal.SIG_DFL)
     try:
         _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
     finally:
@@ -240,6 +266,20 @@ def test_ctrl_c_or_a_closed_terminal_stops_it_after_a_last_pass(tmp_path, sig):
     assert follower.returncode == 0, notes.read_bytes()
     assert b"stopped; every event read is on disk" in notes.read_bytes()
     assert _count(store_dir) == 1                  # still settling (30 s): read by the last pass
+
+
+def test_under_nohup_a_closed_terminal_does_not_stop_it(tmp_path):
+    follower, store_dir, notes = _start_following(tmp_path, signal.SIG_IGN)
+    try:
+        _wait_for(lambda: b"Ctrl-C stops" in notes.read_bytes(), 60, alive=lambda: follower.poll() is None)
+        follower.send_signal(signal.SIGHUP)
+        time.sleep(1)                                  # a stop takes one last pass over one line
+        assert follower.poll() is None and b"stopped" not in notes.read_bytes()   # ignored, as nohup asked
+    finally:
+        follower.send_signal(signal.SIGTERM)
+        follower.communicate(timeout=60)
+    assert follower.returncode == 0, notes.read_bytes()
+    assert _count(store_dir) == 1
 
 
 def test_a_file_it_may_not_read_is_named_once_and_followed_once_it_can_be(tmp_path, monkeypatch):

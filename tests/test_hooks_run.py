@@ -106,6 +106,9 @@ def test_user_prompt_hook_adds_recalled_context_only_above_the_minimum_score(ins
     (b"this is not json {", "payload is not JSON"),
     (b'["a list"]', "payload is not a JSON object"),
     (None, "is not a file"),
+    (b"", "the payload is empty"),
+    (b'{"session_id": "s", "transcript_path": 42}', "transcript_path is a number, not a path"),
+    (b'{"session_id": "s"}', "payload names no transcript_path"),
 ])
 def test_bad_payloads_are_logged_exit_0_and_write_nothing(installed, tmp_path, payload, why):
     if payload is None:
@@ -277,3 +280,43 @@ def test_session_end_takes_a_transcript_that_never_names_its_session(installed, 
     assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
     assert [(e["session_id"], e["text"]) for e in transcript_events(tmp_path / "store")] == \
         [(e["session_id"], e["text"]) for e in transcript_events(one_shot)] != []
+
+
+@pytest.mark.parametrize("cut", [10, 200, -2], ids=["line-start", "mid-line", "all-but-its-newline"])
+def test_a_hook_that_fires_mid_line_leaves_the_message_whole_for_the_next_run(installed, tmp_path, cut):
+    # Lines 3-4 are a thinking block and a text block of one streamed message (one message.id): a one-shot
+    # ingest makes one event of them. A hook that fires while line 4 is still being written must not take
+    # line 3 as a message of its own and line 4, once complete, as another; nor lose or repeat line 4.
+    lines = (SAMPLES / "claude-code" / "demo-session.jsonl").read_bytes().splitlines(keepends=True)
+    blocks = [orjson.loads(lines[i])["message"] for i in (3, 4)]
+    assert blocks[0]["id"] == blocks[1]["id"] and [b["content"][0]["type"] for b in blocks] == ["thinking", "text"]
+    transcript = tmp_path / f"{CC_SESSION}.jsonl"
+    transcript.write_bytes(b"".join(lines[:4]) + lines[4][:cut])
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    with open(transcript, "ab") as f:
+        f.write(lines[4][cut:])
+        f.writelines(lines[5:])
+    assert _fire(installed["Stop"], _payload("Stop", transcript)).returncode == 0
+    assert _fire(installed["SessionEnd"], _payload("SessionEnd", transcript, reason="exit")).returncode == 0
+    one_shot = tmp_path / "one-shot"
+    assert cli("--store", str(one_shot), "ingest", "--no-embed", str(transcript)).code == 0
+    essence = lambda store: [(e["source"]["key"], e["kind"], e["text"]) for e in transcript_events(store)]
+    assert essence(tmp_path / "store") == essence(one_shot)
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda c: c.replace("--agent claude-code", "--agent claude"), "unknown --agent 'claude' in the hook command"),
+    (lambda c: c.replace(" Stop", " Stopp"), "TRACE does nothing on a 'Stopp' hook"),
+    (lambda c: c.replace("--agent claude-code", "--agent codex"), "no Codex rollout found for session " + CC_SESSION),
+])
+def test_a_hook_command_edited_by_hand_says_in_the_log_why_it_did_nothing(installed, tmp_path, edit, why):
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLES / "claude-code" / "demo-session.jsonl", transcript)
+    payload = {"session_id": CC_SESSION, "hook_event_name": "Stop"}
+    if "Codex" not in why:
+        payload["transcript_path"] = str(transcript)
+    done = _fire(edit(installed["Stop"]), payload)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert not (tmp_path / "store" / "segments").exists()
+    logged = (tmp_path / "store" / "hooks.log").read_text().splitlines()
+    assert len(logged) == 1 and why in logged[0]           # one line, no traceback

@@ -234,7 +234,14 @@ def test_a_lone_surrogate_escape_is_read_so_its_request_is_answered_under_its_ow
                 b'"arguments": {"text": "half a pair \\ud83d here"}}}\n')
     answer = client.receive()
     assert answer["id"] == 41 and answer["result"]["isError"]
-    assert answer["result"]["content"][0]["text"].startswith("trace: error: bad arguments for note_add: `text`")
+    assert answer["result"]["content"] == [{"type": "text", "text": (       # the CLI's line, not pydantic's
+        "trace: error: note_add argument `text`: 'half a pair \\ud83d here' is not valid UTF-8; pass text in UTF-8")}]
+    client.send(b'{"jsonrpc": "2.0", "id": 44, "method": "tools/call", "params": {"name": "recall", '
+                b'"arguments": {"query": "harbor", "session": "s\\udc00"}}}\n')
+    answer = client.receive()
+    assert answer["id"] == 44 and answer["result"]["isError"]
+    assert answer["result"]["content"][0]["text"] == (
+        "trace: error: recall argument `session`: 's\\udc00' is not valid UTF-8; pass text in UTF-8")
     client.send(b'{"jsonrpc": "2.0", "id": 42, "method": "ping", "params": {"_meta": {"note": "\\udc00"}}}\n')
     assert client.receive() == {"jsonrpc": "2.0", "id": 42, "result": {}}
     client.send(b'{"jsonrpc": "2.0", "id": 43, "method": "ping", "params": {"x": NaN}}\n')

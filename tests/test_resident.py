@@ -230,6 +230,20 @@ def test_a_client_that_connects_and_says_nothing_does_not_hold_up_the_others(ser
     assert status is not None and status["commands"] == 0
 
 
+@pytest.mark.parametrize("start", [b"\x00\x00", b"\x00\x00\x00\x40" + b"\xfb" * 8], ids=["half-length", "half-body"])
+def test_a_client_that_stops_half_way_through_its_request_does_not_hold_up_the_others(served, runtime, start):
+    with socket.socket(socket.AF_UNIX) as stalled:
+        stalled.connect(_socket_path(runtime))
+        stalled.sendall(start)                          # and then nothing: the rest may never come
+        status = _status(served)
+        stalled.setblocking(False)
+        with pytest.raises(BlockingIOError):             # still waited for, not read to its timeout first
+            stalled.recv(1)
+    assert status is not None and status["commands"] == 0
+    assert _trace("ingest", str(DEMO), env=served).returncode == 0
+    assert _status(served)["commands"] == 1
+
+
 def test_a_client_that_sends_garbage_is_dropped_and_the_server_keeps_serving(served, runtime):
     path = _socket_path(runtime)
     for garbage in (b"\xff\xff\xff\xff" + b"x" * 16, b"\x00\x00\x00\x05not m", b"\x00\x00"):

@@ -78,6 +78,22 @@ def test_a_directory_walk_reports_a_dangling_link_and_passes_over_a_fifo(tmp_pat
         f"{tmp_path / 'dangling.jsonl'}: a link to a file that is not there"]
 
 
+def test_a_symlinked_folder_is_walked_once_and_a_link_back_up_the_tree_is_no_loop(tmp_path):
+    tree, moved = tmp_path / "projects", tmp_path / "other-disk" / "proj-b"
+    (tree / "proj-a").mkdir(parents=True)
+    moved.mkdir(parents=True)
+    (tree / "proj-a" / "s1.jsonl").write_text("{}\n")
+    (moved / "s2.jsonl").write_text("{}\n")
+    (tree / "proj-b").symlink_to(moved)                # a session folder moved to another disk
+    (tree / "proj-b-again").symlink_to(moved)          # a second way to the same folder
+    (tree / "proj-a" / "up").symlink_to(tree)          # a cycle
+    found = list(sources.expand_inputs([str(tree)]))
+    assert all(isinstance(s, Source) for s in found)
+    assert [(s.display, s.source_id) for s in found] == [
+        (str(tree / "proj-a" / "s1.jsonl"), str(tree / "proj-a" / "s1.jsonl")),
+        (str(tree / "proj-b" / "s2.jsonl"), str(moved / "s2.jsonl"))]
+
+
 @pytest.mark.parametrize("name, body", [("bom.jsonl", b'{"role": "user", "content": "hi"}\n'),
                                         ("bom.json", b'[{"role": "user", "content": "hi"}]')])
 def test_a_utf8_byte_order_mark_is_not_part_of_the_first_record(tmp_path, name, body):

@@ -18,6 +18,8 @@ What the SDK (mcp 2.3) does and what the spec asks instead:
   it and runs the call (a misspelt `sesion` filter searched every
   session); here it is refused, as a tool result with isError naming the
   argument, as the spec asks for arguments a tool refuses.
+- A string argument holding a lone surrogate: pydantic's "unable to parse
+  raw data as a unicode string"; here the CLI's line (require_utf8).
 - Any other exception a handler raises: code 0, which JSON-RPC does not
   define; -32603 (internal error) here.
 
@@ -53,6 +55,10 @@ class SpecErrors(MCPServer):
             return CallToolResult(is_error=True, content=[TextContent(type="text", text=(
                 f"trace: error: bad arguments for {params.name}: {said}: no such argument; "
                 f"{params.name} takes {_names(known)}"))])
+        not_utf8 = _not_utf8(params.name, params.arguments or {})
+        if not_utf8:      # pydantic's own wording ("unable to parse raw data") says nothing the model can fix
+            from mcp_types import CallToolResult, TextContent
+            return CallToolResult(is_error=True, content=[TextContent(type="text", text=f"trace: error: {not_utf8}")])
         return await super()._handle_call_tool(ctx, params)
 
     async def _handle_get_prompt(self, ctx, params):
@@ -70,6 +76,31 @@ class SpecErrors(MCPServer):
             if exc.code == INVALID_PARAMS and legacy:
                 raise MCPError(RESOURCE_NOT_FOUND_BEFORE_2026, exc.message, exc.data) from None
             raise
+
+
+def _not_utf8(tool: str, arguments: dict) -> str:
+    """The CLI's line for the first argument holding a lone surrogate (a
+    JSON escape of half a pair, as JavaScript writes it), at any depth;
+    "" when there is none."""
+    from stores.errors import UsageError, require_utf8
+
+    def strings(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield from strings(key)
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+    for name, value in arguments.items():
+        for text in strings(value):
+            try:
+                require_utf8(text, f"{tool} argument `{name}`:")
+            except UsageError as exc:
+                return str(exc)
+    return ""
 
 
 def _names(names) -> str:

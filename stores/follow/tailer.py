@@ -34,6 +34,7 @@ from typing import Callable, Iterator
 
 from stores.errors import StoreLocked
 from stores.ingest.sources import COMPRESSED_SUFFIXES, TRANSCRIPT_SUFFIXES, Source
+from stores.ingest.tree import walk_tree
 
 POLL_SECONDS = 0.5
 SETTLE_SECONDS = 1.0
@@ -173,9 +174,8 @@ class Follower:
         for arg in self.paths:
             p = Path(arg).expanduser()
             if p.is_dir():
-                for root, dirs, files in os.walk(p):
-                    dirs.sort()
-                    out.extend(Path(root) / n for n in sorted(files)
+                for root, files in walk_tree(p):     # links to directories too, each real one once
+                    out.extend(Path(root) / n for n in files
                                if n.endswith(TRANSCRIPT_SUFFIXES) and not n.startswith("."))
             else:
                 out.append(p)        # a file, or one not there yet: followed once it appears

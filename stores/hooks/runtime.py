@@ -23,9 +23,12 @@ import os
 import traceback
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import groupby
 from pathlib import Path
 
 import orjson
+
+from reducers.json_kinds import a_json_kind
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1 << 20
@@ -47,6 +50,7 @@ class HookOutcome:
 def run_hook(store, agent: str, event: str, payload_text: str, *, min_score: float = 0.3) -> HookOutcome:
     outcome = HookOutcome(logged=[])
     try:
+        _check_command(agent, event)
         payload = _payload(payload_text)
         try:
             transcript = _transcript(agent, event, payload)
@@ -79,7 +83,21 @@ class _Refused(Exception):
     """A payload the hook cannot act on: logged, nothing written."""
 
 
+def _check_command(agent: str, event: str) -> None:
+    """A hook command edited by hand (a misspelt agent or event) would
+    otherwise do nothing, or fail deep in ingest, with no word of why."""
+    if agent not in FORMATS:
+        raise _Refused(f"unknown --agent {agent!r} in the hook command; use one of: {', '.join(FORMATS)} "
+                       f"(`trace hooks install` writes it); nothing done")
+    acted_on = CAPTURE_EVENTS | {"UserPromptSubmit"}
+    if event not in acted_on:
+        raise _Refused(f"TRACE does nothing on a {event!r} hook (it acts on {', '.join(sorted(acted_on))}); "
+                       f"nothing done")
+
+
 def _payload(text: str) -> dict:
+    if not text.strip():
+        raise _Refused("the payload is empty (the agent sends it as JSON on stdin); nothing done")
     try:
         value = orjson.loads(text) if text.strip() else None
     except orjson.JSONDecodeError as exc:
@@ -99,7 +117,9 @@ def _head(text: str, n: int = 80) -> str:
 
 def _transcript(agent: str, event: str, payload: dict) -> Path | None:
     raw = payload.get("transcript_path")
-    if isinstance(raw, str) and raw:
+    if raw is not None and not isinstance(raw, str):
+        raise _Refused(f"transcript_path is {a_json_kind(raw)}, not a path; nothing ingested")
+    if raw:
         path = Path(raw).expanduser()
         if not path.is_file():
             raise _Refused(f"transcript_path {raw} is not a file; nothing ingested")
@@ -108,7 +128,9 @@ def _transcript(agent: str, event: str, payload: dict) -> Path | None:
         thread = payload.get("thread-id") or payload.get("session_id")
         found = find_codex_rollout(str(thread)) if thread else None
         if found is None and event in CAPTURE_EVENTS:
-            raise _Refused(f"no Codex rollout found for session {thread}; nothing ingested")
+            raise _Refused(f"no Codex rollout found for session {thread}; nothing ingested" if thread else
+                           "payload names neither a transcript_path nor a session (thread-id, session_id); "
+                           "nothing ingested")
         return found
     if event in CAPTURE_EVENTS:
         raise _Refused("payload names no transcript_path; nothing ingested")
@@ -148,15 +170,39 @@ def find_codex_rollout(thread_id: str) -> Path | None:
 
 def _capture(store, agent: str, transcripts: list[Path], problems: list[str], live: bool) -> int:
     """`live`: the agent may still be writing (every event but SessionEnd),
-    so lines that cannot be placed yet wait for the next run."""
+    so lines that cannot be placed yet wait for the next run. A file whose
+    last line is still being written (no newline yet) is mid-message: the
+    blocks of that message already on disk wait with the unfinished line,
+    so the next run reads them together and makes the one event a one-shot
+    ingest of the finished file makes, not the message split in two."""
     from stores.errors import StoreLocked
+    added = 0
+    for writing, group in groupby(transcripts, key=lambda t: live and _mid_line(t)):
+        try:
+            results = list(store.ingest([str(t) for t in group], format=FORMATS[agent], wait=LOCK_WAIT,
+                                        embed=False, live=live, hold_open_tail=writing, on_error=problems.append))
+        except StoreLocked:
+            problems.append(f"store busy for {LOCK_WAIT:g}s: {transcripts[0]} left for the next hook or ingest")
+            return added
+        added += sum(r.added for r in results)
+    return added
+
+
+def _mid_line(path: Path) -> bool:
+    """Whether the file ends inside a line (its writer is mid-write); a
+    compressed rollout is a finished one."""
+    from stores.ingest.sources import COMPRESSED_SUFFIXES
+    if path.name.endswith(COMPRESSED_SUFFIXES):
+        return False
     try:
-        results = list(store.ingest([str(t) for t in transcripts], format=FORMATS[agent], wait=LOCK_WAIT,
-                                    embed=False, live=live, on_error=problems.append))
-    except StoreLocked:
-        problems.append(f"store busy for {LOCK_WAIT:g}s: {transcripts[0]} left for the next hook or ingest")
-        return 0
-    return sum(r.added for r in results)
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except OSError:                    # unreadable: the ingest says why
+        return False
 
 
 def _recalled_block(store, prompt: str, min_score: float) -> str:

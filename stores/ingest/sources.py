@@ -24,6 +24,7 @@ import orjson
 
 from reducers.torn_lines import salvage
 from stores.ingest.big_lines import BigLineError, SpillRegistry, decode_big_line
+from stores.ingest.tree import walk_tree
 from stores.paths import tmp_prefix
 
 BIG_LINE_BYTES = 8 << 20            # lines longer than this are decoded with bounded memory
@@ -99,13 +100,12 @@ def expand_inputs(args: list, spool_dir: Path | None = None) -> Iterator[Source 
 
 def _walk(path: Path) -> Iterator[Source | MissingSource]:
     unreadable: list[OSError] = []
-    for root, dirs, files in os.walk(path, onerror=unreadable.append):
+    for root, files in walk_tree(path, onerror=unreadable.append):
         while unreadable:                          # reported where the walk met them, not silently skipped
             exc = unreadable.pop(0)
             yield MissingSource(f"{exc.filename or root}: cannot read this directory ({exc.strerror or exc})")
-        dirs.sort()
         real_root = os.path.realpath(root)         # once per directory, not per file
-        for name in sorted(files):
+        for name in files:
             if name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith("."):
                 p = Path(root) / name
                 try:

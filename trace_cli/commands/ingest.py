@@ -14,7 +14,8 @@ SUFFIXES = "*.jsonl, *.json, *.traj, *.ndjson, *.jsonl.zst"
 def register(app: typer.Typer) -> None:
     @app.command(help=(
         "Add transcripts to the log. PATH is a file, a directory (recursed for *.jsonl, *.json, *.traj, "
-        "*.ndjson and Codex's compressed *.jsonl.zst) or - "
+        "*.ndjson and Codex's compressed *.jsonl.zst; symlinked folders are descended, each real folder once, "
+        "so a link back up the tree is no loop) or - "
         "for stdin; formats are detected unless --format names one. Re-ingesting a file, or one that "
         "has grown, adds only what is new, so cron can run it every few minutes; unchanged files "
         "print nothing (--verbose lists them). Bad lines are reported as file:line: reason and the "
@@ -54,7 +55,8 @@ def register(app: typer.Typer) -> None:
             "--verbose", "-v", help="Also print a line for each unchanged file.")] = False,
         follow: Annotated[bool, typer.Option(
             "--follow", help="Keep running: poll PATH… and ingest what they gain as lines complete (survives "
-                             "rotation and truncation); SIGINT/SIGTERM/SIGHUP stops after a last pass, all of it on disk.")] = False,
+                             "rotation and truncation; a folder's new files and symlinked folders too); SIGINT/SIGTERM/SIGHUP stops "
+                             "after a last pass, all of it on disk.")] = False,
         poll: Annotated[float, typer.Option("--poll", metavar="SECONDS", min=0.05, help="With --follow: how often to look.")] = 0.5,
         settle: Annotated[float, typer.Option(
             "--settle", metavar="SECONDS", min=0, help="With --follow: ingest a file once it has been still this long "

@@ -31,26 +31,41 @@ def send_request(sock: socket.socket, request: dict, fds: list[int]) -> None:
         sock.sendall(data[sent:])
 
 
-def receive_request(sock: socket.socket) -> tuple[dict, list[int]]:
-    """The request and the file descriptors that came with it."""
-    data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
-    try:
-        if len(data) < _LENGTH.size:
-            data += read_exactly(sock, _LENGTH.size - len(data))
-        (length,) = _LENGTH.unpack_from(data)
-        if length > MAX_REQUEST:
-            raise ValueError("request too large")
-        body = data[_LENGTH.size:]
-        if len(body) < length:
-            body += read_exactly(sock, length - len(body))
-        request = marshal.loads(body)
+class RequestReader:
+    """A request read as its bytes come, for a server that must not wait
+    on one client: `feed` takes what the socket has now (never blocking)
+    and returns the request and its descriptors once whole, else None.
+    Descriptors come with the first bytes; they are the reader's to close
+    until the request is returned."""
+
+    def __init__(self) -> None:
+        self.data = b""
+        self.fds: list[int] = []
+
+    def feed(self, sock: socket.socket) -> tuple[dict, list[int]] | None:
+        data, fds, _, _ = socket.recv_fds(sock, 65536, 3)     # (a client sends nothing after its request)
+        self.fds += fds
+        if not data:
+            raise ConnectionError("the other side closed mid-request")
+        self.data += data
+        if len(self.data) < _LENGTH.size or len(self.data) < self._length():
+            return None
+        request = marshal.loads(self.data[_LENGTH.size:self._length()])
         if not isinstance(request, dict):
             raise ValueError("not a request")
+        fds, self.fds = self.fds, []
         return request, fds
-    except BaseException:
-        for fd in fds:
+
+    def _length(self) -> int:
+        (length,) = _LENGTH.unpack_from(self.data)
+        if length > MAX_REQUEST:
+            raise ValueError("request too large")
+        return _LENGTH.size + length
+
+    def close(self) -> None:
+        for fd in self.fds:
             _close(fd)
-        raise
+        self.fds = []
 
 
 def read_frame(sock: socket.socket) -> tuple[bytes, int] | None:

@@ -102,11 +102,19 @@ def serve(idle_s: float, on_ready=None) -> Served:
 
 
 def _loop(listener: socket.socket, served: Served, fingerprint: dict, idle_s: float) -> None:
-    """Accept connections and answer each once its request has come: a
-    client that connects and says nothing (stopped, or slow) waits alone
-    until REQUEST_WAIT_S drops it, instead of holding up the next ones."""
+    """Accept connections and answer each once its whole request has come,
+    reading every request as its bytes arrive: a client that connects and
+    says nothing, or stops half-way through its request (stopped, or
+    slow), waits alone until REQUEST_WAIT_S drops it, instead of holding
+    up the next ones."""
     import selectors
-    waiting: dict[socket.socket, float] = {}
+    waiting: dict[socket.socket, tuple[float, frames.RequestReader]] = {}
+
+    def drop(conn: socket.socket) -> None:
+        selector.unregister(conn)
+        waiting.pop(conn)[1].close()
+        conn.close()
+
     with selectors.DefaultSelector() as selector:
         selector.register(listener, selectors.EVENT_READ)
         last = time.monotonic()
@@ -115,30 +123,34 @@ def _loop(listener: socket.socket, served: Served, fingerprint: dict, idle_s: fl
             if not waiting and now - last >= idle_s:
                 served.stopped_because = f"idle for {idle_s:g} s"
                 break
-            due = min([last + idle_s] + [t + REQUEST_WAIT_S for t in waiting.values()])
+            due = min([last + idle_s] + [t + REQUEST_WAIT_S for t, _ in waiting.values()])
             for key, _ in selector.select(max(0.0, due - now)):
                 if key.fileobj is listener:
                     conn, _ = listener.accept()
-                    waiting[conn] = last = time.monotonic()
+                    last = time.monotonic()
+                    waiting[conn] = (last, frames.RequestReader())
                     selector.register(conn, selectors.EVENT_READ)
                     continue
                 conn = key.fileobj
-                selector.unregister(conn)
-                del waiting[conn]
                 try:
-                    _answer(conn, listener, served, fingerprint, others=list(waiting))
-                except (OSError, ValueError, EOFError) as exc:
-                    if os.environ.get("TRACE_DEBUG"):   # one bad client: the next is served
-                        sys.stderr.write(f"trace serve: a request failed: {exc!r}\n")
-                finally:
-                    conn.close()
-            for conn, since in list(waiting.items()):
-                if time.monotonic() - since >= REQUEST_WAIT_S:
+                    whole = waiting[conn][1].feed(conn)
+                    if whole is None:
+                        continue                        # the rest of the request is still to come
                     selector.unregister(conn)
                     del waiting[conn]
-                    conn.close()
-        for conn in waiting:
-            conn.close()
+                    _answer(conn, listener, served, fingerprint, whole, others=list(waiting))
+                except (OSError, ValueError, EOFError, TypeError) as exc:
+                    if os.environ.get("TRACE_DEBUG"):   # one bad client: the next is served
+                        sys.stderr.write(f"trace serve: a request failed: {exc!r}\n")
+                    if conn in waiting:
+                        drop(conn)
+                        continue
+                conn.close()
+            for conn, (since, _) in list(waiting.items()):
+                if time.monotonic() - since >= REQUEST_WAIT_S:
+                    drop(conn)
+        for conn in list(waiting):
+            drop(conn)
 
 
 class _Stop(BaseException):
@@ -178,14 +190,14 @@ def _unlisten(listener: socket.socket, path: str, inode: int) -> None:
 
 
 def _answer(conn: socket.socket, listener: socket.socket, served: Served, fingerprint: dict,
-            others: list[socket.socket]) -> None:
-    conn.settimeout(REQUEST_WAIT_S)             # the rest of a request whose start has come
-    pid, uid, gid = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
-    if uid != os.getuid():
-        return
-    request, fds = frames.receive_request(conn)
+            whole: tuple[dict, list[int]], others: list[socket.socket]) -> None:
+    request, fds = whole
     op = request.get("op")
     try:
+        pid, uid, gid = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+        if uid != os.getuid():
+            return
+        conn.settimeout(REQUEST_WAIT_S)         # a reply to a client that stopped reading is not waited on for ever
         if op == frames.STATUS:
             _send_info(conn, served.status())
         elif op == frames.STOP:
