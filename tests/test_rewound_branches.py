@@ -171,7 +171,8 @@ def test_a_chatgpt_export_packs_the_branch_its_current_node_ends(tmp_path):
     check_pack(result, events, 4000)
 
 
-def test_a_gemini_rewind_leaves_the_withdrawn_messages_out_of_the_pack(tmp_path):
+def _gemini_rewound(tmp_path) -> None:
+    """A Gemini CLI session whose user rewound over the walrus request."""
     def msg(mid, kind, words, minute):
         return {"id": mid, "timestamp": f"2026-06-14T08:{minute:02d}:00Z", "type": kind, "content": words}
     lines = [{"sessionId": "gem-1", "projectHash": "p", "startTime": "2026-06-14T08:00:00Z"},
@@ -182,6 +183,10 @@ def test_a_gemini_rewind_leaves_the_withdrawn_messages_out_of_the_pack(tmp_path)
     path = tmp_path / "session-gem.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     assert cli("ingest", str(path)).code == 0
+
+
+def test_a_gemini_rewind_leaves_the_withdrawn_messages_out_of_the_pack(tmp_path):
+    _gemini_rewound(tmp_path)
     events = _events("gem-1")
     assert sum("alrus" in e["text"] for e in events if e["kind"] != "task_state") == 2
     text, result = _pack_text("gem-1")
@@ -476,3 +481,23 @@ def test_recall_marks_a_branch_left_by_a_rewind_parsed_in_a_later_run(tmp_path):
     hits = cli("recall", "zebra follow-up question", "--mode", "fulltext", "--json").lines()
     zebra = [h for h in hits if "Zebra follow-up" in h["text"]]
     assert zebra and all(h.get("abandoned") is True for h in zebra)
+
+
+def test_recall_marks_what_a_gemini_rewind_withdrew_and_only_sources_that_can_rewind_are_read(tmp_path, monkeypatch):
+    """Gemini CLI says a rewind by a notice, so its hits are judged; a
+    source that can never rewind (an OpenAI message list) is not, since
+    reading the prompts around each of its hits would only cost time."""
+    from stores.context.reading import SessionReader
+    _gemini_rewound(tmp_path)
+    hits = cli("recall", "walrus bucket", "--mode", "fulltext", "--json").lines()
+    assert hits and all(h.get("abandoned") is True for h in hits if "alrus" in h["text"])
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"messages": [{"role": "user", "content": "Delete the heron bucket"},
+                                              {"role": "assistant", "content": "Heron bucket deleted"}]}) + "\n")
+    assert cli("ingest", "--format", "openai", str(plain)).code == 0
+    read = []
+    monkeypatch.setattr(SessionReader, "of_kinds", lambda self, *a, **k: read.append(self.session_id) or [])
+    from stores.recall import Recaller, RecallQuery
+    found = Recaller(Store()).recall(RecallQuery(query="heron bucket", k=10, mode="fulltext"))
+    heron = {h.session_id for h in found if "eron" in h.text}
+    assert heron and "gem-1" in read and not heron & set(read)

@@ -17,6 +17,7 @@ them (the pack still leaves its own session's out: it reads the tree)."""
 from __future__ import annotations
 
 from reducers.branches import forked_lines, off_branch
+from reducers.formats.gemini_cli import NAME as GEMINI_CLI
 
 AROUND = 8
 
@@ -28,7 +29,8 @@ def mark_abandoned(store, ft, hits: list) -> None:
         source = hit.event.get("source")
         if (hit.event.get("meta") or {}).get("branch") == "alternate":
             hit.abandoned = True
-        elif type(source) is dict and type(source.get("line")) is int and type(source.get("path")) is str:
+        elif (type(source) is dict and type(source.get("line")) is int and type(source.get("path")) is str
+              and _can_rewind(source)):
             placed.setdefault(hit.session_id, []).append(hit)
     if not placed:
         return
@@ -45,3 +47,11 @@ def mark_abandoned(store, ft, hits: list) -> None:
         lines = forked_lines(reader.read(list(near.values())))
         for hit in found:
             hit.abandoned = bool(lines.spans) and off_branch(hit.event, lines)
+
+
+def _can_rewind(source: dict) -> bool:
+    """Whether the hit's source can have rewound from it: a tree's line
+    names its parent; of the sources without a tree, only Gemini CLI says a
+    rewind by a notice. Reading the prompts around every other hit would
+    cost each query about twice its own time for nothing."""
+    return "parent" in source or source.get("format") == GEMINI_CLI
