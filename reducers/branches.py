@@ -28,6 +28,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+# Sources without a tree that say a rewind by a notice (meta.rewinds): the
+# name reducers/formats/gemini_cli.py gives its events' source.format. Named
+# here, not imported, so a plain recall never loads the ingest readers.
+NOTICE_REWIND_FORMATS = frozenset({"gemini-cli"})
+
 
 def _edge(e: dict) -> tuple[str, str | None] | None:
     """(node, parent) of an event that takes part in a tree, else None

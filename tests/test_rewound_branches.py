@@ -487,7 +487,10 @@ def test_recall_marks_what_a_gemini_rewind_withdrew_and_only_sources_that_can_re
     """Gemini CLI says a rewind by a notice, so its hits are judged; a
     source that can never rewind (an OpenAI message list) is not, since
     reading the prompts around each of its hits would only cost time."""
+    from reducers.branches import NOTICE_REWIND_FORMATS
+    from reducers.formats.gemini_cli import NAME
     from stores.context.reading import SessionReader
+    assert NAME in NOTICE_REWIND_FORMATS
     _gemini_rewound(tmp_path)
     hits = cli("recall", "walrus bucket", "--mode", "fulltext", "--json").lines()
     assert hits and all(h.get("abandoned") is True for h in hits if "alrus" in h["text"])

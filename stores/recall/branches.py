@@ -16,8 +16,7 @@ holding more prompts than that around the hit is not recognised from
 them (the pack still leaves its own session's out: it reads the tree)."""
 from __future__ import annotations
 
-from reducers.branches import forked_lines, off_branch
-from reducers.formats.gemini_cli import NAME as GEMINI_CLI
+from reducers.branches import NOTICE_REWIND_FORMATS, forked_lines, off_branch
 
 AROUND = 8
 
@@ -54,4 +53,4 @@ def _can_rewind(source: dict) -> bool:
     names its parent; of the sources without a tree, only Gemini CLI says a
     rewind by a notice. Reading the prompts around every other hit would
     cost each query about twice its own time for nothing."""
-    return "parent" in source or source.get("format") == GEMINI_CLI
+    return "parent" in source or source.get("format") in NOTICE_REWIND_FORMATS
