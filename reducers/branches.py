@@ -34,7 +34,7 @@ from collections import defaultdict
 NOTICE_REWIND_FORMATS = frozenset({"gemini-cli"})
 
 
-def _edge(e: dict) -> tuple[str, str | None] | None:
+def tree_edge(e: dict) -> tuple[str, str | None] | None:
     """(node, parent) of an event that takes part in a tree, else None
     (parent "": a root the reader placed; None: not known)."""
     source = e.get("source")
@@ -119,7 +119,7 @@ def unplaced_prompts(events: list[dict]) -> bool:
     rewind to a fork older than what was read."""
     before: str | None = None
     for e in events:
-        edge = _edge(e)
+        edge = tree_edge(e)
         if edge is None:
             continue
         if before is not None and _typed(e) and edge[1] and edge[1] != before:     # (a root is no rewind to read for)
@@ -147,17 +147,17 @@ def _off_the_declared_path(events: list[dict]) -> set[int] | None:
     leaves them (an ancestor not read), only events newer than where it
     stopped are known to be off it (an ancestor is older than its child);
     the older ones are taken as the reader marked them."""
-    leaves = [e for e in events if (e.get("meta") or {}).get("live_leaf") and _edge(e) is not None]
+    leaves = [e for e in events if (e.get("meta") or {}).get("live_leaf") and tree_edge(e) is not None]
     if not leaves:
         return None
     parent_of: dict[str, str | None] = {}
     oldest: dict[str, int] = {}
     for e in events:
-        edge = _edge(e)
+        edge = tree_edge(e)
         if edge is not None:
             parent_of.setdefault(edge[0], edge[1])
             oldest[edge[0]] = min(oldest.get(edge[0], e["seq"]), e["seq"])
-    node: str | None = _edge(max(leaves, key=lambda e: e["seq"]))[0]
+    node: str | None = tree_edge(max(leaves, key=lambda e: e["seq"]))[0]
     live: set[str] = set()
     while node is not None and node in parent_of and node not in live:
         live.add(node)
@@ -167,7 +167,7 @@ def _off_the_declared_path(events: list[dict]) -> set[int] | None:
     # A child of a node on the path (or of where it stopped) that is not on it is off it, however old.
     known_from = 0 if node is None else min(oldest[n] for n in live)
     forks = live | {node}
-    return {e["seq"] for e in events if (edge := _edge(e)) is not None and edge[1] is not None
+    return {e["seq"] for e in events if (edge := tree_edge(e)) is not None and edge[1] is not None
             and edge[0] not in live
             and (e["seq"] > known_from or edge[1] in forks or (e.get("meta") or {}).get("branch") == "alternate")}
 
@@ -199,7 +199,7 @@ def _off_the_tree(events: list[dict]) -> set[int]:
     nodes: dict[str, list[dict]] = defaultdict(list)
     parent_of: dict[str, str] = {}
     for e in events:
-        edge = _edge(e)
+        edge = tree_edge(e)
         if edge is None:
             continue
         node, parent = edge

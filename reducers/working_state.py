@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from reducers.blake2 import blake2b
+from reducers.branches import tree_edge
 from reducers.recall_block import strip_recalled
 from reducers.tasks import TODO_TOOLS, string_items
 from reducers.terms import TRIVIAL_WORDS, words
@@ -355,12 +356,11 @@ def _int(value) -> int:
 
 def _edge(event: dict) -> tuple[str, str] | None:
     """(uuid, parent; "" for a root) of an event placed in its source's
-    tree, each as a short digest."""
-    source = event.get("source")
-    uuid = source.get("uuid") if isinstance(source, dict) else None
-    parent = source.get("parent") if isinstance(source, dict) else None
-    if not isinstance(uuid, str) or not uuid or not isinstance(parent, str):
+    tree (reducers/branches.tree_edge), each as a short digest."""
+    edge = tree_edge(event)
+    if edge is None or edge[1] is None:
         return None
+    uuid, parent = edge
     return _digest(uuid), _digest(parent) if parent else ""
 
 
